@@ -123,6 +123,7 @@ final class BytecodeTranslator {
             this.returnVar = returnVar;
             this.code = (CodeAttribute) method.code().orElseThrow(() -> error("method without bytecode (native or abstract)"));
             int pos = 0;
+            int handlerBci = -1;
             for (CodeElement e : code) {
                 switch (e) {
                     case Instruction ins -> {
@@ -132,13 +133,25 @@ final class BytecodeTranslator {
                         pos += ins.sizeInBytes();
                     }
                     case ExceptionCatch ec -> {
-                        bci = code.labelToBci(ec.tryStart());
-                        throw error("try/catch or try/finally (exception handler)");
+                        if (handlerBci < 0) {
+                            handlerBci = code.labelToBci(ec.tryStart());
+                        }
                     }
                     case LocalVariable lv -> localNames.putIfAbsent(lv.slot(), lv.name().stringValue());
                     default -> {
                     }
                 }
+            }
+            if (handlerBci >= 0) {
+                // synchronized blocks come with a handler; name the more specific construct
+                for (int i = 0; i < insns.size(); i++) {
+                    if (insns.get(i) instanceof MonitorInstruction) {
+                        bci = bcis.get(i);
+                        throw error("synchronized block (monitorenter)");
+                    }
+                }
+                bci = handlerBci;
+                throw error("try/catch or try/finally (exception handler)");
             }
         }
 
@@ -516,7 +529,7 @@ final class BytecodeTranslator {
                 }
             }
             case ConstantInstruction ci -> {
-                Object c = ci.constantValue();
+                Object c = ci.opcode() == Opcode.ACONST_NULL ? null : ci.constantValue();
                 switch (c) {
                     case Integer v -> push(stack, Const.ofInt(v));
                     case Long v -> push(stack, Const.ofLong(v));

@@ -22,6 +22,10 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class KernelCompiler {
     private static final KernelCompiler SHARED = new KernelCompiler();
 
+    /** A compiler with its own cache (tests, tools); most code uses {@link #shared()}. */
+    public KernelCompiler() {
+    }
+
     private final Map<String, CompiledKernel> cache = new ConcurrentHashMap<>();
 
     /** The process-wide compiler and cache. */
