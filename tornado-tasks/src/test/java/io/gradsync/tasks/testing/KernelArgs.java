@@ -104,6 +104,7 @@ public final class KernelArgs {
     /** Runs the Java method itself as the device would, with {@code globalSize} threads for the KernelContext style. */
     public static void runOnJvm(Method m, CompiledKernel k, Object[] args, int globalSize, int localSize) {
         try {
+            m.setAccessible(true);
             if (k.style() == KernelStyle.CONTEXT) {
                 KernelContext ctx = new KernelContext(globalSize, localSize);
                 int ctxIndex = -1;
