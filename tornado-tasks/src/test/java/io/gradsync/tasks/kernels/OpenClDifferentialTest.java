@@ -75,40 +75,7 @@ class OpenClDifferentialTest {
         CompiledKernel k = spec.compile();
         long seed = System.nanoTime();
         Random rnd = new Random(seed);
-        Set<String> read = new HashSet<>();
-        Set<String> written = new HashSet<>();
-        for (var b : k.ir().blocks()) {
-            for (Insn insn : b.insns()) {
-                if (insn instanceof Insn.Load l) {
-                    read.add(l.array().name());
-                } else if (insn instanceof Insn.Store s) {
-                    written.add(s.array().name());
-                } else if (insn instanceof Insn.AtomicAdd a) {
-                    written.add(a.array().name());
-                }
-            }
-        }
-        Object[] args = new Object[m.getParameterCount()];
-        int k2 = (int) k.parameters().stream().filter(p -> p.name().matches("a\\d")).count();
-        for (KernelParam p : k.parameters()) {
-            Class<?> type = m.getParameterTypes()[p.javaIndex()];
-            switch (p) {
-                case KernelParam.ArrayParam a when a.name().equals("flag") || a.name().equals("result") -> {
-                    KernelArray arr = KernelArgs.allocate(type, 1); // zeroed accumulators
-                    args[p.javaIndex()] = arr;
-                }
-                case KernelParam.ArrayParam a -> {
-                    double nonFinite = spec.name().startsWith("checkFinite") && rnd.nextBoolean() ? 1e-3 : 0;
-                    KernelArray arr = KernelArgs.random(type, n, rnd, nonFinite);
-                    if (written.contains(a.name()) && !read.contains(a.name())) {
-                        KernelArgs.poison(arr);
-                    }
-                    args[p.javaIndex()] = arr;
-                }
-                case KernelParam.ScalarParam s -> args[p.javaIndex()] = k2 > 0 ? 1f / k2 : (float) rnd.nextGaussian();
-                case KernelParam.ContextParam c -> args[p.javaIndex()] = null;
-            }
-        }
+        Object[] args = KernelArgs.forBuiltin(spec.name(), m, k, n, rnd);
         Object[] expected = KernelArgs.deepCopy(args);
         Object[] actual = KernelArgs.deepCopy(args);
         KernelArgs.runOnJvm(m, k, expected, threads, LOCAL);

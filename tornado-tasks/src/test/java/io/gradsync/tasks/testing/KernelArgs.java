@@ -74,6 +74,48 @@ public final class KernelArgs {
         }
     }
 
+    /**
+     * Arguments for a built-in kernel: random inputs of {@code n} elements, write-only outputs
+     * poisoned, one-element accumulators ({@code flag}, {@code result}) zeroed, {@code invK = 1/k}
+     * for averages, a random scale otherwise, null for the KernelContext.
+     */
+    public static Object[] forBuiltin(String name, Method m, CompiledKernel k, int n, Random rnd) {
+        java.util.Set<String> read = new java.util.HashSet<>();
+        java.util.Set<String> written = new java.util.HashSet<>();
+        for (var b : k.ir().blocks()) {
+            for (var insn : b.insns()) {
+                switch (insn) {
+                    case io.gradsync.tasks.compiler.ir.Insn.Load l -> read.add(l.array().name());
+                    case io.gradsync.tasks.compiler.ir.Insn.Store s -> written.add(s.array().name());
+                    case io.gradsync.tasks.compiler.ir.Insn.AtomicAdd a -> written.add(a.array().name());
+                    default -> {
+                    }
+                }
+            }
+        }
+        Object[] args = new Object[m.getParameterCount()];
+        int inputs = (int) k.parameters().stream().filter(p -> p.name().matches("a\\d")).count();
+        for (var p : k.parameters()) {
+            Class<?> type = m.getParameterTypes()[p.javaIndex()];
+            switch (p) {
+                case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("flag") || a.name().equals("result") ->
+                        args[p.javaIndex()] = allocate(type, 1);
+                case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a -> {
+                    double nonFinite = name.startsWith("checkFinite") && rnd.nextBoolean() ? 1e-3 : 0;
+                    KernelArray arr = random(type, n, rnd, nonFinite);
+                    if (written.contains(a.name()) && !read.contains(a.name())) {
+                        poison(arr);
+                    }
+                    args[p.javaIndex()] = arr;
+                }
+                case io.gradsync.tasks.compiler.ir.KernelParam.ScalarParam s ->
+                        args[p.javaIndex()] = inputs > 0 ? 1f / inputs : (float) rnd.nextGaussian();
+                case io.gradsync.tasks.compiler.ir.KernelParam.ContextParam c -> args[p.javaIndex()] = null;
+            }
+        }
+        return args;
+    }
+
     /** Fills with NaN (floats) or a marker (ints) so that an element the kernel forgets to write shows. */
     public static void poison(KernelArray a) {
         for (int i = 0; i < a.getSize(); i++) {
