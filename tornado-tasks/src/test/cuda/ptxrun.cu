@@ -36,6 +36,11 @@ static bool sameElem(const char* a, const char* b, int bytes, const std::string&
         if (memcmp(&x, &y, 4) == 0) return true;
         char m[200]; snprintf(m, sizeof m, "at %ld expected %.9g got %.9g", i, x, y); why = m; return false;
     }
+    if (mode == "f32ulp") {
+        float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4);
+        if (x == y || (std::isnan(x) && std::isnan(y)) || fabsf(x - y) <= fabsf(nextafterf(x, INFINITY) - x)) return true;
+        char m[200]; snprintf(m, sizeof m, "at %ld expected %.9g got %.9g (1 ulp)", i, x, y); why = m; return false;
+    }
     if (mode == "f32rel") {
         float x, y; memcpy(&x, a, 4); memcpy(&y, b, 4);
         if (fabs(x - y) <= 1e-4 * fabs(x)) return true;

@@ -42,6 +42,11 @@ public final class KernelCompiler {
         return compile(method.getDeclaringClass(), method.getName(), descriptor);
     }
 
+    /** Compiles the static method a method reference names, e.g. {@code compile(GradientKernels::scale)}. */
+    public CompiledKernel compile(io.gradsync.tasks.api.KernelFunctions.Kernel methodReference) {
+        return compile(MethodReferences.resolve(methodReference));
+    }
+
     /** Compiles the only static method called {@code name} in {@code owner}. */
     public CompiledKernel compile(Class<?> owner, String name) {
         Method found = null;
