@@ -26,7 +26,7 @@ import static org.jocl.CL.*;
  * JOCL and runs a kernel on {@link KernelArray}s, copying them in and back out. Stands in for the
  * OpenCL runtime until tests switch to it.
  */
-public final class PoclRunner implements AutoCloseable {
+public final class PoclRunner implements DeviceRunner, AutoCloseable {
     private static PoclRunner shared;
 
     private final cl_device_id device;
@@ -63,6 +63,11 @@ public final class PoclRunner implements AutoCloseable {
         return shared;
     }
 
+    @Override
+    public String name() {
+        return "OpenCL";
+    }
+
     /** Builds {@code source}; on failure the exception carries the build log. */
     public cl_program build(String source, String options) {
         cl_program program = clCreateProgramWithSource(context, 1, new String[]{source}, null, null);
@@ -82,6 +87,7 @@ public final class PoclRunner implements AutoCloseable {
      * Runs {@code kernel} with {@code args} (one per Java parameter; null for a KernelContext),
      * {@code globalSize} threads in groups of {@code localSize}; array contents are copied back.
      */
+    @Override
     public void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
         cl_program program = build(kernel.openCl(), "");
         cl_kernel k = clCreateKernel(program, kernel.entryName(), null);

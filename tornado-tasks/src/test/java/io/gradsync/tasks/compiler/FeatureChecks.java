@@ -8,7 +8,7 @@ import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.LongArray;
 import io.gradsync.tasks.testing.KernelArgs;
 import io.gradsync.tasks.testing.PoclRunner;
-import io.gradsync.tasks.testing.Ptxas;
+import io.gradsync.tasks.testing.DeviceRunner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,36 +18,32 @@ import java.util.Arrays;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
- * Each supported construct (in {@link FeatureKernels}) compiled to OpenCL C, run on the local
- * OpenCL device and compared bit for bit with the Java method itself; and its PTX assembled.
+ * Each supported construct (in {@link FeatureKernels}) compiled, run on a device and compared
+ * bit for bit with the Java method itself. Subclasses pick the device.
  */
-class CompilerFeatureTest {
+abstract class FeatureChecks {
     private static final int LOCAL = 64;
 
     private static Method method(String name) {
         return Arrays.stream(FeatureKernels.class.getDeclaredMethods()).filter(m -> m.getName().equals(name)).findFirst().orElseThrow();
     }
 
-    private static PoclRunner cl() {
-        PoclRunner cl = PoclRunner.sharedOrNull();
-        assumeTrue(cl != null, "no OpenCL platform: skipped");
-        return cl;
-    }
+    /** The device under test; may skip the test through an assumption. */
+    abstract DeviceRunner device();
 
     /** Runs on JVM and OpenCL with copies of {@code args}; asserts every array matches; returns the OpenCL results. */
-    private static Object[] assertSame(String name, Object[] args, int threads, int... skipExactCompare) {
+    private Object[] assertSame(String name, Object[] args, int threads, int... skipExactCompare) {
         Method m = method(name);
         CompiledKernel k = new KernelCompiler().compile(m);
         Object[] expected = KernelArgs.deepCopy(args);
         Object[] actual = KernelArgs.deepCopy(args);
         KernelArgs.runOnJvm(m, k, expected, threads, LOCAL);
-        cl().run(k, actual, threads, LOCAL);
+        DeviceRunner device = device();
+        device.run(k, actual, threads, LOCAL);
         outer:
         for (int i = 0; i < args.length; i++) {
             for (int s : skipExactCompare) {
@@ -59,8 +55,8 @@ class CompilerFeatureTest {
                 int d = KernelArgs.firstDifference(e, (KernelArray) actual[i]);
                 if (d >= 0) {
                     fail(name + ": parameter " + m.getParameters()[i].getName() + " differs at " + d + ": Java "
-                            + show(e, d) + " vs OpenCL " + show((KernelArray) actual[i], d) + " (input " + show((KernelArray) args[0], d) + ")\n"
-                            + k.openCl());
+                            + show(e, d) + " vs " + device.name() + " " + show((KernelArray) actual[i], d) + " (input " + show((KernelArray) args[0], d) + ")\n"
+                            + (device instanceof PoclRunner ? k.openCl() : k.ptx(90)));
                 }
             }
         }
@@ -170,28 +166,4 @@ class CompilerFeatureTest {
         }
     }
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"intOps", "floatOps", "loops", "contextStyle", "serial", "halves", "atomics", "expKernel"})
-    void ptxAssembles(String name) throws Exception {
-        assumeTrue(Ptxas.available(), "ptxas is not on the PATH: skipped");
-        CompiledKernel k = new KernelCompiler().compile(method(name));
-        Ptxas.assemble(k.ptx(90), 90);
-        Ptxas.assemble(k.ptx(75), 75);
-    }
-
-    @Test
-    void compilerCachesByMethod() {
-        KernelCompiler c = new KernelCompiler();
-        assertSame(c.compile(method("loops")), c.compile(FeatureKernels.class, "loops"));
-        CompiledKernel k = c.compile(method("loops"));
-        org.junit.jupiter.api.Assertions.assertSame(k.ptx(90), k.ptx(90));
-        assertEquals(KernelStyle.PARALLEL_LOOP, k.style());
-        assertEquals(KernelStyle.CONTEXT, c.compile(method("contextStyle")).style());
-        assertEquals(KernelStyle.SERIAL, c.compile(method("serial")).style());
-        assertEquals(5, k.deviceArgumentCount());
-    }
-
-    private static void assertSame(Object a, Object b) {
-        org.junit.jupiter.api.Assertions.assertSame(a, b);
-    }
 }
