@@ -16,8 +16,10 @@ public record RuntimeStatus(DeviceRuntime runtime, boolean available, int device
 
     /** One line for listings: {@code cuda: 4 devices (driver 13.0)} or {@code cuda: unavailable: reason}. */
     public String describe() {
+        String count = runtime == DeviceRuntime.JVM ? "any number of devices"
+                : deviceCount + (deviceCount == 1 ? " device" : " devices");
         return available
-                ? runtime.label() + ": " + deviceCount + (deviceCount == 1 ? " device" : " devices")
+                ? runtime.label() + ": " + count
                         + (detail.isEmpty() ? "" : " (" + detail + ")")
                 : runtime.label() + ": unavailable: " + detail;
     }

@@ -11,8 +11,9 @@ public final class JvmRuntime {
     }
 
     public static RuntimeStatus status() {
-        return RuntimeStatus.available(DeviceRuntime.JVM, Runtime.getRuntime().availableProcessors(),
-                "simulated in host memory, as many as asked for; " + Runtime.version());
+        return RuntimeStatus.available(DeviceRuntime.JVM, 0,
+                "simulated in host memory, Java " + Runtime.version() + ", "
+                        + Runtime.getRuntime().availableProcessors() + " cores");
     }
 
     /** {@code count} fresh devices, ordinals 0..count-1. The caller closes them. */
