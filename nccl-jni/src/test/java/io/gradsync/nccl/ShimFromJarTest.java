@@ -30,14 +30,17 @@ class ShimFromJarTest {
     void shimLoadsFromJarAndReportsNcclAbsent() throws Exception {
         assumeFalse(Nccl.isAvailable(), "NCCL is installed here");
         Path classes = ChildJvm.classesDir(NcclNative.class);
-        assertTrue(Files.isRegularFile(classes.resolve(NativeLoader.SHIM_RESOURCE.substring(1))),
-            "the build must place the shim under target/classes");
-        Path jar = dir.resolve("nccl-jni.jar");
-        pack(classes, jar);
+        Path jar = classes; // already a jar where the tests run from the built jars (the GPU node)
+        if (Files.isDirectory(classes)) {
+            assertTrue(Files.isRegularFile(classes.resolve(NativeLoader.SHIM_RESOURCE.substring(1))),
+                "the build must place the shim under target/classes");
+            jar = dir.resolve("nccl-jni.jar");
+            pack(classes, jar);
+        }
 
         Map<String, String> out = ChildJvm.probe(jar + File.pathSeparator + ChildJvm.classesDir(AvailabilityProbe.class),
             List.of(), Map.of());
-        assertTrue(out.get("shimPath").endsWith("nccl-jni.jar"), out::toString);
+        assertTrue(out.get("shimPath").endsWith(".jar"), out::toString);
         assertEquals("true", out.get("shim"), out::toString);
         assertEquals("false", out.get("available"));
         assertEquals("libnccl.so.2", out.get("library"));
