@@ -169,6 +169,59 @@ class NcclGpuTest {
         }
     }
 
+    /** Grouped ncclCommFinalize then destroy, the documented way for one thread holding several ranks. */
+    @Test
+    void finalizeInGroupThenClose() {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try {
+            runAllReduce(comms, NcclDataType.FLOAT32, NcclRedOp.SUM, true);
+            Nccl.groupStart();
+            try {
+                for (NcclComm c : comms) {
+                    c.finalizeComm();
+                }
+            } finally {
+                Nccl.groupEnd();
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    @Test
+    void abortFreesTheCommunicator() {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        for (NcclComm c : comms) {
+            c.abort();
+        }
+        for (NcclComm c : comms) {
+            assertTrue(c.isClosed());
+            c.close(); // no-op after abort
+            assertThrows(IllegalStateException.class, c::userRank);
+        }
+    }
+
+    /** A device ordinal that does not exist fails in the CUDA driver, before NCCL, with CUDA's text. */
+    @Test
+    void initRankOnMissingDeviceThrowsCudaError() {
+        NcclException e = assertThrows(NcclException.class, () -> Nccl.initRank(gpus + 7, 1, Nccl.newUniqueId(), 0));
+        assertEquals("cuDeviceGet", e.call());
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_DEVICE"), e::getMessage);
+    }
+
+    /**
+     * NCCL's own refusals come back as NcclException with NCCL's code, text and last error.
+     * (A bad buffer pointer is not a safe probe: NCCL checks pointers only with
+     * NCCL_CHECK_POINTERS=1 and otherwise faults on the GPU, poisoning the context.)
+     */
+    @Test
+    void groupEndOutsideAGroupIsNcclsInvalidUsage() {
+        NcclException e = assertThrows(NcclException.class, Nccl::groupEnd);
+        assertEquals("ncclGroupEnd", e.call());
+        assertEquals(NcclResult.INVALID_USAGE, e.result().orElseThrow(), e::getMessage);
+        System.out.println("NCCL refused groupEnd: " + e.getMessage());
+    }
+
     /** Rank r holds (i % 8) + r; the sum over n ranks is n * (i % 8) + n(n-1)/2. */
     private static void runAllReduce(List<NcclComm> comms, NcclDataType type, NcclRedOp op, boolean inPlace) {
         int n = comms.size();
