@@ -1,0 +1,65 @@
+package io.gradsync.bench;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+
+/** Byte sizes as users write them: {@code 1024}, {@code 64K}, {@code 16M}, {@code 1G} (binary units). */
+public final class Sizes {
+    private Sizes() {
+    }
+
+    public static long parse(String text) {
+        String t = text.trim().toUpperCase(Locale.ROOT);
+        if (t.endsWith("IB")) {
+            t = t.substring(0, t.length() - 2);
+        } else if (t.endsWith("B") && t.length() > 1 && !Character.isDigit(t.charAt(t.length() - 2))) {
+            t = t.substring(0, t.length() - 1);
+        }
+        long unit = 1;
+        if (!t.isEmpty()) {
+            switch (t.charAt(t.length() - 1)) {
+                case 'K' -> unit = 1L << 10;
+                case 'M' -> unit = 1L << 20;
+                case 'G' -> unit = 1L << 30;
+                default -> unit = 1;
+            }
+        }
+        String digits = unit == 1 ? t : t.substring(0, t.length() - 1);
+        try {
+            long value = Math.multiplyExact(Long.parseLong(digits), unit);
+            if (value <= 0) {
+                throw new IllegalArgumentException("size must be positive: '" + text + "'");
+            }
+            return value;
+        } catch (NumberFormatException | ArithmeticException e) {
+            throw new IllegalArgumentException("not a size: '" + text + "' (use e.g. 4096, 64K, 16M, 1G)");
+        }
+    }
+
+    /** A comma list of sizes, in the order given. */
+    public static List<Long> parseList(String text) {
+        List<Long> sizes = new ArrayList<>();
+        for (String part : text.split(",")) {
+            if (!part.isBlank()) {
+                sizes.add(parse(part));
+            }
+        }
+        if (sizes.isEmpty()) {
+            throw new IllegalArgumentException("no sizes given in '" + text + "'");
+        }
+        return sizes;
+    }
+
+    /** {@code 1M}, {@code 256K}, {@code 1.5G}: the short form used in tables and file names. */
+    public static String format(long bytes) {
+        String[] units = {"", "K", "M", "G", "T"};
+        double v = bytes;
+        int u = 0;
+        while (v >= 1024 && u < units.length - 1 && (v / 1024) == Math.floor(v / 1024)) {
+            v /= 1024;
+            u++;
+        }
+        return (long) v + units[u];
+    }
+}

@@ -1,0 +1,110 @@
+package io.gradsync.bench;
+
+import io.gradsync.sync.DType;
+import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Gradient;
+import io.gradsync.sync.Replica;
+import io.gradsync.sync.verify.AverageCheck;
+import io.gradsync.sync.verify.RandomGradients;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import java.util.stream.LongStream;
+
+/**
+ * Measures one synchronizer at one size: fresh random gradients on every device, one checked
+ * call (its result against the float64 average), then warm-up calls and timed calls. A call is
+ * timed from the host, from entry to return: {@code synchronize} returns only when every replica
+ * holds the average, so this is the time a training step waits.
+ */
+public final class SyncBench {
+    /** Random fill and the check run in blocks of this many elements, in parallel. */
+    private static final long BLOCK = 1 << 20;
+
+    private SyncBench() {
+    }
+
+    public static SyncMeasurement measure(GradientSynchronizer sync, List<? extends Device> devices, long bytes,
+            DType dtype, int warmup, int iterations, boolean check, long seed) {
+        long count = bytes / dtype.bytes();
+        if (count < 1) {
+            throw new IllegalArgumentException("size " + bytes + " B holds no " + dtype.label() + " element");
+        }
+        long used = count * dtype.bytes();
+        List<DeviceBuffer> buffers = new ArrayList<>();
+        List<HostBuffer> inputs = new ArrayList<>();
+        try {
+            List<Replica> replicas = new ArrayList<>();
+            for (int r = 0; r < devices.size(); r++) {
+                Device d = devices.get(r);
+                DeviceBuffer buffer = d.allocate(used);
+                buffers.add(buffer);
+                replicas.add(Replica.on(d).add(new Gradient("gradients", buffer, 0, count, dtype)).build());
+                HostBuffer host = d.allocateHost(used);
+                inputs.add(host);
+                fillRandom(dtype, host.segment(), count, seed + r);
+                try (DeviceStream s = d.createStream()) {
+                    s.copyFromHost(host, 0, buffer, 0, used);
+                    s.synchronize();
+                }
+            }
+            sync.synchronize(replicas);
+            long wrong = check ? countWrong(dtype, devices, buffers, inputs, count) : -1;
+            for (int i = 0; i < warmup; i++) {
+                sync.synchronize(replicas);
+            }
+            double[] micros = new double[iterations];
+            for (int i = 0; i < iterations; i++) {
+                long t0 = System.nanoTime();
+                sync.synchronize(replicas);
+                micros[i] = (System.nanoTime() - t0) / 1e3;
+            }
+            Arrays.sort(micros);
+            double median = iterations % 2 == 1 ? micros[iterations / 2]
+                    : (micros[iterations / 2 - 1] + micros[iterations / 2]) / 2;
+            return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), devices.size(), used,
+                    dtype, median, micros[0], micros[iterations - 1], iterations, wrong);
+        } finally {
+            buffers.forEach(DeviceBuffer::close);
+            inputs.forEach(HostBuffer::close);
+        }
+    }
+
+    private static void fillRandom(DType dtype, MemorySegment segment, long count, long seed) {
+        long blocks = (count + BLOCK - 1) / BLOCK;
+        LongStream.range(0, blocks).parallel().forEach(b -> {
+            long from = b * BLOCK;
+            long n = Math.min(BLOCK, count - from);
+            RandomGradients.fill(dtype, segment.asSlice(from * dtype.bytes(), n * dtype.bytes()), n,
+                    new SplittableRandom(seed * 1_000_003L + b));
+        });
+    }
+
+    /** Elements, summed over replicas, that differ from the float64 average beyond rounding. */
+    private static long countWrong(DType dtype, List<? extends Device> devices, List<DeviceBuffer> buffers,
+            List<HostBuffer> inputs, long count) {
+        long bytes = count * dtype.bytes();
+        long blocks = (count + BLOCK - 1) / BLOCK;
+        return IntStream.range(0, devices.size()).mapToLong(r -> {
+            Device d = devices.get(r);
+            try (HostBuffer out = d.allocateHost(bytes); DeviceStream s = d.createStream()) {
+                s.copyToHost(buffers.get(r), 0, out, 0, bytes);
+                s.synchronize();
+                return LongStream.range(0, blocks).parallel().map(b -> {
+                    long from = b * BLOCK;
+                    long n = Math.min(BLOCK, count - from);
+                    long off = from * dtype.bytes();
+                    MemorySegment[] in = inputs.stream().map(h -> h.segment().asSlice(off)).toArray(MemorySegment[]::new);
+                    return AverageCheck.countWrong(dtype, in, out.segment().asSlice(off), n);
+                }).sum();
+            }
+        }).sum();
+    }
+}

@@ -1,0 +1,26 @@
+package io.gradsync.bench;
+
+import io.gradsync.sync.DType;
+import io.gradsync.sync.SyncBackend;
+
+/**
+ * One row of the sync table: a backend averaging {@code bytes} per replica over {@code replicas}
+ * devices. Times are per call, in microseconds. Bandwidths follow nccl-tests: algbw = bytes /
+ * time; busbw = algbw * 2(n-1)/n, the traffic each link carries in a ring all-reduce, which makes
+ * figures comparable across device counts.
+ */
+public record SyncMeasurement(SyncBackend backend, String runtime, int replicas, long bytes, DType dtype,
+        double medianMicros, double minMicros, double maxMicros, int iterations, long wrong) {
+
+    public long count() {
+        return bytes / dtype.bytes();
+    }
+
+    public double algbwGBs() {
+        return bytes / (medianMicros * 1e3);
+    }
+
+    public double busbwGBs() {
+        return replicas <= 1 ? algbwGBs() : algbwGBs() * 2.0 * (replicas - 1) / replicas;
+    }
+}

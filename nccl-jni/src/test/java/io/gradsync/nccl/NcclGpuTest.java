@@ -1,0 +1,342 @@
+package io.gradsync.nccl;
+
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuInit;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import jcuda.driver.JCudaDriver;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * NCCL on real GPUs: run on the 4-GPU node ({@code mvn -Pgpu test}, or the JUnit console
+ * launcher with {@code --include-tag gpu}). Every process there must have
+ * {@code NCCL_NVLS_ENABLE=0} in its environment (NVLink multicast must stay off on that
+ * node); the pom sets it for Maven runs and this class refuses to start without it.
+ * {@code gradsync.nccl.library} / {@code GRADSYNC_NCCL_LIBRARY} pick a non-default NCCL.
+ */
+@Tag("gpu")
+class NcclGpuTest {
+    private static final int COUNT = (1 << 20) + 3; // odd size: NCCL's tail handling is exercised too
+
+    private static int gpus;
+    private static CUcontext[] contexts;
+
+    /** JCuda keeps the raw address protected; a subclass may read it for its own instances. */
+    static final class RawDevicePtr extends CUdeviceptr {
+        long address() {
+            return getNativePointer();
+        }
+    }
+
+    static final class RawStream extends CUstream {
+        long address() {
+            return getNativePointer();
+        }
+    }
+
+    @BeforeAll
+    static void gpusAndNccl() {
+        assertNotNull(System.getenv("NCCL_NVLS_ENABLE"),
+            "set NCCL_NVLS_ENABLE=0 in the environment: NVLink multicast must stay off on the GPU node");
+        assertTrue(Nccl.isAvailable(), () -> Nccl.availability().reason());
+        JCudaDriver.setExceptionsEnabled(true);
+        cuInit(0);
+        int[] n = new int[1];
+        cuDeviceGetCount(n);
+        gpus = n[0];
+        assertTrue(gpus >= 1, "no CUDA device");
+        contexts = new CUcontext[gpus];
+        for (int d = 0; d < gpus; d++) {
+            CUdevice dev = new CUdevice();
+            cuDeviceGet(dev, d);
+            contexts[d] = new CUcontext();
+            cuDevicePrimaryCtxRetain(contexts[d], dev);
+        }
+        System.out.println(Nccl.availability().reason() + "; " + gpus + " GPUs");
+    }
+
+    @AfterAll
+    static void releaseContexts() {
+        if (contexts == null) {
+            return;
+        }
+        for (int d = 0; d < gpus; d++) {
+            CUdevice dev = new CUdevice();
+            cuDeviceGet(dev, d);
+            cuDevicePrimaryCtxRelease(dev);
+        }
+    }
+
+    @Test
+    void versionAndUniqueId() {
+        NcclVersion v = Nccl.version();
+        assertTrue(v.isAtLeast(2, 10, 0), "ncclAvg needs NCCL 2.10+: " + v);
+        NcclUniqueId a = Nccl.newUniqueId();
+        assertEquals(NcclUniqueId.SIZE, a.toByteArray().length);
+        assertTrue(!a.equals(Nccl.newUniqueId()), "unique ids must differ");
+    }
+
+    /** Single process, all GPUs through ncclCommInitAll: sum and avg of fp32 in one group each. */
+    @Test
+    void initAllSumAndAvgFp32() {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try {
+            for (int r = 0; r < gpus; r++) {
+                NcclComm c = comms.get(r);
+                assertEquals(gpus, c.count());
+                assertEquals(r, c.cuDevice());
+                assertEquals(r, c.userRank());
+                assertEquals(NcclResult.SUCCESS, c.asyncError());
+            }
+            runAllReduce(comms, NcclDataType.FLOAT32, NcclRedOp.SUM, false);
+            runAllReduce(comms, NcclDataType.FLOAT32, NcclRedOp.AVG, true);
+            for (NcclComm c : comms) {
+                c.checkAsyncError();
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+        assertThrows(IllegalStateException.class, comms.get(0)::count);
+    }
+
+    /** fp16 and bf16 with small integers, which both types hold exactly, so the check is exact. */
+    @ParameterizedTest
+    @EnumSource(value = NcclDataType.class, names = {"FLOAT16", "BFLOAT16"})
+    void initAllHalfTypes(NcclDataType type) {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try {
+            runAllReduce(comms, type, NcclRedOp.SUM, false);
+            runAllReduce(comms, type, NcclRedOp.AVG, true);
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /** One rank per thread through ncclCommInitRank with the device ordinal, as one process per GPU would. */
+    @Test
+    void initRankOneThreadPerGpu() throws Exception {
+        NcclUniqueId id = Nccl.newUniqueId();
+        ExecutorService pool = Executors.newFixedThreadPool(gpus);
+        List<NcclComm> comms = new ArrayList<>();
+        try {
+            List<Future<NcclComm>> futures = new ArrayList<>();
+            for (int r = 0; r < gpus; r++) {
+                int rank = r;
+                futures.add(pool.submit(() -> Nccl.initRank(rank, gpus, id, rank)));
+            }
+            for (Future<NcclComm> f : futures) {
+                comms.add(f.get(120, TimeUnit.SECONDS));
+            }
+            for (int r = 0; r < gpus; r++) {
+                assertEquals(r, comms.get(r).userRank());
+                assertEquals(r, comms.get(r).cuDevice());
+                assertEquals(gpus, comms.get(r).count());
+            }
+            runAllReduce(comms, NcclDataType.FLOAT32, NcclRedOp.AVG, false);
+        } finally {
+            pool.shutdownNow();
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /** Grouped ncclCommFinalize then destroy, the documented way for one thread holding several ranks. */
+    @Test
+    void finalizeInGroupThenClose() {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try {
+            runAllReduce(comms, NcclDataType.FLOAT32, NcclRedOp.SUM, true);
+            Nccl.groupStart();
+            try {
+                for (NcclComm c : comms) {
+                    c.finalizeComm();
+                }
+            } finally {
+                Nccl.groupEnd();
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    @Test
+    void abortFreesTheCommunicator() {
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        for (NcclComm c : comms) {
+            c.abort();
+        }
+        for (NcclComm c : comms) {
+            assertTrue(c.isClosed());
+            c.close(); // no-op after abort
+            assertThrows(IllegalStateException.class, c::userRank);
+        }
+    }
+
+    /** A device ordinal that does not exist fails in the CUDA driver, before NCCL, with CUDA's text. */
+    @Test
+    void initRankOnMissingDeviceThrowsCudaError() {
+        NcclException e = assertThrows(NcclException.class, () -> Nccl.initRank(gpus + 7, 1, Nccl.newUniqueId(), 0));
+        assertEquals("cuDeviceGet", e.call());
+        assertTrue(e.getMessage().contains("CUDA_ERROR_INVALID_DEVICE"), e::getMessage);
+    }
+
+    /**
+     * NCCL's own refusals come back as NcclException with NCCL's code, text and last error.
+     * (A bad buffer pointer is not a safe probe: NCCL checks pointers only with
+     * NCCL_CHECK_POINTERS=1 and otherwise faults on the GPU, poisoning the context.)
+     */
+    @Test
+    void groupEndOutsideAGroupIsNcclsInvalidUsage() {
+        NcclException e = assertThrows(NcclException.class, Nccl::groupEnd);
+        assertEquals("ncclGroupEnd", e.call());
+        assertEquals(NcclResult.INVALID_USAGE, e.result().orElseThrow(), e::getMessage);
+        System.out.println("NCCL refused groupEnd: " + e.getMessage());
+    }
+
+    /** Rank r holds (i % 8) + r; the sum over n ranks is n * (i % 8) + n(n-1)/2. */
+    private static void runAllReduce(List<NcclComm> comms, NcclDataType type, NcclRedOp op, boolean inPlace) {
+        int n = comms.size();
+        long bytes = (long) COUNT * type.byteSize();
+        RawDevicePtr[] send = new RawDevicePtr[n];
+        RawDevicePtr[] recv = new RawDevicePtr[n];
+        RawStream[] streams = new RawStream[n];
+        try {
+            for (int r = 0; r < n; r++) {
+                cuCtxSetCurrent(contexts[r]);
+                send[r] = new RawDevicePtr();
+                cuMemAlloc(send[r], bytes);
+                recv[r] = inPlace ? send[r] : new RawDevicePtr();
+                if (!inPlace) {
+                    cuMemAlloc(recv[r], bytes);
+                }
+                streams[r] = new RawStream();
+                cuStreamCreate(streams[r], 0);
+                cuMemcpyHtoD(send[r], host(type, r), bytes);
+                if (!inPlace) {
+                    cuMemcpyHtoD(recv[r], poison(type), bytes); // a rank that is not written shows up
+                }
+            }
+            Nccl.groupStart();
+            try {
+                for (int r = 0; r < n; r++) {
+                    comms.get(r).allReduce(send[r].address(), recv[r].address(), COUNT, type, op, streams[r].address());
+                }
+            } finally {
+                Nccl.groupEnd();
+            }
+            for (int r = 0; r < n; r++) {
+                cuCtxSetCurrent(contexts[r]);
+                cuStreamSynchronize(streams[r]);
+                float[] got = download(type, recv[r]);
+                for (int i = 0; i < COUNT; i++) {
+                    double sum = (double) n * (i % 8) + n * (n - 1) / 2.0;
+                    double want = op == NcclRedOp.AVG ? sum / n : sum;
+                    // Exact for n a power of two; ncclAvg may round once otherwise.
+                    double tol = type == NcclDataType.FLOAT32 ? 1e-6 * Math.abs(want) : (type == NcclDataType.FLOAT16 ? 1e-3 : 8e-3) * Math.abs(want);
+                    if (Math.abs(got[i] - want) > tol) {
+                        throw new AssertionError(type + " " + op + " rank " + r + " element " + i + ": got " + got[i]
+                            + ", want " + want);
+                    }
+                }
+            }
+        } finally {
+            for (int r = 0; r < n; r++) {
+                cuCtxSetCurrent(contexts[r]);
+                if (streams[r] != null) {
+                    cuStreamDestroy(streams[r]);
+                }
+                if (recv[r] != null && recv[r] != send[r]) {
+                    cuMemFree(recv[r]);
+                }
+                if (send[r] != null) {
+                    cuMemFree(send[r]);
+                }
+            }
+        }
+    }
+
+    private static Pointer host(NcclDataType type, int rank) {
+        if (type == NcclDataType.FLOAT32) {
+            float[] a = new float[COUNT];
+            for (int i = 0; i < COUNT; i++) {
+                a[i] = (i % 8) + rank;
+            }
+            return Pointer.to(a);
+        }
+        short[] a = new short[COUNT];
+        for (int i = 0; i < COUNT; i++) {
+            a[i] = toHalf(type, (i % 8) + rank);
+        }
+        return Pointer.to(a);
+    }
+
+    private static Pointer poison(NcclDataType type) {
+        if (type == NcclDataType.FLOAT32) {
+            float[] a = new float[COUNT];
+            java.util.Arrays.fill(a, Float.NaN);
+            return Pointer.to(a);
+        }
+        short[] a = new short[COUNT];
+        java.util.Arrays.fill(a, toHalf(type, Float.NaN));
+        return Pointer.to(a);
+    }
+
+    private static float[] download(NcclDataType type, CUdeviceptr p) {
+        float[] out = new float[COUNT];
+        if (type == NcclDataType.FLOAT32) {
+            cuMemcpyDtoH(Pointer.to(out), p, (long) COUNT * 4);
+            return out;
+        }
+        short[] raw = new short[COUNT];
+        cuMemcpyDtoH(Pointer.to(raw), p, (long) COUNT * 2);
+        for (int i = 0; i < COUNT; i++) {
+            out[i] = type == NcclDataType.FLOAT16
+                ? Float.float16ToFloat(raw[i])
+                : Float.intBitsToFloat((raw[i] & 0xffff) << 16);
+        }
+        return out;
+    }
+
+    private static short toHalf(NcclDataType type, float v) {
+        return type == NcclDataType.FLOAT16
+            ? Float.floatToFloat16(v)
+            : (short) (Float.floatToRawIntBits(v) >>> 16); // exact for the small integers used here
+    }
+
+    private static int[] allDevices() {
+        int[] d = new int[gpus];
+        for (int i = 0; i < gpus; i++) {
+            d[i] = i;
+        }
+        return d;
+    }
+}

@@ -1,0 +1,81 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.device.Device;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Checks a replica set against the synchronizer's devices before anything moves; every message
+ * names the replica, its device, the gradient and the mismatch.
+ */
+final class ReplicaCheck {
+    private ReplicaCheck() {
+    }
+
+    static void check(List<Replica> replicas, List<? extends Device> devices) {
+        if (replicas == null || replicas.isEmpty()) {
+            throw new IllegalArgumentException("replicas: the replica set is empty; expected one replica per device ("
+                    + ids(devices) + ")");
+        }
+        if (replicas.size() != devices.size()) {
+            throw new IllegalArgumentException("replicas: expected " + devices.size() + " (one per device: "
+                    + ids(devices) + "), got " + replicas.size());
+        }
+        Replica first = replicas.getFirst();
+        for (int r = 0; r < replicas.size(); r++) {
+            Replica replica = replicas.get(r);
+            if (replica == null) {
+                throw new IllegalArgumentException("replicas: replica " + r + " is null");
+            }
+            Device expected = devices.get(r);
+            if (replica.device() != expected) {
+                throw new IllegalArgumentException("replica " + r + ": is on " + replica.device().id()
+                        + " but this synchronizer's device " + r + " is " + expected.id());
+            }
+            List<Gradient> grads = replica.gradients();
+            Set<String> names = new HashSet<>();
+            for (Gradient g : grads) {
+                if (!names.add(g.name())) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' appears twice");
+                }
+                if (g.buffer().device() != expected) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is in a buffer on " + g.buffer().device().id() + ", not on the replica's device");
+                }
+                if (g.buffer().isClosed()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is in a closed buffer");
+                }
+            }
+            if (r == 0) {
+                continue;
+            }
+            if (grads.size() != first.gradients().size()) {
+                throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): has " + grads.size()
+                        + " gradients, replica 0 has " + first.gradients().size());
+            }
+            for (int i = 0; i < grads.size(); i++) {
+                Gradient g = grads.get(i);
+                Gradient f = first.gradients().get(i);
+                if (!g.name().equals(f.name())) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient " + i
+                            + " is named '" + g.name() + "', replica 0's is '" + f.name() + "'");
+                }
+                if (g.count() != f.count()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' has " + g.count() + " elements, replica 0's has " + f.count());
+                }
+                if (g.dtype() != f.dtype()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is " + g.dtype().label() + ", replica 0's is " + f.dtype().label());
+                }
+            }
+        }
+    }
+
+    private static String ids(List<? extends Device> devices) {
+        return String.join(", ", devices.stream().map(Device::id).toList());
+    }
+}

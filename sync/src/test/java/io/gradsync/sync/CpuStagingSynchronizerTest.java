@@ -1,0 +1,96 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/** Host staging on JVM devices: the reference path, exact against float64 for every N and length. */
+class CpuStagingSynchronizerTest {
+    /** Small chunks and slots so that even short tests run many chunks through a wrapping ring. */
+    private static final SyncOptions SMALL = new SyncOptions(4096, 3, 3);
+
+    private List<JvmDevice> devices = List.of();
+
+    @AfterEach
+    void closeDevices() {
+        devices.forEach(JvmDevice::close);
+    }
+
+    static Stream<Arguments> shapes() {
+        return Stream.of(1, 2, 3, 4).flatMap(n -> Stream.of(1L, 7L, 1023L, 1025L, 4099L, 100_003L)
+                .flatMap(len -> Stream.of(DType.values()).map(t -> Arguments.of(n, len, t))));
+    }
+
+    @ParameterizedTest(name = "N={0} length={1} {2}")
+    @MethodSource("shapes")
+    void averagesEveryReplicaExactly(int n, long length, DType dtype) {
+        devices = JvmRuntime.createDevices(n);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, seed())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+        }
+    }
+
+    @Test
+    void averagesManyGradientsOfMixedSizesAndTypesSharingOneBuffer() {
+        devices = JvmRuntime.createDevices(3);
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+        }
+    }
+
+    @Test
+    void reusesItsStagingAcrossCallsAndLayouts() {
+        devices = JvmRuntime.createDevices(4);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL)) {
+            for (long length : new long[] {10_000, 10_000, 333, 50_001}) {
+                try (ReplicaFixture f = ReplicaFixture.flat(devices, length, DType.FP32, seed())) {
+                    sync.synchronize(f.replicas);
+                    f.assertAveraged();
+                }
+            }
+        }
+    }
+
+    @Test
+    void defaultOptionsAverageALargeBuffer() {
+        devices = JvmRuntime.createDevices(4);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, (9L << 20) + 13, DType.FP32, seed())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+        }
+    }
+
+    /** More workers than slots and cores, tiny chunks: any ordering bug between workers shows here. */
+    @Test
+    void repeatedCallsWithRacingWorkersStayExact() {
+        devices = JvmRuntime.createDevices(3);
+        SyncOptions racy = new SyncOptions(4096, 2, 6);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, racy)) {
+            for (int i = 0; i < 40; i++) {
+                long length = 1 + ThreadLocalRandom.current().nextLong(40_000);
+                try (ReplicaFixture f = ReplicaFixture.flat(devices, length, DType.FP32, seed())) {
+                    sync.synchronize(f.replicas);
+                    f.assertAveraged();
+                }
+            }
+        }
+    }
+
+    private static long seed() {
+        return ThreadLocalRandom.current().nextLong();
+    }
+}

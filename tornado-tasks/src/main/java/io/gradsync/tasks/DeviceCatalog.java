@@ -1,0 +1,83 @@
+package io.gradsync.tasks;
+
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaRuntime;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.RuntimeStatus;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import io.gradsync.tasks.opencl.OpenClRuntime;
+import java.util.List;
+
+/**
+ * What this machine offers, runtime by runtime, and device selection. Nothing here throws
+ * because a runtime is missing: its status says why instead.
+ */
+public final class DeviceCatalog {
+    private DeviceCatalog() {
+    }
+
+    public static RuntimeStatus status(DeviceRuntime runtime) {
+        return switch (runtime) {
+            case JVM -> JvmRuntime.status();
+            case CUDA -> CudaRuntime.status();
+            case OPENCL -> OpenClRuntime.status();
+        };
+    }
+
+    /** Statuses of every runtime, in the order CUDA, OpenCL, JVM. */
+    public static List<RuntimeStatus> statuses() {
+        return List.of(status(DeviceRuntime.CUDA), status(DeviceRuntime.OPENCL), status(DeviceRuntime.JVM));
+    }
+
+    /** The devices a runtime lists (JVM devices are made on request, so none are listed). */
+    public static List<? extends Device> listed(DeviceRuntime runtime) {
+        return switch (runtime) {
+            case JVM -> List.of();
+            case CUDA -> CudaRuntime.devices();
+            case OPENCL -> OpenClRuntime.devices();
+        };
+    }
+
+    /**
+     * The first {@code count} devices of {@code runtime}. JVM devices are created fresh (the
+     * caller closes them); CUDA and OpenCL devices are the process-wide ones.
+     *
+     * @throws IllegalArgumentException when the runtime is unavailable or has fewer devices
+     */
+    public static List<? extends Device> select(DeviceRuntime runtime, int count) {
+        if (count < 1) {
+            throw new IllegalArgumentException("device count must be at least 1, got " + count);
+        }
+        if (runtime == DeviceRuntime.JVM) {
+            return JvmRuntime.createDevices(count);
+        }
+        RuntimeStatus s = status(runtime);
+        if (!s.available()) {
+            throw new IllegalArgumentException(runtime.label() + " is unavailable: " + s.detail());
+        }
+        List<? extends Device> all = listed(runtime);
+        if (all.size() < count) {
+            throw new IllegalArgumentException(count + " " + runtime.label() + " devices asked for, this machine has "
+                    + all.size());
+        }
+        return all.subList(0, count);
+    }
+
+    /** The best runtime for GPU work here: CUDA when it has a device, else JVM devices. */
+    public static DeviceRuntime preferredRuntime() {
+        return status(DeviceRuntime.CUDA).available() ? DeviceRuntime.CUDA : DeviceRuntime.JVM;
+    }
+
+    /** {@code matrix[i][j]}: CUDA device i can access device j's memory directly. */
+    public static boolean[][] cudaPeerMatrix() {
+        List<CudaDevice> devices = CudaRuntime.devices();
+        boolean[][] m = new boolean[devices.size()][devices.size()];
+        for (int i = 0; i < devices.size(); i++) {
+            for (int j = 0; j < devices.size(); j++) {
+                m[i][j] = devices.get(i).canAccessPeer(devices.get(j));
+            }
+        }
+        return m;
+    }
+}

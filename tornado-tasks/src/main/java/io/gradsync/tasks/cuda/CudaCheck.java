@@ -1,0 +1,16 @@
+package io.gradsync.tasks.cuda;
+
+import io.gradsync.tasks.device.DeviceException;
+import jcuda.driver.CUresult;
+
+/** Turns CUDA driver return codes into exceptions that name the call and the device. */
+final class CudaCheck {
+    private CudaCheck() {
+    }
+
+    static void check(int result, String call, String device) {
+        if (result != CUresult.CUDA_SUCCESS) {
+            throw new DeviceException(call, device, result, CUresult.stringFor(result));
+        }
+    }
+}

@@ -1,0 +1,191 @@
+package io.gradsync.tasks.cuda;
+
+import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuDeviceCanAccessPeer;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemHostAlloc;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import java.nio.charset.StandardCharsets;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUresult;
+import jcuda.driver.JCudaDriver;
+
+/**
+ * One GPU and its primary context. Every driver call first makes that context current on the
+ * calling thread, so a device may be used from any thread.
+ */
+public final class CudaDevice implements Device {
+    private final int ordinal;
+    private final CUdevice handle = new CUdevice();
+    private final CUcontext context = new CUcontext();
+    private final String name;
+    private final long memoryBytes;
+    private final int ccMajor;
+    private final int ccMinor;
+    private final Set<Integer> peersEnabled = ConcurrentHashMap.newKeySet();
+
+    CudaDevice(int ordinal) {
+        this.ordinal = ordinal;
+        String id = "cuda:" + ordinal;
+        check(cuDeviceGet(handle, ordinal), "cuDeviceGet", id);
+        byte[] raw = new byte[256];
+        check(cuDeviceGetName(raw, raw.length, handle), "cuDeviceGetName", id);
+        int len = 0;
+        while (len < raw.length && raw[len] != 0) {
+            len++;
+        }
+        this.name = new String(raw, 0, len, StandardCharsets.UTF_8);
+        long[] mem = {0};
+        check(cuDeviceTotalMem(mem, handle), "cuDeviceTotalMem", id);
+        this.memoryBytes = mem[0];
+        this.ccMajor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+        this.ccMinor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+        check(cuDevicePrimaryCtxRetain(context, handle), "cuDevicePrimaryCtxRetain", id);
+    }
+
+    @Override
+    public DeviceRuntime runtime() {
+        return DeviceRuntime.CUDA;
+    }
+
+    @Override
+    public int ordinal() {
+        return ordinal;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public long memoryBytes() {
+        return memoryBytes;
+    }
+
+    @Override
+    public String capability() {
+        return ccMajor + "." + ccMinor;
+    }
+
+    /** {@code 90} for compute capability 9.0: what PTX's {@code .target sm_90} wants. */
+    public int smVersion() {
+        return ccMajor * 10 + ccMinor;
+    }
+
+    public int attribute(int attribute) {
+        int[] value = {0};
+        check(cuDeviceGetAttribute(value, attribute, handle), "cuDeviceGetAttribute(" + attribute + ")", id());
+        return value[0];
+    }
+
+    /** Makes this GPU's primary context current on the calling thread. */
+    void bind() {
+        check(cuCtxSetCurrent(context), "cuCtxSetCurrent", id());
+    }
+
+    CUcontext context() {
+        return context;
+    }
+
+    @Override
+    public CudaBuffer allocate(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+        bind();
+        CUdeviceptr ptr = new CUdeviceptr();
+        check(cuMemAlloc(ptr, bytes), "cuMemAlloc(" + bytes + " bytes)", id());
+        return new CudaBuffer(this, ptr, bytes);
+    }
+
+    /** Pinned and portable: every GPU's copy engines read and write it directly. */
+    @Override
+    public CudaHostBuffer allocateHost(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+        bind();
+        Pointer host = new Pointer();
+        check(cuMemHostAlloc(host, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE),
+                "cuMemHostAlloc(" + bytes + " bytes)", id());
+        return new CudaHostBuffer(this, host, bytes);
+    }
+
+    @Override
+    public CudaStream createStream() {
+        bind();
+        return new CudaStream(this);
+    }
+
+    @Override
+    public CudaEvent createEvent() {
+        bind();
+        return new CudaEvent(this);
+    }
+
+    @Override
+    public void synchronize() {
+        bind();
+        check(cuCtxSynchronize(), "cuCtxSynchronize", id());
+    }
+
+    /** Whether this GPU can read and write {@code peer}'s memory directly. */
+    public boolean canAccessPeer(CudaDevice peer) {
+        if (peer == this) {
+            return true;
+        }
+        int[] can = {0};
+        check(cuDeviceCanAccessPeer(can, handle, peer.handle), "cuDeviceCanAccessPeer", id());
+        return can[0] != 0;
+    }
+
+    /** Lets kernels and copies on this GPU reach {@code peer}'s memory; idempotent. */
+    public void enablePeerAccess(CudaDevice peer) {
+        if (peer == this || peersEnabled.contains(peer.ordinal)) {
+            return;
+        }
+        bind();
+        int rc = cuCtxEnablePeerAccess(peer.context, 0);
+        if (rc != CUresult.CUDA_SUCCESS && rc != CUresult.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+            check(rc, "cuCtxEnablePeerAccess(" + peer.id() + ")", id());
+        }
+        peersEnabled.add(peer.ordinal);
+    }
+
+    /** Loads PTX (or a cubin) through the driver's JIT. */
+    public CudaModule loadModule(String ptx) {
+        bind();
+        CUmodule module = new CUmodule();
+        check(cuModuleLoadData(module, ptx), "cuModuleLoadData", id());
+        return new CudaModule(this, module);
+    }
+
+    /** Primary contexts live as long as the process; nothing to release per use. */
+    @Override
+    public void close() {
+    }
+
+    @Override
+    public String toString() {
+        return id() + " " + name;
+    }
+}

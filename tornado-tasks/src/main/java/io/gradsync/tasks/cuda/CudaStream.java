@@ -1,0 +1,180 @@
+package io.gradsync.tasks.cuda;
+
+import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyPeerAsync;
+import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
+
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import jcuda.Pointer;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+/** A non-blocking CUDA stream of one GPU. */
+public final class CudaStream implements DeviceStream {
+    /** Pageable memory goes through ByteBuffers, which stop at 2 GiB. */
+    private static final long PAGEABLE_PIECE = 1L << 30;
+
+    private final CudaDevice device;
+    private final CUstream stream = new CUstream();
+    private volatile boolean closed;
+
+    CudaStream(CudaDevice device) {
+        this.device = device;
+        check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate", device.id());
+    }
+
+    @Override
+    public CudaDevice device() {
+        return device;
+    }
+
+    /** The JCuda handle, for kernel launches. */
+    public CUstream handle() {
+        checkOpen();
+        return stream;
+    }
+
+    /** The raw stream address, for native code of our own (NCCL). */
+    public long address() {
+        return NativeAddress.of(handle());
+    }
+
+    @Override
+    public void copyToHost(DeviceBuffer src, long srcOffset, HostBuffer dst, long dstOffset, long bytes) {
+        CudaBuffer from = own(src, "copyToHost source");
+        src.checkRange(srcOffset, bytes, "copyToHost source");
+        dst.checkRange(dstOffset, bytes, "copyToHost destination");
+        device.bind();
+        if (dst instanceof CudaHostBuffer pinned) {
+            check(cuMemcpyDtoHAsync(pinned.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+                    "cuMemcpyDtoHAsync", device.id());
+            return;
+        }
+        for (long done = 0; done < bytes; done += PAGEABLE_PIECE) {
+            long n = Math.min(PAGEABLE_PIECE, bytes - done);
+            Pointer host = Pointer.to(dst.segment().asSlice(dstOffset + done, n).asByteBuffer());
+            check(cuMemcpyDtoHAsync(host, from.pointer(srcOffset + done), n, handle()), "cuMemcpyDtoHAsync", device.id());
+        }
+    }
+
+    @Override
+    public void copyFromHost(HostBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+        CudaBuffer to = own(dst, "copyFromHost destination");
+        src.checkRange(srcOffset, bytes, "copyFromHost source");
+        dst.checkRange(dstOffset, bytes, "copyFromHost destination");
+        device.bind();
+        if (src instanceof CudaHostBuffer pinned) {
+            check(cuMemcpyHtoDAsync(to.pointer(dstOffset), pinned.pointer(srcOffset), bytes, handle()),
+                    "cuMemcpyHtoDAsync", device.id());
+            return;
+        }
+        for (long done = 0; done < bytes; done += PAGEABLE_PIECE) {
+            long n = Math.min(PAGEABLE_PIECE, bytes - done);
+            Pointer host = Pointer.to(src.segment().asSlice(srcOffset + done, n).asByteBuffer());
+            check(cuMemcpyHtoDAsync(to.pointer(dstOffset + done), host, n, handle()), "cuMemcpyHtoDAsync", device.id());
+        }
+    }
+
+    /** Within one GPU a plain copy; across GPUs a peer copy (over NVLink where the GPUs have it). */
+    @Override
+    public void copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
+        CudaBuffer from = cuda(src, "copy source");
+        CudaBuffer to = cuda(dst, "copy destination");
+        if (from.device() != device && to.device() != device) {
+            throw new IllegalArgumentException("copy between " + from.device().id() + " and " + to.device().id()
+                    + " must be queued on a stream of one of them, not on " + device.id());
+        }
+        src.checkRange(srcOffset, bytes, "copy source");
+        dst.checkRange(dstOffset, bytes, "copy destination");
+        device.bind();
+        if (from.device() == to.device()) {
+            check(cuMemcpyDtoDAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+                    "cuMemcpyDtoDAsync", device.id());
+        } else {
+            check(cuMemcpyPeerAsync(to.pointer(dstOffset), to.device().context(), from.pointer(srcOffset),
+                    from.device().context(), bytes, handle()), "cuMemcpyPeerAsync(" + from.device().id() + " -> "
+                    + to.device().id() + ")", device.id());
+        }
+    }
+
+    @Override
+    public void fill32(DeviceBuffer dst, long offset, long bytes, int value) {
+        CudaBuffer to = own(dst, "fill destination");
+        dst.checkRange(offset, bytes, "fill32");
+        if (offset % 4 != 0 || bytes % 4 != 0) {
+            throw new IllegalArgumentException("fill32 needs offset and size in whole 4-byte words, got "
+                    + offset + " and " + bytes);
+        }
+        device.bind();
+        check(cuMemsetD32Async(to.pointer(offset), value, bytes / 4, handle()), "cuMemsetD32Async", device.id());
+    }
+
+    @Override
+    public void record(DeviceEvent event) {
+        CudaEvent e = event(event);
+        if (e.device() != device) {
+            throw new IllegalArgumentException("event of " + e.device().id() + " recorded on a stream of " + device.id());
+        }
+        device.bind();
+        check(cuEventRecord(e.handle(), handle()), "cuEventRecord", device.id());
+    }
+
+    /** Events of other GPUs are allowed: that is how streams of different GPUs are ordered. */
+    @Override
+    public void waitFor(DeviceEvent event) {
+        CudaEvent e = event(event);
+        device.bind();
+        check(cuStreamWaitEvent(handle(), e.handle(), 0), "cuStreamWaitEvent", device.id());
+    }
+
+    @Override
+    public void synchronize() {
+        device.bind();
+        check(cuStreamSynchronize(handle()), "cuStreamSynchronize", device.id());
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            device.bind();
+            check(cuStreamDestroy(stream), "cuStreamDestroy", device.id());
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("stream of " + device.id() + " is closed");
+        }
+    }
+
+    private CudaBuffer own(DeviceBuffer buffer, String what) {
+        return (CudaBuffer) device.requireOwn(cuda(buffer, what), what);
+    }
+
+    private static CudaBuffer cuda(DeviceBuffer buffer, String what) {
+        if (!(buffer instanceof CudaBuffer c)) {
+            throw new IllegalArgumentException(what + " is a " + buffer.device().runtime().label()
+                    + " buffer, not a cuda buffer");
+        }
+        return c;
+    }
+
+    private static CudaEvent event(DeviceEvent event) {
+        if (!(event instanceof CudaEvent e)) {
+            throw new IllegalArgumentException("a cuda stream needs cuda events");
+        }
+        return e;
+    }
+}

@@ -1,0 +1,58 @@
+package io.gradsync.tasks.device;
+
+/**
+ * One device of one runtime: memory to allocate, streams to order work on, and host buffers
+ * that the device copies to and from at full speed (pinned where the runtime can pin).
+ *
+ * <p>Devices are owned by the runtime that discovered them; closing a device releases what the
+ * runtime holds for it (a retained CUDA context, an OpenCL queue), not the buffers handed out,
+ * which the caller closes.
+ */
+public interface Device extends AutoCloseable {
+
+    DeviceRuntime runtime();
+
+    /** Index of this device within its runtime, as listed by discovery. */
+    int ordinal();
+
+    /** A short stable id such as {@code cuda:0}, {@code opencl:0.1} or {@code jvm:2}. */
+    default String id() {
+        return runtime().label() + ":" + ordinal();
+    }
+
+    /** The product name the runtime reports. */
+    String name();
+
+    /** Device memory in bytes (for JVM devices, the host memory they may use). */
+    long memoryBytes();
+
+    /** Compute capability ({@code 9.0}) for CUDA, OpenCL version for OpenCL, {@code jvm} for JVM. */
+    String capability();
+
+    /** Allocates {@code bytes} of device memory; contents are undefined. */
+    DeviceBuffer allocate(long bytes);
+
+    /** Allocates host memory that this runtime's copies read and write directly (pinned on CUDA). */
+    HostBuffer allocateHost(long bytes);
+
+    /** A new independent stream (CUDA stream, OpenCL in-order queue, JVM worker thread). */
+    DeviceStream createStream();
+
+    /** A reusable event for {@link DeviceStream#record(DeviceEvent)}; hot paths create theirs once. */
+    DeviceEvent createEvent();
+
+    /** Blocks until all work submitted to this device on any stream has finished. */
+    void synchronize();
+
+    /** Checks that {@code buffer} lives on this device and returns it. */
+    default DeviceBuffer requireOwn(DeviceBuffer buffer, String what) {
+        if (buffer.device() != this) {
+            throw new IllegalArgumentException(what + " is on " + buffer.device().id()
+                    + ", not on " + id());
+        }
+        return buffer;
+    }
+
+    @Override
+    void close();
+}

@@ -1,0 +1,14 @@
+package io.gradsync.tasks.device;
+
+/** Bounds checks done in Java before any native call, so that misuse is an exception, not a crash. */
+public final class Ranges {
+    private Ranges() {
+    }
+
+    public static void check(long offset, long bytes, long size, String what) {
+        if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
+            throw new IndexOutOfBoundsException(what + ": range [" + offset + ", " + offset + " + " + bytes
+                    + ") is outside a buffer of " + size + " bytes");
+        }
+    }
+}

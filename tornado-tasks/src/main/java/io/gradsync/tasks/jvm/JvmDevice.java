@@ -1,0 +1,134 @@
+package io.gradsync.tasks.jvm;
+
+import io.gradsync.tasks.device.AbstractHostBuffer;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import java.lang.foreign.Arena;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+/**
+ * A simulated device whose memory is off-heap host memory. Streams are single worker threads, so
+ * asynchronous copies and events behave as on a GPU, and code written against {@link Device}
+ * runs unchanged with no accelerator present.
+ */
+public final class JvmDevice implements Device {
+    /** Buffers are aligned like a GPU allocation so that kernels see the same alignment everywhere. */
+    static final long ALIGNMENT = 256;
+
+    private final int ordinal;
+    private final List<JvmStream> streams = new CopyOnWriteArrayList<>();
+    private volatile boolean closed;
+
+    JvmDevice(int ordinal) {
+        this.ordinal = ordinal;
+    }
+
+    @Override
+    public DeviceRuntime runtime() {
+        return DeviceRuntime.JVM;
+    }
+
+    @Override
+    public int ordinal() {
+        return ordinal;
+    }
+
+    @Override
+    public String name() {
+        return "JVM device " + ordinal + " (host memory, " + Runtime.getRuntime().availableProcessors() + " cores)";
+    }
+
+    @Override
+    public long memoryBytes() {
+        return Runtime.getRuntime().maxMemory();
+    }
+
+    @Override
+    public String capability() {
+        return "jvm";
+    }
+
+    @Override
+    public JvmBuffer allocate(long bytes) {
+        checkOpen();
+        requirePositive(bytes);
+        Arena arena = Arena.ofShared();
+        return new JvmBuffer(this, arena, arena.allocate(bytes, ALIGNMENT));
+    }
+
+    @Override
+    public HostBuffer allocateHost(long bytes) {
+        checkOpen();
+        requirePositive(bytes);
+        Arena arena = Arena.ofShared();
+        return new AbstractHostBuffer(arena.allocate(bytes, ALIGNMENT), false) {
+            @Override
+            protected void free() {
+                arena.close();
+            }
+        };
+    }
+
+    @Override
+    public DeviceStream createStream() {
+        checkOpen();
+        JvmStream stream = new JvmStream(this);
+        streams.add(stream);
+        return stream;
+    }
+
+    @Override
+    public DeviceEvent createEvent() {
+        return new JvmEvent();
+    }
+
+    @Override
+    public void synchronize() {
+        for (JvmStream stream : streams) {
+            stream.synchronize();
+        }
+    }
+
+    void forget(JvmStream stream) {
+        streams.remove(stream);
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(id() + " is closed");
+        }
+    }
+
+    private static void requirePositive(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (JvmStream stream : streams) {
+            stream.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return id();
+    }
+
+    /** Used by the buffer to check ownership. */
+    static JvmBuffer own(DeviceBuffer buffer, String what) {
+        if (!(buffer instanceof JvmBuffer jvm)) {
+            throw new IllegalArgumentException(what + " is a " + buffer.device().runtime().label()
+                    + " buffer, not a jvm buffer");
+        }
+        return jvm;
+    }
+}

@@ -1,0 +1,156 @@
+package io.gradsync.tasks.opencl;
+
+import static io.gradsync.tasks.opencl.OpenClCheck.check;
+import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
+import static org.jocl.CL.CL_DEVICE_NAME;
+import static org.jocl.CL.CL_DEVICE_VERSION;
+import static org.jocl.CL.CL_MEM_READ_WRITE;
+import static org.jocl.CL.clCreateBuffer;
+import static org.jocl.CL.clGetDeviceInfo;
+
+import io.gradsync.tasks.device.AbstractHostBuffer;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.HostBuffer;
+import java.lang.foreign.Arena;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.jocl.Pointer;
+import org.jocl.Sizeof;
+import org.jocl.cl_device_id;
+import org.jocl.cl_mem;
+
+/** One OpenCL device. Its id is {@code opencl:N}, N its index over all platforms. */
+public final class OpenClDevice implements Device {
+    private final int ordinal;
+    private final OpenClPlatform platform;
+    private final cl_device_id id;
+    private final String name;
+    private final String version;
+    private final long memoryBytes;
+    private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
+
+    OpenClDevice(int ordinal, OpenClPlatform platform, cl_device_id id) {
+        this.ordinal = ordinal;
+        this.platform = platform;
+        this.id = id;
+        this.name = stringInfo(id, CL_DEVICE_NAME);
+        this.version = stringInfo(id, CL_DEVICE_VERSION);
+        long[] mem = {0};
+        clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, Sizeof.cl_ulong, Pointer.to(mem), null);
+        this.memoryBytes = mem[0];
+    }
+
+    @Override
+    public DeviceRuntime runtime() {
+        return DeviceRuntime.OPENCL;
+    }
+
+    @Override
+    public int ordinal() {
+        return ordinal;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    public OpenClPlatform platform() {
+        return platform;
+    }
+
+    @Override
+    public long memoryBytes() {
+        return memoryBytes;
+    }
+
+    /** The device's OpenCL version string, such as {@code OpenCL 3.0 CUDA}. */
+    @Override
+    public String capability() {
+        return version;
+    }
+
+    cl_device_id handle() {
+        return id;
+    }
+
+    @Override
+    public OpenClBuffer allocate(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+        int[] rc = {0};
+        cl_mem mem = clCreateBuffer(platform.context(), CL_MEM_READ_WRITE, bytes, null, rc);
+        check(rc[0], "clCreateBuffer(" + bytes + " bytes)", id());
+        return new OpenClBuffer(this, mem, bytes);
+    }
+
+    /** Off-heap host memory; OpenCL reads and writes it through the queue's copies. */
+    @Override
+    public HostBuffer allocateHost(long bytes) {
+        if (bytes <= 0) {
+            throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+        Arena arena = Arena.ofShared();
+        return new AbstractHostBuffer(arena.allocate(bytes, 4096), false) {
+            @Override
+            protected void free() {
+                arena.close();
+            }
+        };
+    }
+
+    @Override
+    public OpenClQueue createStream() {
+        OpenClQueue queue = new OpenClQueue(this);
+        queues.add(queue);
+        return queue;
+    }
+
+    @Override
+    public DeviceEvent createEvent() {
+        return new OpenClEvent(this);
+    }
+
+    @Override
+    public void synchronize() {
+        for (OpenClQueue q : queues) {
+            q.synchronize();
+        }
+    }
+
+    void forget(OpenClQueue queue) {
+        queues.remove(queue);
+    }
+
+    @Override
+    public void close() {
+        for (OpenClQueue q : queues) {
+            q.close();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return id() + " " + name;
+    }
+
+    static String stringInfo(cl_device_id device, int param) {
+        long[] size = {0};
+        clGetDeviceInfo(device, param, 0, null, size);
+        byte[] buffer = new byte[(int) size[0]];
+        clGetDeviceInfo(device, param, buffer.length, Pointer.to(buffer), null);
+        return cString(buffer);
+    }
+
+    static String cString(byte[] bytes) {
+        int len = 0;
+        while (len < bytes.length && bytes[len] != 0) {
+            len++;
+        }
+        return new String(bytes, 0, len, StandardCharsets.UTF_8).trim();
+    }
+}

@@ -1,0 +1,131 @@
+package io.gradsync.tasks.opencl;
+
+import static org.jocl.CL.CL_DEVICE_TYPE_ALL;
+import static org.jocl.CL.CL_PLATFORM_NAME;
+import static org.jocl.CL.CL_PLATFORM_VERSION;
+import static org.jocl.CL.CL_SUCCESS;
+import static org.jocl.CL.clGetDeviceIDs;
+import static org.jocl.CL.clGetPlatformIDs;
+import static org.jocl.CL.clGetPlatformInfo;
+
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.RuntimeStatus;
+import java.util.ArrayList;
+import java.util.List;
+import org.jocl.CL;
+import org.jocl.Pointer;
+import org.jocl.cl_device_id;
+import org.jocl.cl_platform_id;
+
+/**
+ * Every OpenCL platform and device, through JOCL. Discovery never throws: a missing ICD loader or
+ * an empty platform list becomes the reason in {@link #status()}. Each platform gets one context
+ * holding all its devices, so events order queues of different devices of one platform.
+ */
+public final class OpenClRuntime {
+    private static final Object LOCK = new Object();
+    private static volatile RuntimeStatus status;
+    private static volatile List<OpenClPlatform> platforms = List.of();
+    private static volatile List<OpenClDevice> devices = List.of();
+
+    private OpenClRuntime() {
+    }
+
+    public static RuntimeStatus status() {
+        RuntimeStatus s = status;
+        if (s == null) {
+            synchronized (LOCK) {
+                if (status == null) {
+                    status = initialize();
+                }
+                s = status;
+            }
+        }
+        return s;
+    }
+
+    /** All devices of all platforms, platform by platform; empty when OpenCL is unavailable. */
+    public static List<OpenClDevice> devices() {
+        status();
+        return devices;
+    }
+
+    public static List<OpenClPlatform> platforms() {
+        status();
+        return platforms;
+    }
+
+    /** The device with this ordinal (its index in {@link #devices()}). */
+    public static OpenClDevice device(int ordinal) {
+        RuntimeStatus s = status();
+        if (!s.available()) {
+            throw new IllegalStateException("OpenCL is unavailable: " + s.detail());
+        }
+        if (ordinal < 0 || ordinal >= devices.size()) {
+            throw new IllegalArgumentException("no OpenCL device " + ordinal + "; this machine has " + devices.size());
+        }
+        return devices.get(ordinal);
+    }
+
+    private static RuntimeStatus initialize() {
+        int[] count = {0};
+        int rc;
+        try {
+            CL.setExceptionsEnabled(false);
+            rc = clGetPlatformIDs(0, null, count);
+        } catch (Throwable t) {
+            String msg = String.valueOf(t.getMessage());
+            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
+                    "the OpenCL ICD loader (libOpenCL.so.1) did not load: " + msg.lines().findFirst().orElse(msg));
+        }
+        if (rc == CL.CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && count[0] == 0)) {
+            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
+                    "no OpenCL platform is registered (no ICD in /etc/OpenCL/vendors)");
+        }
+        if (rc != CL_SUCCESS) {
+            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "clGetPlatformIDs failed: " + CL.stringFor_errorCode(rc));
+        }
+        cl_platform_id[] ids = new cl_platform_id[count[0]];
+        clGetPlatformIDs(ids.length, ids, null);
+        List<OpenClPlatform> foundPlatforms = new ArrayList<>();
+        List<OpenClDevice> found = new ArrayList<>();
+        List<String> names = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
+        for (int p = 0; p < ids.length; p++) {
+            String name = platformString(ids[p], CL_PLATFORM_NAME);
+            int[] n = {0};
+            rc = clGetDeviceIDs(ids[p], CL_DEVICE_TYPE_ALL, 0, null, n);
+            if (rc != CL_SUCCESS || n[0] == 0) {
+                skipped.add(name + " (" + (rc != CL_SUCCESS ? CL.stringFor_errorCode(rc) : "no devices") + ")");
+                continue;
+            }
+            cl_device_id[] devs = new cl_device_id[n[0]];
+            clGetDeviceIDs(ids[p], CL_DEVICE_TYPE_ALL, devs.length, devs, null);
+            try {
+                OpenClPlatform platform = new OpenClPlatform(p, ids[p], name, platformString(ids[p], CL_PLATFORM_VERSION), devs);
+                foundPlatforms.add(platform);
+                for (cl_device_id d : devs) {
+                    found.add(new OpenClDevice(found.size(), platform, d));
+                }
+                names.add(name);
+            } catch (RuntimeException e) {
+                skipped.add(name + " (" + e.getMessage() + ")");
+            }
+        }
+        if (found.isEmpty()) {
+            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "no usable OpenCL device: " + String.join("; ", skipped));
+        }
+        platforms = List.copyOf(foundPlatforms);
+        devices = List.copyOf(found);
+        return RuntimeStatus.available(DeviceRuntime.OPENCL, found.size(), String.join(", ", names)
+                + (skipped.isEmpty() ? "" : "; skipped " + String.join("; ", skipped)));
+    }
+
+    static String platformString(cl_platform_id platform, int param) {
+        long[] size = {0};
+        clGetPlatformInfo(platform, param, 0, null, size);
+        byte[] buffer = new byte[(int) size[0]];
+        clGetPlatformInfo(platform, param, buffer.length, Pointer.to(buffer), null);
+        return OpenClDevice.cString(buffer);
+    }
+}

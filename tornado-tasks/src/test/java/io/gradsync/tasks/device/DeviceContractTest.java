@@ -1,0 +1,150 @@
+package io.gradsync.tasks.device;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gradsync.tasks.DeviceCatalog;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What every runtime's devices must do, run against one runtime by a subclass: copies in every
+ * direction at odd offsets, fills, events ordering streams, and misuse rejected before any
+ * native call.
+ */
+abstract class DeviceContractTest {
+
+    /** Two devices of the runtime under test (the same device twice where it has only one). */
+    abstract List<? extends Device> devices();
+
+    @Test
+    void hostRoundTripAtOddOffsetsKeepsEveryByte() {
+        Device d = devices().getFirst();
+        long n = 1_000_003;
+        try (DeviceBuffer buf = d.allocate(n + 64); HostBuffer in = d.allocateHost(n); HostBuffer out = d.allocateHost(n + 8);
+                DeviceStream s = d.createStream()) {
+            randomize(in.segment());
+            out.segment().fill((byte) 0x5A);
+            s.copyFromHost(in, 0, buf, 13, n);
+            s.copyToHost(buf, 13, out, 5, n);
+            s.synchronize();
+            assertEquals(-1, in.segment().mismatch(out.segment().asSlice(5, n)));
+            assertEquals(0x5A, out.segment().get(ValueLayout.JAVA_BYTE, 4));
+            assertEquals(0x5A, out.segment().get(ValueLayout.JAVA_BYTE, 5 + n));
+        }
+    }
+
+    @Test
+    void fill32WritesTheWordPatternOnlyWhereAsked() {
+        Device d = devices().getFirst();
+        try (DeviceBuffer buf = d.allocate(4096); HostBuffer out = d.allocateHost(4096); DeviceStream s = d.createStream()) {
+            s.fill32(buf, 0, 4096, 0x01020304);
+            s.fill32(buf, 1024, 2048, 0x7FC00000);
+            s.copyToHost(buf, 0, out, 0, 4096);
+            s.synchronize();
+            for (int i = 0; i < 1024; i++) {
+                int expected = i >= 256 && i < 768 ? 0x7FC00000 : 0x01020304;
+                assertEquals(expected, out.segment().getAtIndex(ValueLayout.JAVA_INT, i), "word " + i);
+            }
+        }
+    }
+
+    @Test
+    void copiesBetweenDevicesAndOrdersStreamsWithEvents() {
+        Device a = devices().get(0);
+        Device b = devices().get(1);
+        long n = 3 << 20;
+        try (DeviceBuffer src = a.allocate(n); DeviceBuffer dst = b.allocate(n); HostBuffer in = a.allocateHost(n);
+                HostBuffer out = b.allocateHost(n); DeviceStream sa = a.createStream(); DeviceStream sb = b.createStream()) {
+            randomize(in.segment());
+            sa.copyFromHost(in, 0, src, 0, n);
+            DeviceEvent uploaded = sa.record();
+            sb.waitFor(uploaded);
+            sb.copy(src, 0, dst, 0, n);
+            sb.copyToHost(dst, 0, out, 0, n);
+            DeviceEvent done = sb.record();
+            done.synchronize();
+            assertTrue(done.isDone());
+            assertEquals(-1, in.segment().mismatch(out.segment()));
+            uploaded.close();
+            done.close();
+        }
+    }
+
+    @Test
+    void eventsAreReusableAndTimeTheWorkBetweenThem() {
+        Device d = devices().getFirst();
+        try (DeviceBuffer buf = d.allocate(8 << 20); DeviceStream s = d.createStream();
+                DeviceEvent start = d.createEvent(); DeviceEvent end = d.createEvent()) {
+            for (int i = 0; i < 3; i++) {
+                s.record(start);
+                s.fill32(buf, 0, 8 << 20, i);
+                s.record(end);
+                end.synchronize();
+                assertTrue(end.elapsedMillisSince(start) >= 0);
+            }
+        }
+    }
+
+    @Test
+    void rangesOutsideABufferAreRejectedBeforeAnyCopy() {
+        Device d = devices().getFirst();
+        try (DeviceBuffer buf = d.allocate(1024); HostBuffer host = d.allocateHost(1024); DeviceStream s = d.createStream()) {
+            assertThrows(IndexOutOfBoundsException.class, () -> s.copyToHost(buf, 1000, host, 0, 100));
+            assertThrows(IndexOutOfBoundsException.class, () -> s.copyFromHost(host, 0, buf, -1, 10));
+            assertThrows(IndexOutOfBoundsException.class, () -> s.copyFromHost(host, 1020, buf, 0, 8));
+            assertThrows(IndexOutOfBoundsException.class, () -> s.copy(buf, 0, buf, 512, 1024));
+            assertThrows(IllegalArgumentException.class, () -> s.fill32(buf, 2, 8, 0));
+            assertThrows(IllegalArgumentException.class, () -> d.allocate(0));
+            assertThrows(IllegalArgumentException.class, () -> d.allocateHost(-5));
+        }
+    }
+
+    @Test
+    void closedBuffersAreRejected() {
+        Device d = devices().getFirst();
+        DeviceBuffer buf = d.allocate(1024);
+        buf.close();
+        buf.close(); // idempotent
+        assertTrue(buf.isClosed());
+        try (HostBuffer host = d.allocateHost(1024); DeviceStream s = d.createStream()) {
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> s.copyToHost(buf, 0, host, 0, 16));
+            assertTrue(e.getMessage().contains("closed"), e.getMessage());
+        }
+        HostBuffer host = d.allocateHost(64);
+        host.close();
+        assertThrows(IllegalStateException.class, host::segment);
+    }
+
+    @Test
+    void describesItself() {
+        Device d = devices().getFirst();
+        assertTrue(d.id().startsWith(d.runtime().label() + ":"), d.id());
+        assertTrue(!d.name().isBlank());
+        assertTrue(d.memoryBytes() > 0);
+        assertTrue(!d.capability().isBlank());
+    }
+
+    static void randomize(MemorySegment segment) {
+        SplittableRandom random = new SplittableRandom(ThreadLocalRandom.current().nextLong());
+        for (long i = 0; i + 8 <= segment.byteSize(); i += 8) {
+            segment.set(ValueLayout.JAVA_LONG_UNALIGNED, i, random.nextLong());
+        }
+        for (long i = segment.byteSize() & ~7L; i < segment.byteSize(); i++) {
+            segment.set(ValueLayout.JAVA_BYTE, i, (byte) random.nextInt());
+        }
+    }
+
+    static List<? extends Device> twoOf(DeviceRuntime runtime) {
+        RuntimeStatus status = DeviceCatalog.status(runtime);
+        assumeTrue(status.available(), () -> runtime.label() + " unavailable, skipped: " + status.detail());
+        List<? extends Device> all = DeviceCatalog.listed(runtime);
+        return all.size() >= 2 ? all.subList(0, 2) : List.of(all.getFirst(), all.getFirst());
+    }
+}

@@ -1,0 +1,72 @@
+package io.gradsync.tasks.device;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import io.gradsync.tasks.opencl.OpenClRuntime;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** Discovery never throws; an unavailable runtime says why in one line. */
+class DiscoveryTest {
+
+    @Test
+    void everyRuntimeReportsAStatusWithoutThrowing() {
+        List<RuntimeStatus> statuses = DeviceCatalog.statuses();
+        assertEquals(3, statuses.size());
+        for (RuntimeStatus s : statuses) {
+            assertFalse(s.detail().isBlank(), s.runtime() + " has no detail");
+            assertEquals(1, s.describe().lines().count(), "one line: " + s.describe());
+            if (!s.available()) {
+                assertTrue(s.describe().contains("unavailable: "), s.describe());
+                assertThrows(IllegalArgumentException.class, () -> DeviceCatalog.select(s.runtime(), 1));
+            }
+        }
+        assertTrue(DeviceCatalog.status(DeviceRuntime.JVM).available());
+    }
+
+    @Test
+    void cudaWithoutADriverNamesTheMissingLibrary() {
+        RuntimeStatus cuda = DeviceCatalog.status(DeviceRuntime.CUDA);
+        assumeTrue(!cuda.available(), "a CUDA driver is present here");
+        assertTrue(cuda.detail().contains("libcuda.so.1") || cuda.detail().contains("no GPU")
+                || cuda.detail().contains("cuInit"), cuda.detail());
+    }
+
+    /** CI installs PoCL, so there this must find its CPU device. */
+    @Test
+    void openClListsItsPlatformsAndDevices() {
+        RuntimeStatus cl = OpenClRuntime.status();
+        assumeTrue(cl.available(), () -> "OpenCL unavailable, skipped: " + cl.detail());
+        List<OpenClDevice> devices = OpenClRuntime.devices();
+        assertEquals(cl.deviceCount(), devices.size());
+        for (int i = 0; i < devices.size(); i++) {
+            OpenClDevice d = devices.get(i);
+            assertEquals(i, d.ordinal());
+            assertEquals("opencl:" + i, d.id());
+            assertTrue(d.capability().startsWith("OpenCL"), d.capability());
+            assertTrue(cl.detail().contains(d.platform().name()), cl.detail());
+        }
+        if (System.getenv("CI") != null) {
+            assertTrue(OpenClRuntime.platforms().stream().anyMatch(p -> p.name().contains("Portable Computing Language")),
+                    "CI installs PoCL: " + cl.detail());
+        }
+    }
+
+    @Test
+    void selectRejectsImpossibleCounts() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> DeviceCatalog.select(DeviceRuntime.JVM, 0));
+        assertTrue(e.getMessage().contains("at least 1"), e.getMessage());
+        RuntimeStatus cl = OpenClRuntime.status();
+        if (cl.available()) {
+            e = assertThrows(IllegalArgumentException.class, () -> DeviceCatalog.select(DeviceRuntime.OPENCL, 1000));
+            assertTrue(e.getMessage().contains("1000"), e.getMessage());
+        }
+    }
+}
