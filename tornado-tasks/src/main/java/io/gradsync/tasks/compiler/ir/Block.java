@@ -43,6 +43,12 @@ public final class Block {
         terminator = t;
     }
 
+    /** Replaces the terminator with {@code copied} instructions and a new terminator (loop rotation). */
+    void retarget(List<Insn> copied, Insn.Terminator t) {
+        insns.addAll(copied);
+        terminator = t;
+    }
+
     @Override
     public String toString() {
         return "B" + id;

@@ -50,6 +50,7 @@ public final class IrBuilder {
 
     /** Finishes the kernel: keeps the blocks reachable from {@code entry}, in reverse postorder. */
     public KernelIr finish(String name, String source, List<KernelParam> params, Block entry) {
+        rotateLoops();
         List<Block> order = new ArrayList<>();
         Set<Block> seen = new HashSet<>();
         // iterative DFS computing postorder
@@ -80,6 +81,25 @@ public final class IrBuilder {
         }
         return new KernelIr(name, source, List.copyOf(params), List.copyOf(order), List.copyOf(vars), Set.copyOf(writtenArrays));
     }
+
+    /**
+     * Copies a small loop test into the blocks that jump to it, so that the back edge of a
+     * top-tested loop ({@code while (i < n) {...; i += stride;}}) branches on the test itself
+     * instead of jumping back to it: the bottom-tested shape nvcc emits, one branch per iteration.
+     * Only blocks of at most {@value #MAX_DUPLICATED} instructions ending in a conditional branch
+     * are copied; repeating them is harmless because the jump would execute them next anyway.
+     */
+    private void rotateLoops() {
+        for (Block b : blocks) {
+            if (b.terminator() instanceof Insn.Jump j && j.target() != b
+                    && j.target().terminator() instanceof Insn.Branch br
+                    && j.target().insns().size() <= MAX_DUPLICATED) {
+                b.retarget(j.target().insns(), br);
+            }
+        }
+    }
+
+    private static final int MAX_DUPLICATED = 4;
 
     public static List<Block> successors(Block b) {
         return switch (b.terminator()) {
