@@ -14,6 +14,12 @@ import java.util.Optional;
  * Found by reflection so that a kernel added there cannot be forgotten here.
  */
 public final class BuiltinKernels {
+    /**
+     * Thread bound of the KernelContext-style built-ins (sums of squares): enough to fill a large
+     * GPU twice over, few enough that the one atomic add per thread costs nothing.
+     */
+    public static final int REDUCTION_THREADS = 65536;
+
     private static final List<KernelSpec> ALL = scan();
 
     private BuiltinKernels() {
@@ -39,7 +45,9 @@ public final class BuiltinKernels {
             if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers())) {
                 boolean context = m.getParameterTypes().length > 0
                         && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
-                specs.add(new KernelSpec(m.getName(), m, context ? KernelStyle.CONTEXT : KernelStyle.PARALLEL_LOOP));
+                specs.add(context
+                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
+                        : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
             }
         }
         specs.sort(Comparator.comparing(KernelSpec::name));

@@ -2,122 +2,100 @@ package io.gradsync.tasks.testing;
 
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.KernelParam;
-import jcuda.Pointer;
-import jcuda.driver.CUcontext;
-import jcuda.driver.CUdevice;
-import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUmodule;
-import jcuda.driver.JCudaDriver;
+import io.gradsync.tasks.cuda.CudaBuffer;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaRuntime;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.DeviceSlice;
 
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 
-import static jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR;
-import static jcuda.driver.CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR;
-import static jcuda.driver.JCudaDriver.*;
-
 /**
- * Test helper: loads generated PTX for the GPU's own compute capability with
- * {@code cuModuleLoadData} (JCuda driver API) and runs a kernel on {@link KernelArray}s copied in
- * and back out. Stands in for the CUDA runtime until tests switch to it.
+ * Test helper: runs a compiled kernel on GPU 0 through the CUDA runtime ({@link CudaKernels}:
+ * PTX for the GPU's compute capability, cuModuleLoadData, cached), arrays staged through pinned
+ * host buffers and copied back.
  */
 public final class CudaRunner implements DeviceRunner {
-    private static CudaRunner shared;
-    private static boolean probed;
+    private final CudaDevice device;
 
-    private final CUcontext context = new CUcontext();
-    private final int sm;
-
-    private CudaRunner() {
-        CUdevice device = new CUdevice();
-        cuDeviceGet(device, 0);
-        cuDevicePrimaryCtxRetain(context, device);
-        cuCtxSetCurrent(context);
-        int[] major = {0};
-        int[] minor = {0};
-        cuDeviceGetAttribute(major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device);
-        cuDeviceGetAttribute(minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device);
-        sm = major[0] * 10 + minor[0];
+    private CudaRunner(CudaDevice device) {
+        this.device = device;
     }
 
-    /** The shared runner on GPU 0, or null when there is no usable CUDA driver and GPU. */
-    public static synchronized CudaRunner sharedOrNull() {
-        if (!probed) {
-            probed = true;
-            try {
-                JCudaDriver.setExceptionsEnabled(true);
-                cuInit(0);
-                int[] count = {0};
-                cuDeviceGetCount(count);
-                if (count[0] > 0) {
-                    shared = new CudaRunner();
-                }
-            } catch (Throwable t) {
-                shared = null;
+    /** A runner on GPU 0, or null when the CUDA runtime has no device here. */
+    public static CudaRunner sharedOrNull() {
+        try {
+            if (!CudaRuntime.status().available() || CudaRuntime.devices().isEmpty()) {
+                return null;
             }
+            return new CudaRunner(CudaRuntime.devices().get(0));
+        } catch (Throwable t) {
+            return null;
         }
-        return shared;
     }
 
-    /** Compute capability of GPU 0, e.g. 90. */
-    public int sm() {
-        return sm;
+    public CudaDevice device() {
+        return device;
     }
 
     @Override
     public String name() {
-        return "CUDA sm_" + sm;
+        return device.id() + " sm_" + device.smVersion();
     }
 
     @Override
     public synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
-        cuCtxSetCurrent(context);
-        CUmodule module = new CUmodule();
-        cuModuleLoadData(module, (kernel.ptx(sm) + "\0").getBytes(StandardCharsets.US_ASCII));
-        List<CUdeviceptr> buffers = new ArrayList<>();
+        List<AutoCloseable> resources = new ArrayList<>();
         List<KernelArray> arrays = new ArrayList<>();
-        try {
-            CUfunction fn = new CUfunction();
-            cuModuleGetFunction(fn, module, kernel.entryName());
-            List<Pointer> params = new ArrayList<>();
+        List<HostBuffer> hosts = new ArrayList<>();
+        List<CudaBuffer> buffers = new ArrayList<>();
+        try (CudaStream stream = device.createStream()) {
+            List<Object> deviceArgs = new ArrayList<>();
             for (KernelParam p : kernel.parameters()) {
                 Object arg = args[p.javaIndex()];
                 switch (p) {
                     case KernelParam.ArrayParam a -> {
                         KernelArray array = (KernelArray) arg;
-                        long bytes = array.segment().byteSize();
-                        CUdeviceptr d = new CUdeviceptr();
-                        cuMemAlloc(d, Math.max(bytes, 4));
-                        cuMemcpyHtoD(d, Pointer.to(array.segment().asByteBuffer()), bytes);
-                        buffers.add(d);
+                        long bytes = Math.max(4, array.segment().byteSize());
+                        HostBuffer host = device.allocateHost(bytes);
+                        resources.add(host);
+                        CudaBuffer buffer = device.allocate(bytes);
+                        resources.add(buffer);
+                        host.segment().asSlice(0, array.segment().byteSize()).copyFrom(array.segment());
+                        stream.copyFromHost(host, 0, buffer, 0, bytes);
+                        deviceArgs.add(new DeviceSlice(buffer, 0, array.getSize()));
                         arrays.add(array);
-                        params.add(Pointer.to(d));
-                        params.add(Pointer.to(new int[]{array.getSize()}));
+                        hosts.add(host);
+                        buffers.add(buffer);
                     }
-                    case KernelParam.ScalarParam s -> params.add(switch (s.type()) {
-                        case I32 -> Pointer.to(new int[]{((Number) arg).intValue()});
-                        case I64 -> Pointer.to(new long[]{((Number) arg).longValue()});
-                        case F32 -> Pointer.to(new float[]{((Number) arg).floatValue()});
-                        case F64 -> Pointer.to(new double[]{((Number) arg).doubleValue()});
-                    });
+                    case KernelParam.ScalarParam s -> deviceArgs.add(arg);
                     case KernelParam.ContextParam c -> {
                     }
                 }
             }
-            int block = (int) localSize;
             int grid = (int) ((globalSize + localSize - 1) / localSize);
-            cuLaunchKernel(fn, grid, 1, 1, block, 1, 1, 0, null, Pointer.to(params.toArray(new Pointer[0])), null);
-            cuCtxSynchronize();
-            for (int i = 0; i < buffers.size(); i++) {
+            CudaKernels.prepare(device, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray()).launch(stream);
+            for (int i = 0; i < arrays.size(); i++) {
+                stream.copyToHost(buffers.get(i), 0, hosts.get(i), 0, hosts.get(i).byteSize());
+            }
+            stream.synchronize();
+            for (int i = 0; i < arrays.size(); i++) {
                 KernelArray array = arrays.get(i);
-                cuMemcpyDtoH(Pointer.to(array.segment().asByteBuffer()), buffers.get(i), array.segment().byteSize());
+                array.segment().copyFrom(hosts.get(i).segment().asSlice(0, array.segment().byteSize()));
             }
         } finally {
-            buffers.forEach(JCudaDriver::cuMemFree);
-            cuModuleUnload(module);
+            for (AutoCloseable r : resources.reversed()) {
+                try {
+                    r.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("closing " + r, e);
+                }
+            }
         }
     }
 }
