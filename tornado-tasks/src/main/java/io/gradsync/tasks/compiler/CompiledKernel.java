@@ -14,7 +14,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * per compute capability and one OpenCL C program. Thread safe.
  *
  * <p>Device arguments follow {@link KernelParam}: for each Java parameter in order, an array
- * gives a 64-bit global pointer then an {@code int} element count, a scalar gives its value, a
+ * gives a 64-bit global pointer then an {@code int} element count in PTX (a buffer, an
+ * {@code int} element offset and an {@code int} count in OpenCL C), a scalar gives its value, a
  * {@code KernelContext} gives nothing. How to launch depends on {@link #style()}.
  */
 public final class CompiledKernel {
@@ -54,6 +55,19 @@ public final class CompiledKernel {
         for (KernelParam p : ir.params()) {
             n += switch (p) {
                 case KernelParam.ArrayParam a -> 2;
+                case KernelParam.ScalarParam s -> 1;
+                case KernelParam.ContextParam c -> 0;
+            };
+        }
+        return n;
+    }
+
+    /** Number of OpenCL kernel arguments (three per array: buffer, element offset, count; one per scalar). */
+    public int openClArgumentCount() {
+        int n = 0;
+        for (KernelParam p : ir.params()) {
+            n += switch (p) {
+                case KernelParam.ArrayParam a -> 3;
                 case KernelParam.ScalarParam s -> 1;
                 case KernelParam.ContextParam c -> 0;
             };

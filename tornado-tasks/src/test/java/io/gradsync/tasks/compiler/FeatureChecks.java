@@ -7,7 +7,7 @@ import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.LongArray;
 import io.gradsync.tasks.testing.KernelArgs;
-import io.gradsync.tasks.testing.PoclRunner;
+import io.gradsync.tasks.testing.OpenClRunner;
 import io.gradsync.tasks.testing.DeviceRunner;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -56,7 +56,7 @@ abstract class FeatureChecks {
                 if (d >= 0) {
                     fail(name + ": parameter " + m.getParameters()[i].getName() + " differs at " + d + ": Java "
                             + show(e, d) + " vs " + device.name() + " " + show((KernelArray) actual[i], d) + " (input " + show((KernelArray) args[0], d) + ")\n"
-                            + (device instanceof PoclRunner ? k.openCl() : k.ptx(90)));
+                            + (device instanceof OpenClRunner ? k.openCl() : k.ptx(90)));
                 }
             }
         }

@@ -1,7 +1,7 @@
 package io.gradsync.tasks.compiler;
 
 import io.gradsync.tasks.testing.DeviceRunner;
-import io.gradsync.tasks.testing.PoclRunner;
+import io.gradsync.tasks.testing.OpenClRunner;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 class OpenClFeatureTest extends FeatureChecks {
     @Override
     DeviceRunner device() {
-        PoclRunner cl = PoclRunner.sharedOrNull();
+        OpenClRunner cl = OpenClRunner.firstOrNull();
         assumeTrue(cl != null, "no OpenCL platform: skipped");
         return cl;
     }

@@ -1,7 +1,7 @@
 package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.testing.BuiltinDifferential;
-import io.gradsync.tasks.testing.PoclRunner;
+import io.gradsync.tasks.testing.OpenClRunner;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -18,11 +18,11 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
  * local OpenCL device (PoCL in CI); see {@link BuiltinDifferential}.
  */
 class OpenClDifferentialTest {
-    private static PoclRunner cl;
+    private static OpenClRunner cl;
 
     @BeforeAll
     static void needOpenCl() {
-        cl = PoclRunner.sharedOrNull();
+        cl = OpenClRunner.firstOrNull();
         assumeTrue(cl != null, "no OpenCL platform: OpenCL differential tests skipped");
     }
 

@@ -25,6 +25,11 @@ import java.util.List;
  * float compares keep Java's NaN behaviour, fp contraction is off. Float division and sqrt are
  * IEEE only when the program is built with {@link #BUILD_OPTIONS_IEEE_DIV_SQRT} (the built-in
  * gradient kernels use neither).
+ *
+ * <p>Calling convention (OpenCL passes buffers, not pointers): each array parameter becomes three
+ * arguments, the buffer ({@code <name>_base}), the element offset of the array in it
+ * ({@code <name>_off}, int) and the element count ({@code <name>_len}, int), so a slice of a
+ * buffer is passed without sub-buffers; scalars by value; no KernelContext.
  */
 public final class OpenClEmitter {
     /** Build option making f32 division and sqrt correctly rounded, as in Java. */
@@ -170,7 +175,10 @@ public final class OpenClEmitter {
                         case F16 -> "half";
                         case BF16 -> "ushort";
                     };
-                    params.append("__global ").append(elem).append("* ").append(ptr(a)).append(", const int ").append(a.name()).append("_len, ");
+                    params.append("__global ").append(elem).append("* ").append(a.name()).append("_base, const int ")
+                            .append(a.name()).append("_off, const int ").append(a.name()).append("_len, ");
+                    init.append("    __global ").append(elem).append("* ").append(ptr(a)).append(" = ")
+                            .append(a.name()).append("_base + ").append(a.name()).append("_off;\n");
                 }
                 case KernelParam.ScalarParam s -> {
                     params.append("const ").append(ctype(s.type())).append(' ').append(s.name()).append(", ");
