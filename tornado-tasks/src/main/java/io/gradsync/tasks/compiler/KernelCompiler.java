@@ -26,7 +26,10 @@ public final class KernelCompiler {
     public KernelCompiler() {
     }
 
-    private final Map<String, CompiledKernel> cache = new ConcurrentHashMap<>();
+    private record Key(Class<?> owner, String name, String descriptor) {
+    }
+
+    private final Map<Key, CompiledKernel> cache = new ConcurrentHashMap<>();
 
     /** The process-wide compiler and cache. */
     public static KernelCompiler shared() {
@@ -65,7 +68,7 @@ public final class KernelCompiler {
     }
 
     public CompiledKernel compile(Class<?> owner, String name, String descriptor) {
-        String key = owner.getName() + "." + name + descriptor;
+        Key key = new Key(owner, name, descriptor);
         CompiledKernel k = cache.get(key);
         if (k != null) {
             return k;

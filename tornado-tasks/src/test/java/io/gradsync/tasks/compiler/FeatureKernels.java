@@ -92,8 +92,17 @@ final class FeatureKernels {
         }
     }
 
-    public static void contextStyle(KernelContext ctx, FloatArray x, FloatArray out, IntArray ids) {
+    /** A helper that takes the KernelContext and an array: references pass into inlined calls. */
+    static int index(KernelContext ctx, FloatArray bound) {
         int g = ctx.globalIdx();
+        return g < bound.getSize() ? g : -1;
+    }
+
+    public static void contextStyle(KernelContext ctx, FloatArray x, FloatArray out, IntArray ids) {
+        int g = index(ctx, x);
+        if (g < 0) {
+            return;
+        }
         if (g < x.getSize()) {
             out.set(g, x.get(g) * 2f);
             ids.set(g, ctx.localIdx() + 1000 * ctx.groupIdx() + (ctx.localSize() << 20));
