@@ -19,6 +19,43 @@ public final class KernelFunctions {
     public interface Kernel extends Serializable {
     }
 
+    /**
+     * The static method a kernel method reference names, through the {@code SerializedLambda}
+     * the JDK produces for serializable lambdas; rejects lambda expressions and references to
+     * instance methods.
+     */
+    public static java.lang.reflect.Method methodOf(Kernel ref) {
+        java.lang.invoke.SerializedLambda lambda;
+        try {
+            java.lang.reflect.Method writeReplace = ref.getClass().getDeclaredMethod("writeReplace");
+            writeReplace.setAccessible(true);
+            lambda = (java.lang.invoke.SerializedLambda) writeReplace.invoke(ref);
+        } catch (ReflectiveOperationException | ClassCastException e) {
+            throw new IllegalArgumentException("not a method reference: " + ref.getClass().getName(), e);
+        }
+        if (lambda.getImplMethodKind() != java.lang.invoke.MethodHandleInfo.REF_invokeStatic) {
+            throw new IllegalArgumentException("kernel must be a static method reference, got " + lambda.getImplClass() + "." + lambda.getImplMethodName());
+        }
+        if (lambda.getImplMethodName().startsWith("lambda$")) {
+            throw new IllegalArgumentException("kernel must be a method reference (Class::method), not a lambda expression: "
+                    + lambda.getImplClass() + "." + lambda.getImplMethodName());
+        }
+        try {
+            Class<?> owner = Class.forName(lambda.getImplClass().replace('/', '.'), false, ref.getClass().getClassLoader());
+            String descriptor = lambda.getImplMethodSignature();
+            for (java.lang.reflect.Method m : owner.getDeclaredMethods()) {
+                if (m.getName().equals(lambda.getImplMethodName())
+                        && java.lang.invoke.MethodType.methodType(m.getReturnType(), m.getParameterTypes())
+                        .toMethodDescriptorString().equals(descriptor)) {
+                    return m;
+                }
+            }
+            throw new IllegalArgumentException("method " + lambda.getImplMethodName() + descriptor + " not found in " + owner.getName());
+        } catch (ClassNotFoundException e) {
+            throw new IllegalArgumentException("class of method reference not found: " + lambda.getImplClass(), e);
+        }
+    }
+
     @FunctionalInterface
     public interface K1<A> extends Kernel {
         void apply(A a);
