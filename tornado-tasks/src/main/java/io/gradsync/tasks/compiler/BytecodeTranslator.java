@@ -87,7 +87,10 @@ final class BytecodeTranslator {
     }
 
     /** The @Parallel loop of the kernel method: its induction slot, init store and increment. */
-    private record ParallelLoop(int slot, int initStoreBci, int incrementBci) {
+    private record ParallelLoop(int slot, int initStoreBci, int incrementBci, int startBci, int endBci) {
+        boolean contains(int bci) {
+            return bci >= startBci && bci < endBci;
+        }
     }
 
     private record BlockInfo(Block block, List<Object> shape) {
@@ -322,10 +325,47 @@ final class BytecodeTranslator {
                     f.bci = start;
                     throw f.error("@Parallel loop counter without an i++ step");
                 }
-                found = new ParallelLoop(slot, f.bcis.get(startIdx - 1), increment);
+                found = new ParallelLoop(slot, f.bcis.get(startIdx - 1), increment, start, end);
+                checkParallelShape(f, found);
             }
         }
         return found;
+    }
+
+    /**
+     * A @Parallel loop becomes independent threads, which keeps Java's meaning only if the loop
+     * has its one exit test (no break or return: each thread would stop only its own share) and
+     * is not nested in another loop (threads would need a barrier between outer iterations).
+     */
+    private static void checkParallelShape(Frame f, ParallelLoop loop) {
+        int exits = 0;
+        for (int i = 0; i < f.insns.size(); i++) {
+            int bci = f.bcis.get(i);
+            Instruction ins = f.insns.get(i);
+            f.bci = bci;
+            if (ins instanceof BranchInstruction br) {
+                int target = f.code.labelToBci(br.target());
+                if (loop.contains(bci) && !loop.contains(target) && ++exits > 1) {
+                    throw f.error("break out of a @Parallel loop, or a compound loop condition (threads cannot stop each other)");
+                }
+                if (bci > loop.incrementBci && target <= loop.initStoreBci) {
+                    throw f.error("@Parallel loop nested inside another loop (threads would need a barrier between outer iterations)");
+                }
+            } else if (ins instanceof ReturnInstruction && loop.contains(bci)) {
+                throw f.error("return inside a @Parallel loop (threads cannot stop each other)");
+            }
+        }
+    }
+
+    /**
+     * In a @Parallel-loop kernel every thread runs the code around the loop too, so writes there
+     * would race (in Java they happen once): only the loop body may store.
+     */
+    private void checkStoreInsideParallel(Frame f) {
+        Frame entry = frames.peekLast();
+        if (entry != null && entry.parallel != null && !entry.parallel.contains(entry.bci)) {
+            throw f.error("array store outside the @Parallel loop (every thread would run it)");
+        }
     }
 
     // ------------------------------------------------------------------------------------------
@@ -883,10 +923,11 @@ final class BytecodeTranslator {
             return false;
         }
         if (owner.equals(API + "Atomics") && name.equals("add")) {
+            checkStoreInsideParallel(f);
             Operand value = pop(f, stack);
             Operand index = pop(f, stack);
             Ref r = popRef(f, stack);
-            ArrayParam ap = (ArrayParam) r.target;
+            ArrayParam ap = array(f, r);
             ir.emit(new Insn.AtomicAdd(ap, index, value));
             return true;
         }
@@ -968,6 +1009,7 @@ final class BytecodeTranslator {
                 push(stack, dst);
             }
             case "set", "setBits" -> {
+                checkStoreInsideParallel(f);
                 Operand value = pop(f, stack);
                 Operand index = pop(f, stack);
                 ArrayParam ap = array(f, popRef(f, stack));

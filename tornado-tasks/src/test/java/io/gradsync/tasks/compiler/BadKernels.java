@@ -123,6 +123,39 @@ final class BadKernels {
         ((FloatArray) o).set(0, 1f);
     }
 
+    public static void breakInParallelLoop(FloatArray x) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            if (x.get(i) < 0) {
+                break;
+            }
+            x.set(i, 1f);
+        }
+    }
+
+    public static void returnInParallelLoop(FloatArray x) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            if (x.get(i) < 0) {
+                return;
+            }
+            x.set(i, 1f);
+        }
+    }
+
+    public static void parallelInsideLoop(FloatArray x, int k) {
+        for (int j = 0; j < k; j++) {
+            for (@Parallel int i = 0; i < x.getSize(); i++) {
+                x.set(i, x.get(i) * 2f);
+            }
+        }
+    }
+
+    public static void storeAfterParallelLoop(FloatArray x, FloatArray total) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, 1f);
+        }
+        total.set(0, x.get(0));
+    }
+
     static void helperAllocates(FloatArray x) {
         x.set(0, new StringBuilder().length());
     }

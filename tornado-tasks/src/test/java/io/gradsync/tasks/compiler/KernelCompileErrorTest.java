@@ -55,6 +55,10 @@ class KernelCompileErrorTest {
             "unsupportedMath     | Math.pow",
             "typeCheck           | type check (checkcast",
             "callsBadHelper      | object allocation (new java/lang/StringBuilder)",
+            "breakInParallelLoop | break out of a @Parallel loop",
+            "returnInParallelLoop | return inside a @Parallel loop",
+            "parallelInsideLoop  | @Parallel loop nested inside another loop",
+            "storeAfterParallelLoop | array store outside the @Parallel loop",
     })
     void rejectsWithClearMessage(String method, String construct) {
         KernelCompileException e = reject(method);
