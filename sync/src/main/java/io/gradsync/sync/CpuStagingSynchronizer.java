@@ -45,6 +45,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     private final AtomicLongArray downloadQueued;
     /** Per slot: the chunk whose host-to-device copies were queued from its result last. */
     private final AtomicLongArray uploadQueued;
+    private final SyncStats stats = new SyncStats();
     private StagingPlan plan;
     /** Set when a worker fails, so that the others stop waiting. */
     private volatile boolean failed;
@@ -114,10 +115,21 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     @Override
     public synchronized void synchronize(List<Replica> replicas) {
         checkOpen();
+        long t0 = System.nanoTime();
         ReplicaCheck.check(replicas, devices);
-        if (devices.size() == 1) {
-            return; // the average of one replica is itself
+        if (devices.size() > 1) {
+            run(replicas);
         }
+        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
+    }
+
+    private void run(List<Replica> replicas) {
+        long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
             plan = StagingPlan.of(layout, chunkBytesFor(layout));
@@ -129,6 +141,8 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
+        long t1 = System.nanoTime();
+        stats.phase("prepare", t1 - t0);
         for (int s = 0; s < slots; s++) {
             downloadQueued.set(s, -1);
             uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
@@ -136,6 +150,8 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (int k = 0; k < Math.min(slots, chunks.size()); k++) {
             download(replicas, chunks.get(k), k);
         }
+        long t2 = System.nanoTime();
+        stats.phase("first copies", t2 - t1);
         AtomicInteger next = new AtomicInteger();
         Runnable work = () -> {
             try {
@@ -170,6 +186,8 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
                 throw new IllegalStateException("interrupted during host staging", e);
             }
         }
+        long t3 = System.nanoTime();
+        stats.phase("pipeline", t3 - t2);
         if (failure != null) {
             for (DeviceStream st : down) {
                 st.synchronize();
@@ -179,6 +197,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (DeviceStream s : up) {
             s.synchronize();
         }
+        stats.phase("last uploads", System.nanoTime() - t3);
     }
 
     /**
@@ -199,20 +218,36 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         int n = devices.size();
         float scale = 1.0f / n;
         MemorySegment[] in = new MemorySegment[n];
+        long waitDown = 0, waitUp = 0, sum = 0, queue = 0;
         for (int k = next.getAndIncrement(); k < chunks.size(); k = next.getAndIncrement()) {
             int slot = k % slots;
+            long t0 = System.nanoTime();
             awaitQueued(downloadQueued, slot, k);
-            awaitQueued(uploadQueued, slot, k - slots);
             for (int r = 0; r < n; r++) {
                 downloaded[r][slot].synchronize();
+            }
+            long t1 = System.nanoTime();
+            awaitQueued(uploadQueued, slot, k - slots);
+            for (int r = 0; r < n; r++) {
                 uploaded[r][slot].synchronize();
             }
+            long t2 = System.nanoTime();
             reduce(chunks.get(k), slot, scale, in);
+            long t3 = System.nanoTime();
             if (k + slots < chunks.size()) {
                 download(replicas, chunks.get(k + slots), k + slots);
             }
             upload(replicas, chunks.get(k), k);
+            long t4 = System.nanoTime();
+            waitDown += t1 - t0;
+            waitUp += t2 - t1;
+            sum += t3 - t2;
+            queue += t4 - t3;
         }
+        stats.phase("workers: wait d2h", waitDown);
+        stats.phase("workers: wait h2d", waitUp);
+        stats.phase("workers: sum", sum);
+        stats.phase("workers: queue copies", queue);
     }
 
     /** Spins briefly, then yields, until {@code counters[slot]} says chunk {@code chunk} was queued. */
