@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * all cores, and the average is copied back to every device.
  *
  * <p>The gradients are cut into chunks that flow through a ring of {@code slots} pinned slots per
- * device. Worker threads each take the next chunk, wait for its device-to-host copies, sum it,
- * refill the freed slot with the chunk {@code slots} ahead, and queue the host-to-device copies
- * of the result; so copies in both directions and sums of different chunks all run at once, and
+ * device. Worker threads each take the next chunk, wait for its device-to-host copies (queuing
+ * them itself in the first round), sum it, refill the freed slot with the chunk {@code slots}
+ * ahead, and queue the host-to-device copies of the result; so copies in both directions and sums of different chunks all run at once, and
  * no barrier stands between chunks. Two host counters per slot say which chunk's copies were
  * queued last, so a worker waits on an event only once the right chunk was recorded in it. Memory,
  * streams, events and threads are made once, at construction; a call allocates only its plan
@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 final class CpuStagingSynchronizer implements GradientSynchronizer {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
-    private static final long MIN_CHUNK_BYTES = 256 << 10;
+    private static final long MIN_CHUNK_BYTES = 1 << 20;
 
     private final List<Device> devices;
     private final SyncOptions options;
@@ -147,11 +147,6 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
             downloadQueued.set(s, -1);
             uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
         }
-        for (int k = 0; k < Math.min(slots, chunks.size()); k++) {
-            download(replicas, chunks.get(k), k);
-        }
-        long t2 = System.nanoTime();
-        stats.phase("first copies", t2 - t1);
         AtomicInteger next = new AtomicInteger();
         Runnable work = () -> {
             try {
@@ -187,7 +182,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
             }
         }
         long t3 = System.nanoTime();
-        stats.phase("pipeline", t3 - t2);
+        stats.phase("pipeline", t3 - t1);
         if (failure != null) {
             for (DeviceStream st : down) {
                 st.synchronize();
@@ -222,6 +217,9 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (int k = next.getAndIncrement(); k < chunks.size(); k = next.getAndIncrement()) {
             int slot = k % slots;
             long t0 = System.nanoTime();
+            if (k < slots) {
+                download(replicas, chunks.get(k), k); // the first round: each worker fills its own slot
+            }
             awaitQueued(downloadQueued, slot, k);
             for (int r = 0; r < n; r++) {
                 downloaded[r][slot].synchronize();
