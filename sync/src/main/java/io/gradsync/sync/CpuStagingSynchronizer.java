@@ -19,9 +19,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * all cores, and the average is copied back to every device.
  *
  * <p>The gradients are cut into chunks that flow through a ring of {@code slots} pinned slots per
- * device. Worker threads each take the next chunk, wait for its device-to-host copies, sum it,
- * refill the freed slot with the chunk {@code slots} ahead, and queue the host-to-device copies
- * of the result; so copies in both directions and sums of different chunks all run at once, and
+ * device. Worker threads each take the next chunk, wait for its device-to-host copies (queuing
+ * them itself in the first round), sum it, refill the freed slot with the chunk {@code slots}
+ * ahead, and queue the host-to-device copies of the result; so copies in both directions and sums of different chunks all run at once, and
  * no barrier stands between chunks. Two host counters per slot say which chunk's copies were
  * queued last, so a worker waits on an event only once the right chunk was recorded in it. Memory,
  * streams, events and threads are made once, at construction; a call allocates only its plan
@@ -29,7 +29,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  */
 final class CpuStagingSynchronizer implements GradientSynchronizer {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
-    private static final long MIN_CHUNK_BYTES = 256 << 10;
+    private static final long MIN_CHUNK_BYTES = 1 << 20;
 
     private final List<Device> devices;
     private final SyncOptions options;
@@ -45,6 +45,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     private final AtomicLongArray downloadQueued;
     /** Per slot: the chunk whose host-to-device copies were queued from its result last. */
     private final AtomicLongArray uploadQueued;
+    private final SyncStats stats = new SyncStats();
     private StagingPlan plan;
     /** Set when a worker fails, so that the others stop waiting. */
     private volatile boolean failed;
@@ -114,10 +115,21 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     @Override
     public synchronized void synchronize(List<Replica> replicas) {
         checkOpen();
+        long t0 = System.nanoTime();
         ReplicaCheck.check(replicas, devices);
-        if (devices.size() == 1) {
-            return; // the average of one replica is itself
+        if (devices.size() > 1) {
+            run(replicas);
         }
+        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
+    }
+
+    private void run(List<Replica> replicas) {
+        long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
             plan = StagingPlan.of(layout, chunkBytesFor(layout));
@@ -129,12 +141,11 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
+        long t1 = System.nanoTime();
+        stats.phase("prepare", t1 - t0);
         for (int s = 0; s < slots; s++) {
             downloadQueued.set(s, -1);
             uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
-        }
-        for (int k = 0; k < Math.min(slots, chunks.size()); k++) {
-            download(replicas, chunks.get(k), k);
         }
         AtomicInteger next = new AtomicInteger();
         Runnable work = () -> {
@@ -170,6 +181,8 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
                 throw new IllegalStateException("interrupted during host staging", e);
             }
         }
+        long t3 = System.nanoTime();
+        stats.phase("pipeline", t3 - t1);
         if (failure != null) {
             for (DeviceStream st : down) {
                 st.synchronize();
@@ -179,6 +192,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         for (DeviceStream s : up) {
             s.synchronize();
         }
+        stats.phase("last uploads", System.nanoTime() - t3);
     }
 
     /**
@@ -199,20 +213,39 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
         int n = devices.size();
         float scale = 1.0f / n;
         MemorySegment[] in = new MemorySegment[n];
+        long waitDown = 0, waitUp = 0, sum = 0, queue = 0;
         for (int k = next.getAndIncrement(); k < chunks.size(); k = next.getAndIncrement()) {
             int slot = k % slots;
+            long t0 = System.nanoTime();
+            if (k < slots) {
+                download(replicas, chunks.get(k), k); // the first round: each worker fills its own slot
+            }
             awaitQueued(downloadQueued, slot, k);
-            awaitQueued(uploadQueued, slot, k - slots);
             for (int r = 0; r < n; r++) {
                 downloaded[r][slot].synchronize();
+            }
+            long t1 = System.nanoTime();
+            awaitQueued(uploadQueued, slot, k - slots);
+            for (int r = 0; r < n; r++) {
                 uploaded[r][slot].synchronize();
             }
+            long t2 = System.nanoTime();
             reduce(chunks.get(k), slot, scale, in);
+            long t3 = System.nanoTime();
             if (k + slots < chunks.size()) {
                 download(replicas, chunks.get(k + slots), k + slots);
             }
             upload(replicas, chunks.get(k), k);
+            long t4 = System.nanoTime();
+            waitDown += t1 - t0;
+            waitUp += t2 - t1;
+            sum += t3 - t2;
+            queue += t4 - t3;
         }
+        stats.phase("workers: wait d2h", waitDown);
+        stats.phase("workers: wait h2d", waitUp);
+        stats.phase("workers: sum", sum);
+        stats.phase("workers: queue copies", queue);
     }
 
     /** Spins briefly, then yields, until {@code counters[slot]} says chunk {@code chunk} was queued. */
