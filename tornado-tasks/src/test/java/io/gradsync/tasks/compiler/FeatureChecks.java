@@ -151,6 +151,19 @@ abstract class FeatureChecks {
     }
 
     @Test
+    void floatToIntegerConversionsSaturate() {
+        float[] edges = {Float.NaN, -Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 3e9f, -3e9f, 2.5f, -2.5f,
+                0.99f, -0.99f, 1e20f, -1e20f, 65535.7f, 70000.2f, -129.9f, 2147483520f, -2147483648f, 0f, -0f, Float.MIN_VALUE};
+        Random rnd = new Random();
+        int n = 3000;
+        FloatArray in = new FloatArray(n);
+        for (int i = 0; i < n; i++) {
+            in.set(i, i < edges.length ? edges[i] : rnd.nextBoolean() ? edges[rnd.nextInt(edges.length)] : (float) (rnd.nextGaussian() * 1e9));
+        }
+        assertSame("conversions", new Object[]{in, new IntArray(n), new LongArray(n)}, 512);
+    }
+
+    @Test
     void expWithinOneUlpOfFloat() {
         int n = 2000;
         FloatArray in = new FloatArray(n);

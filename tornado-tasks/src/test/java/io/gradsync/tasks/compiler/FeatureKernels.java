@@ -137,6 +137,16 @@ final class FeatureKernels {
         }
     }
 
+    /** Float to integer conversions at the edges: NaN gives 0, out-of-range values saturate. */
+    public static void conversions(FloatArray in, IntArray ints, LongArray longs) {
+        for (@Parallel int i = 0; i < in.getSize(); i++) {
+            float x = in.get(i);
+            double d = x * 1e10;
+            ints.set(i, (int) x ^ ((int) d << 1) ^ ((char) x << 3) ^ ((byte) (int) x << 5) ^ (short) (long) d);
+            longs.set(i, (long) x * 31 + (long) d + (long) (float) (long) d);
+        }
+    }
+
     public static void expKernel(FloatArray in, FloatArray out) {
         for (@Parallel int i = 0; i < in.getSize(); i++) {
             out.set(i, (float) Math.exp(in.get(i) * 30.0));

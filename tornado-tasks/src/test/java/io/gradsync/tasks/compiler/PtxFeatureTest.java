@@ -20,7 +20,7 @@ class PtxFeatureTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"intOps", "floatOps", "loops", "contextStyle", "serial", "halves", "atomics", "expKernel"})
+    @ValueSource(strings = {"intOps", "floatOps", "loops", "contextStyle", "serial", "halves", "atomics", "expKernel", "conversions"})
     void ptxAssembles(String name) throws Exception {
         assumeTrue(Ptxas.available(), "ptxas is not on the PATH: skipped");
         CompiledKernel k = new KernelCompiler().compile(method(name));

@@ -88,6 +88,12 @@ class GpuCaseWriter {
             quarters.set(i, (i % 17) * 0.25f);
         }
         feature(featureMethods, "atomics", 5120, false, null, quarters, new FloatArray(4), new IntArray(1));
+        FloatArray edgy = new FloatArray(n);
+        float[] edges = {Float.NaN, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, 3e9f, -3e9f, 1e20f, -1e20f, 65535.7f, -129.9f, -0f};
+        for (int i = 0; i < n; i++) {
+            edgy.set(i, rnd.nextBoolean() ? edges[rnd.nextInt(edges.length)] : (float) (rnd.nextGaussian() * 1e9));
+        }
+        feature(featureMethods, "conversions", 1024, false, edgy, new IntArray(n), new LongArray(n));
         FloatArray expIn = new FloatArray(n);
         for (int i = 0; i < n; i++) {
             expIn.set(i, (float) (rnd.nextDouble() * 52 - 26));
