@@ -823,9 +823,6 @@ final class BytecodeTranslator {
             throw f.error((inv.opcode() == Opcode.INVOKESPECIAL ? "constructor or private instance call " : "virtual call ")
                     + owner.replace('/', '.') + "." + name + desc);
         }
-        if (inv.isInterface()) {
-            throw f.error("static interface method call " + owner.replace('/', '.') + "." + name);
-        }
         inline(f, owner, name, desc, stack);
     }
 

@@ -28,6 +28,13 @@ final class FeatureKernels {
         return (x >> SHIFT) ^ (y >>> 5);
     }
 
+    /** Static methods of interfaces inline like any other. */
+    interface Shapes {
+        static float square(float v) {
+            return v * v;
+        }
+    }
+
     static float clampUnit(float v) {
         if (v > 1f) {
             return 1f;
@@ -38,7 +45,7 @@ final class FeatureKernels {
     }
 
     static float deep(float v) {
-        return clampUnit(v) * 2f + clampUnit(-v);
+        return clampUnit(v) * 2f + clampUnit(-v) + Shapes.square(clampUnit(v));
     }
 
     public static void intOps(IntArray in, IntArray out, LongArray lout) {
