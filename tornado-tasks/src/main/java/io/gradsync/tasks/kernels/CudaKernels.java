@@ -74,7 +74,8 @@ public final class CudaKernels {
                         throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a DeviceSlice of a CudaBuffer, got " + arg);
                     }
                     slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
-                    packed[slot++] = Pointer.to(buffer.pointer(slice.byteOffset()));
+                    // the .u64 pointer parameter as a plain 64-bit value: base address plus slice offset
+                    packed[slot++] = Pointer.to(new long[]{buffer.address() + slice.byteOffset()});
                     packed[slot++] = Pointer.to(new int[]{slice.count()});
                 }
                 case KernelParam.ScalarParam s -> {
