@@ -39,6 +39,16 @@ public final class BuiltinKernels {
         return byName("average" + k).orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
     }
 
+    /** The fused bf16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    public static KernelSpec averageBf16(int k) {
+        return byName("average" + k + "Bf16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
+    }
+
+    /** The fused fp16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    public static KernelSpec averageF16(int k) {
+        return byName("average" + k + "F16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
+    }
+
     private static List<KernelSpec> scan() {
         List<KernelSpec> specs = new ArrayList<>();
         for (Method m : GradientKernels.class.getDeclaredMethods()) {

@@ -34,6 +34,9 @@ class KernelSourcesTest {
         assertEquals(37, all.size());
         assertEquals(KernelStyle.CONTEXT, BuiltinKernels.byName("sumOfSquares").orElseThrow().style());
         assertEquals(KernelStyle.PARALLEL_LOOP, BuiltinKernels.average(4).style());
+        assertEquals("average8Bf16", BuiltinKernels.averageBf16(8).name());
+        assertEquals("average2F16", BuiltinKernels.averageF16(2).name());
+        assertThrows(IllegalArgumentException.class, () -> BuiltinKernels.average(9));
         for (KernelSpec spec : all) {
             assertEquals(spec.style(), spec.compile().style(), spec.name());
         }
