@@ -12,7 +12,7 @@ import java.lang.foreign.MemorySegment;
  * pointer plus its element count, so {@link #getSize()} works inside kernels.
  */
 public sealed interface KernelArray extends AutoCloseable
-        permits FloatArray, IntArray, LongArray, HalfArray, Bfloat16Array {
+        permits FloatArray, DoubleArray, IntArray, LongArray, HalfArray, Bfloat16Array {
 
     /** Number of elements. */
     int getSize();

@@ -220,7 +220,7 @@ final class BytecodeTranslator {
                 slot += t.isWide() ? 2 : 1;
             } else {
                 throw frame.error("kernel parameter " + i + " of type " + p.displayName()
-                        + " (kernels take FloatArray, IntArray, LongArray, HalfArray, Bfloat16Array, KernelContext or primitives)");
+                        + " (kernels take FloatArray, DoubleArray, IntArray, LongArray, HalfArray, Bfloat16Array, KernelContext or primitives)");
             }
         }
         frame.parallel = findParallelLoop(frame);
@@ -1063,6 +1063,7 @@ final class BytecodeTranslator {
     static ElementKind arrayKind(ClassDesc d) {
         return switch (d.descriptorString()) {
             case "L" + API + "FloatArray;" -> ElementKind.F32;
+            case "L" + API + "DoubleArray;" -> ElementKind.F64;
             case "L" + API + "IntArray;" -> ElementKind.I32;
             case "L" + API + "LongArray;" -> ElementKind.I64;
             case "L" + API + "HalfArray;" -> ElementKind.F16;

@@ -279,6 +279,7 @@ public final class ExecutionPlan implements AutoCloseable {
             var seg = buffer.segment().asSlice(0, array.segment().byteSize());
             return switch (array) {
                 case FloatArray f -> FloatArray.wrap(seg);
+                case io.gradsync.tasks.api.DoubleArray d -> io.gradsync.tasks.api.DoubleArray.wrap(seg);
                 case IntArray i -> IntArray.wrap(seg);
                 case LongArray l -> LongArray.wrap(seg);
                 case HalfArray h -> HalfArray.wrap(seg);

@@ -2,6 +2,7 @@ package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.api.Atomics;
 import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
@@ -260,6 +261,25 @@ public final class GradientKernels {
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartials(KernelContext ctx, FloatArray x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
     public static void sumOfSquares(KernelContext ctx, FloatArray x, FloatArray result) {
         int n = x.getSize();
         int first = ctx.globalIdx();
@@ -287,6 +307,25 @@ public final class GradientKernels {
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
     public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
         int n = x.getSize();
         int first = ctx.globalIdx();
@@ -314,6 +353,25 @@ public final class GradientKernels {
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
     public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
         int n = x.getSize();
         int first = ctx.globalIdx();

@@ -1,6 +1,7 @@
 package io.gradsync.tasks.compiler;
 
 import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
@@ -66,6 +67,7 @@ abstract class FeatureChecks {
     private static String show(KernelArray a, int i) {
         return switch (a) {
             case FloatArray f -> Float.toString(f.get(i));
+            case DoubleArray f -> Double.toString(f.get(i));
             case IntArray x -> Integer.toString(x.get(i));
             case LongArray x -> Long.toString(x.get(i));
             case HalfArray h -> h.get(i) + "/0x" + Integer.toHexString(h.getBits(i) & 0xFFFF);

@@ -36,7 +36,8 @@ class JvmKernelsTest {
             KernelSpec spec = BuiltinKernels.byName("sumOfSquares").orElseThrow();
             LaunchShape shape = spec.launchShape(n);
             JvmKernels.run(spec, shape.globalSize(), shape.block(), x, result);
-            assertTrue(Math.abs(result.get(0) - exact) <= 1e-5 * exact, result.get(0) + " vs " + exact);
+            // 65536 fp32 partials added atomically: ~sqrt(65536) roundings of 2^-24, so 1e-4 relative
+            assertTrue(Math.abs(result.get(0) - exact) <= 1e-4 * exact, result.get(0) + " vs " + exact);
         }
     }
 

@@ -1,6 +1,7 @@
 package io.gradsync.tasks.testing;
 
 import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
@@ -69,6 +70,19 @@ public final class BuiltinDifferential {
                     }
                     continue;
                 }
+                if (a instanceof DoubleArray partials) { // fp64 partial sums of squares: they must add up to the float64 sum
+                    double exact = 0;
+                    KernelArray x = (KernelArray) args[1];
+                    for (int j = 0; j < n; j++) {
+                        double v = floatAt(x, j);
+                        exact += v * v;
+                    }
+                    double sum = 0;
+                    for (int j = 0; j < partials.getSize(); j++) {
+                        sum += partials.get(j);
+                    }
+                    assertTrue(sum == exact || Math.abs(sum - exact) <= 1e-12 * exact, where + ": partials add to " + sum + ", float64 sum " + exact);
+                }
                 int diff = KernelArgs.firstDifference(e, a);
                 if (diff >= 0) {
                     fail(where + ": parameter " + m.getParameters()[i].getName() + " differs at " + diff
@@ -97,6 +111,7 @@ public final class BuiltinDifferential {
     public static float floatAt(KernelArray a, int i) {
         return switch (a) {
             case FloatArray f -> f.get(i);
+            case DoubleArray f -> (float) f.get(i);
             case HalfArray h -> h.get(i);
             case Bfloat16Array b -> b.get(i);
             case IntArray x -> x.get(i);

@@ -1,6 +1,7 @@
 package io.gradsync.tasks.testing;
 
 import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
@@ -52,6 +53,8 @@ public final class KernelArgs {
     public static KernelArray allocate(Class<?> type, int n) {
         if (type == FloatArray.class) {
             return new FloatArray(n);
+        } else if (type == DoubleArray.class) {
+            return new DoubleArray(n);
         } else if (type == IntArray.class) {
             return new IntArray(n);
         } else if (type == LongArray.class) {
@@ -67,6 +70,7 @@ public final class KernelArgs {
     public static void setFloat(KernelArray a, int i, float v) {
         switch (a) {
             case FloatArray f -> f.set(i, v);
+            case DoubleArray f -> f.set(i, v);
             case IntArray x -> x.set(i, (int) v);
             case LongArray x -> x.set(i, (long) v);
             case HalfArray h -> h.set(i, v);
@@ -100,6 +104,11 @@ public final class KernelArgs {
             switch (p) {
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("flag") || a.name().equals("result") ->
                         args[p.javaIndex()] = allocate(type, 1);
+                case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("partials") -> {
+                    KernelArray partials = allocate(type, Math.min(n, 3001)); // fewer slots than elements, not a round number
+                    poison(partials);
+                    args[p.javaIndex()] = partials;
+                }
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a -> {
                     double nonFinite = name.startsWith("checkFinite") && rnd.nextBoolean() ? 1e-3 : 0;
                     KernelArray arr = random(type, n, rnd, nonFinite);
@@ -174,6 +183,8 @@ public final class KernelArgs {
         for (int i = 0; i < a.getSize(); i++) {
             boolean same = switch (a) {
                 case FloatArray x -> sameFloat(x.get(i), ((FloatArray) b).get(i));
+                case DoubleArray x -> Double.isNaN(x.get(i)) ? Double.isNaN(((DoubleArray) b).get(i))
+                        : Double.doubleToRawLongBits(x.get(i)) == Double.doubleToRawLongBits(((DoubleArray) b).get(i));
                 case HalfArray x -> sameFloat(x.get(i), ((HalfArray) b).get(i)) && (Float.isNaN(x.get(i)) || x.getBits(i) == ((HalfArray) b).getBits(i));
                 case Bfloat16Array x -> sameFloat(x.get(i), ((Bfloat16Array) b).get(i)) && (Float.isNaN(x.get(i)) || x.getBits(i) == ((Bfloat16Array) b).getBits(i));
                 case IntArray x -> x.get(i) == ((IntArray) b).get(i);

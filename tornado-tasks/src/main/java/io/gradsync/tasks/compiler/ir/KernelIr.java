@@ -16,6 +16,7 @@ public record KernelIr(String name, String source, List<KernelParam> params, Lis
                        List<Var> vars, java.util.Set<String> writtenArrays) {
 
     public boolean usesF64() {
-        return vars.stream().anyMatch(v -> v.type() == IrType.F64);
+        return vars.stream().anyMatch(v -> v.type() == IrType.F64)
+                || params.stream().anyMatch(p -> p instanceof KernelParam.ArrayParam a && a.element() == ElementKind.F64);
     }
 }

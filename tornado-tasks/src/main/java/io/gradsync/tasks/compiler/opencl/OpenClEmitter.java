@@ -170,6 +170,7 @@ public final class OpenClEmitter {
                 case ArrayParam a -> {
                     String elem = switch (a.element()) {
                         case F32 -> "float";
+                        case F64 -> "double";
                         case I32 -> "int";
                         case I64 -> "long";
                         case F16 -> "half";

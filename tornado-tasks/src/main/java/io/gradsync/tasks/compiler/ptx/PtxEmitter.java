@@ -564,6 +564,7 @@ public final class PtxEmitter {
         ElementKind k = l.array().element();
         switch (k) {
             case F32 -> line("ld.global.f32 " + d + ", " + addr);
+            case F64 -> line("ld.global.f64 " + d + ", " + addr);
             case I32 -> line("ld.global.u32 " + d + ", " + addr);
             case I64 -> line("ld.global.u64 " + d + ", " + addr);
             case F16, BF16 -> {
@@ -590,6 +591,7 @@ public final class PtxEmitter {
         ElementKind k = s.array().element();
         switch (k) {
             case F32 -> line("st.global.f32 " + addr + ", " + v);
+            case F64 -> line("st.global.f64 " + addr + ", " + v);
             case I32 -> line("st.global.u32 " + addr + ", " + v);
             case I64 -> line("st.global.u64 " + addr + ", " + v);
             case F16, BF16 -> {
