@@ -28,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
+import jcuda.CudaException;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 
@@ -57,6 +58,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
     private static final long PARK_NANOS = 20_000L;
     /** NCCL's async error is read this often while waiting. */
     private static final long ERROR_POLL_NANOS = 1_000_000L;
+    private static final String NOT_READY_TEXT = CUresult.stringFor(CUresult.CUDA_ERROR_NOT_READY);
 
     private final List<CudaDevice> devices;
     private final List<NcclComm> comms;
@@ -218,7 +220,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
             return;
         }
         launch(calls, start, deadline, p);
-        await(p.describe(calls), start, deadline);
+        await(p.description(calls), start, deadline);
     }
 
     /**
@@ -231,14 +233,9 @@ final class NcclSynchronizer implements GradientSynchronizer {
             return agreedMerged;
         }
         MemorySegment host = scratchHost.segment();
-        long[] values = {p.total, p.layoutHash, p.callHash};
-        for (int v = 0; v < values.length; v++) {
-            for (int piece = 0; piece < 4; piece++) {
-                float f = (float) ((values[v] >>> (16 * piece)) & 0xFFFF);
-                host.setAtIndex(ValueLayout.JAVA_FLOAT, 4L * v + piece, f);
-                host.setAtIndex(ValueLayout.JAVA_FLOAT, CHECK_VALUES + 4L * v + piece, -f);
-            }
-        }
+        put(host, 0, p.total);
+        put(host, 1, p.layoutHash);
+        put(host, 2, p.callHash);
         CudaStream s = streams[0];
         s.copyFromHost(scratchHost, 0, scratch[0], 0, SCRATCH_BYTES);
         watchdog.arm(deadline);
@@ -251,25 +248,40 @@ final class NcclSynchronizer implements GradientSynchronizer {
         }
         afterLaunch(failure, "the layout check", start);
         s.copyToHost(scratch[0], 0, scratchHost, 0, SCRATCH_BYTES);
-        await("the layout check (" + p.total + " elements)", start, deadline);
-        boolean[] same = new boolean[values.length];
-        for (int v = 0; v < values.length; v++) {
-            same[v] = true;
-            for (int piece = 0; piece < 4; piece++) {
-                float max = host.getAtIndex(ValueLayout.JAVA_FLOAT, 4L * v + piece);
-                float min = -host.getAtIndex(ValueLayout.JAVA_FLOAT, CHECK_VALUES + 4L * v + piece);
-                same[v] &= max == min;
-            }
-        }
-        if (!same[0] || !same[1]) {
-            String what = !same[0] ? "the total element count differs" : "gradient names, sizes, dtypes or order differ";
+        await(p.checkDescription, start, deadline);
+        boolean sameTotal = agree(host, 0);
+        boolean sameLayout = agree(host, 1);
+        boolean sameCalls = agree(host, 2);
+        if (!sameTotal || !sameLayout) {
+            String what = !sameTotal ? "the total element count differs" : "gradient names, sizes, dtypes or order differ";
             throw new IllegalArgumentException("nccl: gradient layouts differ between the " + worldSize + " ranks ("
                     + what + "), nothing was averaged; rank " + rank + " (" + devices.getFirst().id() + ") has "
                     + p.layout());
         }
         agreed = p;
-        agreedMerged = same[2]; // gradients contiguous on some ranks only: every rank sends them one by one
+        agreedMerged = sameCalls; // gradients contiguous on some ranks only: every rank sends them one by one
         return agreedMerged;
+    }
+
+    /** Whether all ranks sent the same value {@code v}: its reduced max equals its reduced min, piece by piece. */
+    private static boolean agree(MemorySegment reduced, int v) {
+        for (int piece = 0; piece < 4; piece++) {
+            float max = reduced.getAtIndex(ValueLayout.JAVA_FLOAT, 4L * v + piece);
+            float min = -reduced.getAtIndex(ValueLayout.JAVA_FLOAT, CHECK_VALUES + 4L * v + piece);
+            if (max != min) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Value {@code v} as four 16-bit pieces (exact in fp32), and their negations in the second half. */
+    private static void put(MemorySegment host, int v, long value) {
+        for (int piece = 0; piece < 4; piece++) {
+            float f = (float) ((value >>> (16 * piece)) & 0xFFFF);
+            host.setAtIndex(ValueLayout.JAVA_FLOAT, 4L * v + piece, f);
+            host.setAtIndex(ValueLayout.JAVA_FLOAT, CHECK_VALUES + 4L * v + piece, -f);
+        }
     }
 
     private void launch(Calls calls, long start, long deadline, Plan p) {
@@ -296,7 +308,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
         } catch (RuntimeException e) {
             failure = e;
         }
-        afterLaunch(failure, p.describe(calls), start);
+        afterLaunch(failure, p.description(calls), start);
     }
 
     /** Turns a watchdog abort or an NCCL failure during enqueue into the exception the caller sees. */
@@ -330,7 +342,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 if (done[r]) {
                     continue;
                 }
-                int rc = cuStreamQuery(streamHandles[r]);
+                int rc = query(streamHandles[r]);
                 if (rc == CUresult.CUDA_SUCCESS) {
                     done[r] = true;
                     left--;
@@ -359,6 +371,18 @@ final class NcclSynchronizer implements GradientSynchronizer {
             } else {
                 LockSupport.parkNanos(PARK_NANOS);
             }
+        }
+    }
+
+    /**
+     * {@code cuStreamQuery}'s result code. JCuda throws instead of returning codes when some code in
+     * the process enabled its exceptions (a global switch), so that case is mapped back to the code.
+     */
+    private static int query(CUstream stream) {
+        try {
+            return cuStreamQuery(stream);
+        } catch (CudaException e) {
+            return NOT_READY_TEXT.equals(e.getMessage()) ? CUresult.CUDA_ERROR_NOT_READY : CUresult.CUDA_ERROR_UNKNOWN;
         }
     }
 
@@ -477,6 +501,11 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 first = e;
             }
         }
+        if (aborted.get()) {
+            // Freeing device memory waits for the device; after an abort a kernel might not have
+            // exited yet, and close must not hang. The little memory stays until the process ends.
+            return;
+        }
         for (int r = 0; r < streams.length; r++) {
             closeQuietly(streams[r]);
             closeQuietly(scratch[r]);
@@ -518,7 +547,10 @@ final class NcclSynchronizer implements GradientSynchronizer {
         final long total;
         final long layoutHash;
         final long callHash;
+        final String checkDescription;
         private final List<Gradient> gradients;
+        private final String mergedDescription;
+        private final String eachDescription;
 
         private Plan(Replica[] key, Calls merged, Calls each, long total, long layoutHash, long callHash,
                 List<Gradient> gradients) {
@@ -529,6 +561,14 @@ final class NcclSynchronizer implements GradientSynchronizer {
             this.layoutHash = layoutHash;
             this.callHash = callHash;
             this.gradients = gradients;
+            // Made once per plan: the hot path passes them along and only failures read them.
+            this.mergedDescription = describe(merged);
+            this.eachDescription = describe(each);
+            this.checkDescription = "the layout check before " + mergedDescription;
+        }
+
+        String description(Calls calls) {
+            return calls == merged ? mergedDescription : eachDescription;
         }
 
         boolean madeFor(List<Replica> replicas) {
@@ -635,7 +675,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
             return h;
         }
 
-        String describe(Calls calls) {
+        private String describe(Calls calls) {
             long bytes = 0;
             for (Gradient gr : gradients) {
                 bytes += gr.byteSize();

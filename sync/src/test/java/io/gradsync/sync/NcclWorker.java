@@ -22,11 +22,12 @@ import java.util.SplittableRandom;
  * from the shared seed, so it checks its result against the float64 average of all ranks.
  *
  * <p>Usage: {@code NcclWorker MODE ITERATIONS TIMEOUT_SECONDS [DIE_RANK DIE_AT]}. MODE is
- * {@code average} (exit 0 when every element of every iteration is right), {@code mismatch} (the
- * last rank has one element more; exit {@link #EXIT_REJECTED} when the call is rejected) or
- * {@code die} (rank DIE_RANK halts before iteration DIE_AT; the others must exit
- * {@link #EXIT_FAILED} within the timeout). Output lines start with {@code RESULT}, {@code FAILED}
- * or {@code REJECTED} for the test to parse.
+ * {@code average} (exit 0 when every element of every iteration is right; {@code average-on-change}
+ * the same with layouts compared only when they change), {@code mismatch} (first
+ * a call where the last rank has one element less, which every rank must reject, then as average)
+ * or {@code die} (rank DIE_RANK halts before iteration DIE_AT; the others must exit
+ * {@link #EXIT_FAILED} within the timeout). Output lines start with {@code RESULT}, {@code FAILED},
+ * {@code REJECTED} or {@code CRASHED} for the test to parse.
  */
 public final class NcclWorker {
     static final int EXIT_WRONG = 1;
@@ -60,18 +61,16 @@ public final class NcclWorker {
         int world = config.worldSize();
         CudaDevice device = CudaRuntime.device(config.localRank());
         long[] counts = COUNTS.clone();
-        if (mode.equals("mismatch") && rank == world - 1) {
-            counts[2]++;
-        }
         long t0 = System.nanoTime();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.NCCL, List.of(device),
-                SyncOptions.defaults().withTimeout(timeout))) {
+                SyncOptions.defaults().withTimeout(timeout).withLayoutCheck(mode.equals("average-on-change")
+                        ? SyncOptions.LayoutCheck.ON_CHANGE : SyncOptions.LayoutCheck.EVERY_CALL))) {
             if (sync.rank() != rank || sync.worldSize() != world || sync.localRank() != config.localRank()) {
                 throw new AssertionError("rank/world/local rank " + sync.rank() + "/" + sync.worldSize() + "/"
                         + sync.localRank() + " but launched as " + rank + "/" + world + "/" + config.localRank());
             }
             sync.barrier();
-            long wrong = run(sync, device, counts, rank, world, iterations, dieRank, dieAt);
+            long wrong = run(sync, device, counts, rank, world, iterations, dieRank, dieAt, mode.equals("mismatch"));
             sync.barrier();
             System.out.printf(Locale.ROOT, "RESULT rank=%d wrong=%d iterations=%d%n", rank, wrong, iterations);
             System.out.flush();
@@ -91,7 +90,7 @@ public final class NcclWorker {
     }
 
     private static long run(GradientSynchronizer sync, CudaDevice device, long[] counts, int rank, int world,
-            int iterations, int dieRank, int dieAt) {
+            int iterations, int dieRank, int dieAt, boolean mismatch) {
         // Gradients 0..4 back to back in one buffer (NCCL gets them merged where types agree), 5 alone.
         long[] offsets = new long[counts.length];
         long at = 0;
@@ -114,6 +113,9 @@ public final class NcclWorker {
             }
             Replica replica = b.build();
             long wrong = 0;
+            if (mismatch) {
+                wrong += rejectMismatch(sync, replica, rank, world);
+            }
             for (int it = 0; it < iterations; it++) {
                 if (it == dieAt && rank == dieRank) {
                     System.out.printf(Locale.ROOT, "DYING rank=%d iteration=%d%n", rank, it);
@@ -130,7 +132,15 @@ public final class NcclWorker {
                     }
                 }
                 long t = System.nanoTime();
-                sync.synchronize(List.of(replica));
+                try {
+                    sync.synchronize(List.of(replica));
+                } catch (RuntimeException e) {
+                    // Report and leave at once: what the test measures is how fast a rank fails.
+                    System.out.printf(Locale.ROOT, "FAILED rank=%d iteration=%d after_ms=%d type=%s message=%s%n", rank, it,
+                            (System.nanoTime() - t) / 1_000_000, e.getClass().getSimpleName(), e.getMessage());
+                    System.out.flush();
+                    Runtime.getRuntime().halt(EXIT_FAILED);
+                }
                 long micros = (System.nanoTime() - t) / 1000;
                 long wrongNow = 0;
                 for (int g = 0; g < counts.length; g++) {
@@ -148,6 +158,26 @@ public final class NcclWorker {
             return wrong;
         } finally {
             buffers.forEach(DeviceBuffer::close);
+        }
+    }
+
+    /**
+     * The last rank offers one element less of gradient 2: every rank must reject the call before
+     * anything moves, and stay usable. Returns 1 where the call went through.
+     */
+    private static long rejectMismatch(GradientSynchronizer sync, Replica replica, int rank, int world) {
+        List<Gradient> grads = new ArrayList<>(replica.gradients());
+        if (rank == world - 1) {
+            Gradient g = grads.get(2);
+            grads.set(2, new Gradient(g.name(), g.buffer(), g.byteOffset(), g.count() - 1, g.dtype()));
+        }
+        try {
+            sync.synchronize(List.of(new Replica(replica.device(), grads)));
+            System.out.printf(Locale.ROOT, "NOT REJECTED rank=%d%n", rank);
+            return 1;
+        } catch (IllegalArgumentException e) {
+            System.out.printf(Locale.ROOT, "REJECTED rank=%d message=%s%n", rank, e.getMessage());
+            return 0;
         }
     }
 
