@@ -65,6 +65,9 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--no-check", negatable = false, description = "Skip the float64 check (#wrong shows N/A).")
     boolean noCheck;
 
+    @Option(names = "--profile", negatable = false, description = "After each row, print where the time went (per-phase means).")
+    boolean profile;
+
     @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 4M).")
     String chunk;
 
@@ -114,6 +117,9 @@ final class BenchCommand implements Callable<Integer> {
                             SyncMeasurement m = SyncBench.measure(sync, selected, size, dtype, warmup, iterations,
                                     !noCheck, seed);
                             table.row(m);
+                            if (profile) {
+                                out.println("#   profile: " + sync.stats().describe());
+                            }
                             wrongTotal += Math.max(0, m.wrong());
                         }
                     }

@@ -7,68 +7,89 @@ import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Host staging: every replica's gradients are copied into pinned host memory, averaged there on
  * all cores, and the average is copied back to every device.
  *
- * <p>The work is cut into chunks that flow through a ring of {@code slots} staging slots, so that
- * for different chunks the device-to-host copies (one stream per device), the host sum and the
- * host-to-device copies (a second stream per device) run at the same time. Slot reuse is ordered
- * by events: a replica slot is refilled only after its chunk was summed; the result slot is
- * overwritten only after every device's upload of it finished. All staging memory, streams and
- * events are made once, at construction.
+ * <p>The gradients are cut into chunks that flow through a ring of {@code slots} pinned slots per
+ * device. Worker threads each take the next chunk, wait for its device-to-host copies (queuing
+ * them itself in the first round), sum it, refill the freed slot with the chunk {@code slots}
+ * ahead, and queue the host-to-device copies of the result; so copies in both directions and sums of different chunks all run at once, and
+ * no barrier stands between chunks. Two host counters per slot say which chunk's copies were
+ * queued last, so a worker waits on an event only once the right chunk was recorded in it. Memory,
+ * streams, events and threads are made once, at construction; a call allocates only its plan
+ * when the gradient layout changes.
  */
 final class CpuStagingSynchronizer implements GradientSynchronizer {
-    /** Below this many elements a thread is not worth waking. */
-    private static final long MIN_ELEMENTS_PER_TASK = 1 << 15;
+    /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
+    private static final long MIN_CHUNK_BYTES = 1 << 20;
 
     private final List<Device> devices;
     private final SyncOptions options;
+    private final int slots;
     private final DeviceStream[] down;
     private final DeviceStream[] up;
     private final HostBuffer[] staging;
     private final HostBuffer result;
     private final DeviceEvent[][] downloaded;
     private final DeviceEvent[][] uploaded;
-    private final ForkJoinPool reducers;
+    private final ExecutorService workers;
+    /** Per slot: the chunk whose device-to-host copies were queued into it last. */
+    private final AtomicLongArray downloadQueued;
+    /** Per slot: the chunk whose host-to-device copies were queued from its result last. */
+    private final AtomicLongArray uploadQueued;
+    private final SyncStats stats = new SyncStats();
     private StagingPlan plan;
+    /** Set when a worker fails, so that the others stop waiting. */
+    private volatile boolean failed;
     private volatile boolean closed;
 
     CpuStagingSynchronizer(List<? extends Device> devices, SyncOptions options) {
         this.devices = List.copyOf(devices);
         this.options = options;
+        this.slots = options.slots();
         int n = this.devices.size();
-        long ring = options.chunkBytes() * options.slots();
+        long ring = options.chunkBytes() * slots;
         down = new DeviceStream[n];
         up = new DeviceStream[n];
         staging = new HostBuffer[n];
-        downloaded = new DeviceEvent[n][options.slots()];
-        uploaded = new DeviceEvent[n][options.slots()];
+        downloaded = new DeviceEvent[n][slots];
+        uploaded = new DeviceEvent[n][slots];
+        downloadQueued = new AtomicLongArray(slots);
+        uploadQueued = new AtomicLongArray(slots);
         HostBuffer res = null;
-        try {
-            for (int r = 0; r < n; r++) {
-                Device d = this.devices.get(r);
-                down[r] = d.createStream();
-                up[r] = d.createStream();
-                staging[r] = d.allocateHost(ring);
-                for (int s = 0; s < options.slots(); s++) {
-                    downloaded[r][s] = d.createEvent();
-                    uploaded[r][s] = d.createEvent();
+        if (n > 1) {
+            try {
+                for (int r = 0; r < n; r++) {
+                    Device d = this.devices.get(r);
+                    down[r] = d.createStream();
+                    up[r] = d.createStream();
+                    staging[r] = d.allocateHost(ring);
+                    for (int s = 0; s < slots; s++) {
+                        downloaded[r][s] = d.createEvent();
+                        uploaded[r][s] = d.createEvent();
+                    }
                 }
+                // Allocated through device 0; on CUDA it is portable, so every GPU uploads from it directly.
+                res = this.devices.getFirst().allocateHost(ring);
+            } catch (RuntimeException e) {
+                releaseAll();
+                throw e;
             }
-            // Allocated through device 0; on CUDA it is portable, so every GPU uploads from it directly.
-            res = this.devices.getFirst().allocateHost(ring);
-        } catch (RuntimeException e) {
-            releaseAll();
-            throw e;
         }
         result = res;
-        reducers = new ForkJoinPool(options.threads());
+        workers = n > 1 && options.threads() > 1 ? Executors.newFixedThreadPool(options.threads() - 1, r -> {
+            Thread t = new Thread(r, "gradsync-staging");
+            t.setDaemon(true);
+            return t;
+        }) : null;
     }
 
     @Override
@@ -94,107 +115,196 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     @Override
     public synchronized void synchronize(List<Replica> replicas) {
         checkOpen();
+        long t0 = System.nanoTime();
         ReplicaCheck.check(replicas, devices);
-        int n = devices.size();
-        if (n == 1) {
-            return; // the average of one replica is itself
+        if (devices.size() > 1) {
+            run(replicas);
         }
+        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
+    }
+
+    private void run(List<Replica> replicas) {
+        long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
-            plan = StagingPlan.of(layout, options.chunkBytes());
+            plan = StagingPlan.of(layout, chunkBytesFor(layout));
         }
         List<StagingPlan.Chunk> chunks = plan.chunks();
+        if (chunks.isEmpty()) {
+            return;
+        }
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
-        int slots = options.slots();
-        for (int k = 0; k < Math.min(slots, chunks.size()); k++) {
-            download(replicas, chunks.get(k), k % slots);
+        long t1 = System.nanoTime();
+        stats.phase("prepare", t1 - t0);
+        for (int s = 0; s < slots; s++) {
+            downloadQueued.set(s, -1);
+            uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
         }
-        float scale = 1.0f / n;
-        for (int k = 0; k < chunks.size(); k++) {
-            int slot = k % slots;
-            StagingPlan.Chunk chunk = chunks.get(k);
-            for (int r = 0; r < n; r++) {
-                downloaded[r][slot].synchronize();
-                uploaded[r][slot].synchronize();
+        AtomicInteger next = new AtomicInteger();
+        Runnable work = () -> {
+            try {
+                runChunks(replicas, chunks, next);
+            } catch (RuntimeException | Error e) {
+                failed = true; // releases workers spinning on chunks that will never be queued
+                throw e;
             }
-            reduce(chunk, slot, scale);
-            upload(replicas, chunk, slot);
-            if (k + slots < chunks.size()) {
-                download(replicas, chunks.get(k + slots), slot);
+        };
+        failed = false;
+        int helpers = workers == null ? 0 : Math.min(options.threads(), Math.min(slots, chunks.size())) - 1;
+        List<Future<?>> running = new ArrayList<>(helpers);
+        for (int i = 0; i < helpers; i++) {
+            running.add(workers.submit(work));
+        }
+        RuntimeException failure = null;
+        try {
+            work.run();
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        for (Future<?> f : running) {
+            try {
+                f.get();
+            } catch (ExecutionException e) {
+                if (failure == null) {
+                    failure = e.getCause() instanceof RuntimeException re ? re
+                            : new IllegalStateException("host staging failed", e.getCause());
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted during host staging", e);
             }
+        }
+        long t3 = System.nanoTime();
+        stats.phase("pipeline", t3 - t1);
+        if (failure != null) {
+            for (DeviceStream st : down) {
+                st.synchronize();
+            }
+            throw failure;
         }
         for (DeviceStream s : up) {
             s.synchronize();
         }
+        stats.phase("last uploads", System.nanoTime() - t3);
     }
 
-    private void download(List<Replica> replicas, StagingPlan.Chunk chunk, int slot) {
-        long base = slot * options.chunkBytes();
-        for (int r = 0; r < replicas.size(); r++) {
-            List<Gradient> grads = replicas.get(r).gradients();
-            for (StagingPlan.Piece p : chunk.pieces()) {
-                Gradient g = grads.get(p.gradient());
-                down[r].copyToHost(g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), staging[r],
-                        base + p.slotOffset(), p.bytes());
-            }
-            down[r].record(downloaded[r][slot]);
+    /**
+     * Chunks small enough that every worker gets some (a 1 MiB sync is spread over several
+     * threads), large enough that events and copies are not the cost, never above a slot.
+     */
+    private long chunkBytesFor(List<Gradient> layout) {
+        long total = 0;
+        for (Gradient g : layout) {
+            total += g.byteSize();
         }
+        long perWorker = (total / options.threads() + 63) & ~63L;
+        return Math.min(options.chunkBytes(), Math.max(MIN_CHUNK_BYTES, perWorker));
     }
 
-    private void upload(List<Replica> replicas, StagingPlan.Chunk chunk, int slot) {
-        long base = slot * options.chunkBytes();
-        for (int r = 0; r < replicas.size(); r++) {
-            List<Gradient> grads = replicas.get(r).gradients();
-            for (StagingPlan.Piece p : chunk.pieces()) {
-                Gradient g = grads.get(p.gradient());
-                up[r].copyFromHost(result, base + p.slotOffset(), g.buffer(),
-                        g.byteOffset() + p.first() * p.dtype().bytes(), p.bytes());
-            }
-            up[r].record(uploaded[r][slot]);
-        }
-    }
-
-    /** Sums the slot's pieces across replicas into the result slot, split over the reducer threads. */
-    private void reduce(StagingPlan.Chunk chunk, int slot, float scale) {
-        long base = slot * options.chunkBytes();
+    /** One worker: take chunks in order until none are left. */
+    private void runChunks(List<Replica> replicas, List<StagingPlan.Chunk> chunks, AtomicInteger next) {
         int n = devices.size();
-        List<Callable<Void>> tasks = new ArrayList<>();
-        for (StagingPlan.Piece p : chunk.pieces()) {
-            MemorySegment[] in = new MemorySegment[n];
+        float scale = 1.0f / n;
+        MemorySegment[] in = new MemorySegment[n];
+        long waitDown = 0, waitUp = 0, sum = 0, queue = 0;
+        for (int k = next.getAndIncrement(); k < chunks.size(); k = next.getAndIncrement()) {
+            int slot = k % slots;
+            long t0 = System.nanoTime();
+            if (k < slots) {
+                download(replicas, chunks.get(k), k); // the first round: each worker fills its own slot
+            }
+            awaitQueued(downloadQueued, slot, k);
             for (int r = 0; r < n; r++) {
+                downloaded[r][slot].synchronize();
+            }
+            long t1 = System.nanoTime();
+            awaitQueued(uploadQueued, slot, k - slots);
+            for (int r = 0; r < n; r++) {
+                uploaded[r][slot].synchronize();
+            }
+            long t2 = System.nanoTime();
+            reduce(chunks.get(k), slot, scale, in);
+            long t3 = System.nanoTime();
+            if (k + slots < chunks.size()) {
+                download(replicas, chunks.get(k + slots), k + slots);
+            }
+            upload(replicas, chunks.get(k), k);
+            long t4 = System.nanoTime();
+            waitDown += t1 - t0;
+            waitUp += t2 - t1;
+            sum += t3 - t2;
+            queue += t4 - t3;
+        }
+        stats.phase("workers: wait d2h", waitDown);
+        stats.phase("workers: wait h2d", waitUp);
+        stats.phase("workers: sum", sum);
+        stats.phase("workers: queue copies", queue);
+    }
+
+    /** Spins briefly, then yields, until {@code counters[slot]} says chunk {@code chunk} was queued. */
+    private void awaitQueued(AtomicLongArray counters, int slot, long chunk) {
+        for (int spins = 0; counters.get(slot) < chunk; spins++) {
+            if (failed) {
+                throw new IllegalStateException("host staging stopped: another worker failed");
+            }
+            if (spins < 1000) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
+        }
+    }
+
+    private void download(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
+        int slot = k % slots;
+        long base = slot * options.chunkBytes();
+        for (int r = 0; r < replicas.size(); r++) {
+            List<Gradient> grads = replicas.get(r).gradients();
+            synchronized (down[r]) {
+                for (StagingPlan.Piece p : chunk.pieces()) {
+                    Gradient g = grads.get(p.gradient());
+                    down[r].copyToHost(g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), staging[r],
+                            base + p.slotOffset(), p.bytes());
+                }
+                down[r].record(downloaded[r][slot]);
+            }
+        }
+        downloadQueued.set(slot, k);
+    }
+
+    private void upload(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
+        int slot = k % slots;
+        long base = slot * options.chunkBytes();
+        for (int r = 0; r < replicas.size(); r++) {
+            List<Gradient> grads = replicas.get(r).gradients();
+            synchronized (up[r]) {
+                for (StagingPlan.Piece p : chunk.pieces()) {
+                    Gradient g = grads.get(p.gradient());
+                    up[r].copyFromHost(result, base + p.slotOffset(), g.buffer(),
+                            g.byteOffset() + p.first() * p.dtype().bytes(), p.bytes());
+                }
+                up[r].record(uploaded[r][slot]);
+            }
+        }
+        uploadQueued.set(slot, k);
+    }
+
+    /** Sums one chunk across replicas into the result slot, on the calling worker. */
+    private void reduce(StagingPlan.Chunk chunk, int slot, float scale, MemorySegment[] in) {
+        long base = slot * options.chunkBytes();
+        for (StagingPlan.Piece p : chunk.pieces()) {
+            for (int r = 0; r < in.length; r++) {
                 in[r] = staging[r].segment().asSlice(base + p.slotOffset(), p.bytes());
             }
             MemorySegment out = result.segment().asSlice(base + p.slotOffset(), p.bytes());
-            long parts = Math.max(1, Math.min(options.threads(), p.count() / MIN_ELEMENTS_PER_TASK));
-            long step = (p.count() + parts - 1) / parts;
-            for (long from = 0; from < p.count(); from += step) {
-                long lo = from;
-                long hi = Math.min(p.count(), from + step);
-                tasks.add(() -> {
-                    HostAverage.average(p.dtype(), in, out, lo, hi, scale);
-                    return null;
-                });
-            }
-        }
-        if (tasks.size() == 1) {
-            try {
-                tasks.getFirst().call();
-            } catch (Exception e) {
-                throw new IllegalStateException("host reduction failed", e);
-            }
-            return;
-        }
-        try {
-            for (Future<Void> f : reducers.invokeAll(tasks)) {
-                f.get();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted during the host reduction", e);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("host reduction failed", e.getCause());
+            HostAverage.average(p.dtype(), in, out, 0, p.count(), scale);
         }
     }
 
@@ -221,32 +331,23 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     }
 
     private void releaseAll() {
-        if (reducers != null) {
-            reducers.shutdown();
+        if (workers != null) {
+            workers.shutdownNow();
         }
-        for (DeviceStream s : down) {
-            if (s != null) {
-                s.synchronize();
-                s.close();
-            }
-        }
-        for (DeviceStream s : up) {
-            if (s != null) {
-                s.synchronize();
-                s.close();
-            }
-        }
-        for (DeviceEvent[] row : downloaded) {
-            for (DeviceEvent e : row) {
-                if (e != null) {
-                    e.close();
+        for (DeviceStream[] streams : new DeviceStream[][] {down, up}) {
+            for (DeviceStream s : streams) {
+                if (s != null) {
+                    s.synchronize();
+                    s.close();
                 }
             }
         }
-        for (DeviceEvent[] row : uploaded) {
-            for (DeviceEvent e : row) {
-                if (e != null) {
-                    e.close();
+        for (DeviceEvent[][] events : new DeviceEvent[][][] {downloaded, uploaded}) {
+            for (DeviceEvent[] row : events) {
+                for (DeviceEvent e : row) {
+                    if (e != null) {
+                        e.close();
+                    }
                 }
             }
         }

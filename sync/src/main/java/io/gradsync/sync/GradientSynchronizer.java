@@ -37,6 +37,9 @@ public interface GradientSynchronizer extends AutoCloseable {
     /** Averages the gradients of {@code replicas} (one per local device, in device order) in place. */
     void synchronize(List<Replica> replicas);
 
+    /** Time spent so far, per call and per phase; for logs and benchmarks. */
+    SyncStats stats();
+
     /** Returns once every replica, in every process, has reached this point. */
     void barrier();
 

@@ -76,6 +76,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
     private final SyncOptions options;
     private final LaunchWatchdog watchdog;
     private final AtomicBoolean aborted = new AtomicBoolean();
+    private final SyncStats stats = new SyncStats();
     private Plan plan;
     private Plan agreed;
     private boolean agreedMerged;
@@ -207,20 +208,33 @@ final class NcclSynchronizer implements GradientSynchronizer {
             p = Plan.of(replicas, Plan::cudaAddress);
             plan = p;
         }
+        long entered = System.nanoTime();
         for (CudaDevice d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
         long start = System.nanoTime();
+        stats.phase("wait for caller", start - entered);
         long deadline = start + timeoutNanos;
         Calls calls = p.merged;
         if (multiProcess) {
             calls = agreeOnLayout(p, start, deadline) ? p.merged : p.each;
         }
-        if (calls.count.length == 0) {
-            return;
+        long checked = System.nanoTime();
+        if (multiProcess) {
+            stats.phase("layout check", checked - start);
         }
-        launch(calls, start, deadline, p);
-        await(p.description(calls), start, deadline);
+        if (calls.count.length > 0) {
+            launch(calls, start, deadline, p);
+            await(p.description(calls), start, deadline);
+        }
+        long end = System.nanoTime();
+        stats.phase("all-reduce", end - checked);
+        stats.call(p.bytes, end - entered);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
     }
 
     /**
@@ -548,6 +562,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
         final long layoutHash;
         final long callHash;
         final String checkDescription;
+        final long bytes;
         private final List<Gradient> gradients;
         private final String mergedDescription;
         private final String eachDescription;
@@ -561,6 +576,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
             this.layoutHash = layoutHash;
             this.callHash = callHash;
             this.gradients = gradients;
+            this.bytes = gradients.stream().mapToLong(Gradient::byteSize).sum();
             // Made once per plan: the hot path passes them along and only failures read them.
             this.mergedDescription = describe(merged);
             this.eachDescription = describe(each);

@@ -6,6 +6,7 @@ import java.util.List;
 /** One replica: the average of one is itself, so nothing moves. Inputs are still checked. */
 final class SingleSynchronizer implements GradientSynchronizer {
     private final List<Device> devices;
+    private final SyncStats stats = new SyncStats();
     private volatile boolean closed;
 
     SingleSynchronizer(Device device) {
@@ -37,7 +38,14 @@ final class SingleSynchronizer implements GradientSynchronizer {
         if (closed) {
             throw new IllegalStateException("single synchronizer is closed");
         }
+        long t0 = System.nanoTime();
         ReplicaCheck.check(replicas, devices);
+        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
     }
 
     @Override

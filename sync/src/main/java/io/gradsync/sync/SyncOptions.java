@@ -30,9 +30,13 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
         ON_CHANGE
     }
 
-    /** 4 MiB chunks, 8 in flight, every core; 5 minute timeout; layouts checked every call. */
+    /**
+     * 2 MiB chunks, 24 in flight, up to 24 threads: the best of the sweep on 4 x H200 (see
+     * bench/RESULTS.md). More threads only contend for host memory bandwidth and the driver.
+     * NCCL: 5 minute timeout, layouts checked every call.
+     */
     public static SyncOptions defaults() {
-        return new SyncOptions(4L << 20, 8, Runtime.getRuntime().availableProcessors());
+        return new SyncOptions(2L << 20, 24, Math.min(24, Runtime.getRuntime().availableProcessors()));
     }
 
     public SyncOptions {

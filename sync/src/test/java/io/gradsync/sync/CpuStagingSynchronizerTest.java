@@ -74,6 +74,22 @@ class CpuStagingSynchronizerTest {
         }
     }
 
+    /** More workers than slots and cores, tiny chunks: any ordering bug between workers shows here. */
+    @Test
+    void repeatedCallsWithRacingWorkersStayExact() {
+        devices = JvmRuntime.createDevices(3);
+        SyncOptions racy = new SyncOptions(4096, 2, 6);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, racy)) {
+            for (int i = 0; i < 40; i++) {
+                long length = 1 + ThreadLocalRandom.current().nextLong(40_000);
+                try (ReplicaFixture f = ReplicaFixture.flat(devices, length, DType.FP32, seed())) {
+                    sync.synchronize(f.replicas);
+                    f.assertAveraged();
+                }
+            }
+        }
+    }
+
     private static long seed() {
         return ThreadLocalRandom.current().nextLong();
     }

@@ -33,8 +33,8 @@ public final class JvmStream implements DeviceStream {
         return device;
     }
 
-    /** Queues any work; kernels of the JVM runtime are submitted here too. */
-    public void submit(Runnable work) {
+    /** Queues any work; kernels of the JVM runtime are submitted here too. Safe from any thread. */
+    public synchronized void submit(Runnable work) {
         last = worker.submit(work);
     }
 
