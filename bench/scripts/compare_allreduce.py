@@ -25,6 +25,7 @@ def main():
         sys.exit(__doc__)
     torch = rows(sys.argv[1])
     ok = True
+    compared = 0
     for path in sys.argv[2:]:
         ours = rows(path)
         print(f"# {path} against {sys.argv[1]} (per-call timing on both sides)")
@@ -43,8 +44,12 @@ def main():
             else:
                 met, goal = True, "-"
             ok &= met
+            compared += 1
             print(" %12d %12.1f %12.1f %10.2f %10.2f %8.1f%%  %s" % (size, tt, ot, tb, ob, 100 * share, goal))
-    print("# goal " + ("met" if ok else "MISSED"))
+    if compared == 0:
+        print("# goal NOT EVALUATED: no size appears in both the PyTorch table and a gradsync table")
+        sys.exit(1)
+    print("# goal " + ("met" if ok else "MISSED") + f" ({compared} rows compared)")
 
 
 if __name__ == "__main__":

@@ -90,9 +90,26 @@ final class ProcessGroup {
         return outcomes;
     }
 
-    /** This JVM's class path, including what a launcher (the JUnit console) put in a class loader. */
+    /**
+     * This JVM's class path, including what a launcher put in a class loader. The JUnit console
+     * does not list the jars of a {@code lib/*} wildcard among its loader's URLs, so the folders of
+     * the jars our classes come from are added as wildcards too (JCuda's natives jar, which has no
+     * class to find it by, lies beside them).
+     */
     static String classPath() {
         Set<String> entries = new LinkedHashSet<>();
+        for (Class<?> anchor : new Class<?>[] {NcclWorker.class, GradientSynchronizer.class, io.gradsync.nccl.Nccl.class,
+            io.gradsync.tasks.cuda.CudaDevice.class, jcuda.driver.JCudaDriver.class}) {
+            try {
+                Path p = Path.of(anchor.getProtectionDomain().getCodeSource().getLocation().toURI());
+                entries.add(p.toString());
+                if (Files.isRegularFile(p) && p.getParent() != null) {
+                    entries.add(p.getParent().resolve("*").toString());
+                }
+            } catch (URISyntaxException | RuntimeException e) {
+                // no code source: the class path entries below must do
+            }
+        }
         for (ClassLoader l = Thread.currentThread().getContextClassLoader(); l != null; l = l.getParent()) {
             if (l instanceof URLClassLoader u) {
                 for (URL url : u.getURLs()) {
