@@ -77,6 +77,14 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: all cores).")
     Integer threads;
 
+    @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
+            + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
+    String layoutCheck;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", description = "nccl: fail a call that takes longer, "
+            + "aborting the communicators (default: 300).")
+    Integer timeoutSeconds;
+
     @Override
     public Integer call() {
         // Multi-process (torchrun, scripts/gradsync-multiproc): one GPU per process, rank 0 prints.
@@ -146,6 +154,20 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (threads != null) {
             o = o.withThreads(threads);
+        }
+        if (layoutCheck != null) {
+            o = o.withLayoutCheck(switch (layoutCheck.trim().toLowerCase(Locale.ROOT)) {
+                case "every-call" -> SyncOptions.LayoutCheck.EVERY_CALL;
+                case "on-change" -> SyncOptions.LayoutCheck.ON_CHANGE;
+                default -> throw new IllegalArgumentException("--layout-check: '" + layoutCheck
+                        + "' is neither every-call nor on-change");
+            });
+        }
+        if (timeoutSeconds != null) {
+            if (timeoutSeconds < 1) {
+                throw new IllegalArgumentException("--timeout must be at least 1 second, got " + timeoutSeconds);
+            }
+            o = o.withTimeout(java.time.Duration.ofSeconds(timeoutSeconds));
         }
         return o;
     }
