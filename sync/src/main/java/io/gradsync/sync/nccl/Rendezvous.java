@@ -180,7 +180,10 @@ public final class Rendezvous {
             try {
                 s.connect(new InetSocketAddress(config.masterAddr(), config.masterPort()), millis(Math.min(left, 1_000_000_000L)));
             } catch (IOException e) {
-                lastError = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+                // A connect cut short by the deadline says less than the error before it.
+                if (!(e instanceof SocketTimeoutException) || lastError.equals("nothing tried")) {
+                    lastError = e.getClass().getSimpleName() + (e.getMessage() == null ? "" : ": " + e.getMessage());
+                }
                 closeQuietly(s);
                 sleepBefore(deadline);
                 continue;
