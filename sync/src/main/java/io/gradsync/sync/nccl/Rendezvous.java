@@ -59,6 +59,9 @@ public final class Rendezvous {
         if (config.rank() != 0) {
             return fetch(config, timeout, deadline);
         }
+        if (config.worldSize() == 1) {
+            return idMaker.get(); // nobody to tell, so no port to take
+        }
         try (ServerSocket server = new ServerSocket()) {
             server.setReuseAddress(true);
             try {
@@ -68,12 +71,22 @@ public final class Rendezvous {
                         + "); pick a free port with " + RendezvousConfig.MASTER_PORT + " or "
                         + RendezvousConfig.GRADSYNC_MASTER_PORT, e);
             }
-            NcclUniqueId id = idMaker.get();
-            serve(server, config, id, timeout, deadline);
-            return id;
+            return serveOn(server, config, timeout, deadline, idMaker);
         } catch (IOException e) {
             throw new RendezvousException("rank 0: rendezvous on port " + config.masterPort() + " failed: " + e.getMessage(), e);
         }
+    }
+
+    /** Rank 0 on a socket already listening (tests bind port 0 first, so no other process can take it). */
+    static NcclUniqueId serveOn(ServerSocket server, RendezvousConfig config, Duration timeout, long deadline,
+            Supplier<NcclUniqueId> idMaker) {
+        NcclUniqueId id = idMaker.get();
+        try {
+            serve(server, config, id, timeout, deadline);
+        } catch (IOException e) {
+            throw new RendezvousException("rank 0: rendezvous on port " + config.masterPort() + " failed: " + e.getMessage(), e);
+        }
+        return id;
     }
 
     /** Waits for ranks 1..worldSize-1, then answers all of them at once with the id or with one error. */

@@ -31,19 +31,21 @@ import org.junit.jupiter.api.Test;
 class RendezvousTest {
     private static final Duration SHORT = Duration.ofMillis(1500);
     private ExecutorService pool;
+    /** Rank 0's socket, bound before any rank starts: no other process can take the port meanwhile. */
+    private ServerSocket listening;
     private int port;
 
     @BeforeEach
     void setUp() throws IOException {
         pool = Executors.newCachedThreadPool();
-        try (ServerSocket probe = new ServerSocket(0)) {
-            port = probe.getLocalPort();
-        }
+        listening = new ServerSocket(0);
+        port = listening.getLocalPort();
     }
 
     @AfterEach
-    void tearDown() {
+    void tearDown() throws IOException {
         pool.shutdownNow();
+        listening.close();
     }
 
     private RendezvousConfig config(int rank, int worldSize) {
@@ -57,6 +59,9 @@ class RendezvousTest {
     }
 
     private Future<NcclUniqueId> start(RendezvousConfig c, Duration timeout, NcclUniqueId id) {
+        if (c.rank() == 0) {
+            return pool.submit(() -> Rendezvous.serveOn(listening, c, timeout, System.nanoTime() + timeout.toNanos(), () -> id));
+        }
         return pool.submit(() -> Rendezvous.exchange(c, timeout, () -> id));
     }
 
@@ -88,10 +93,11 @@ class RendezvousTest {
     void rankZeroMakesTheIdOnlyOnce() throws Exception {
         AtomicInteger made = new AtomicInteger();
         NcclUniqueId id = randomId();
-        Future<NcclUniqueId> zero = pool.submit(() -> Rendezvous.exchange(config(0, 2), Duration.ofSeconds(20), () -> {
-            made.incrementAndGet();
-            return id;
-        }));
+        Future<NcclUniqueId> zero = pool.submit(() -> Rendezvous.serveOn(listening, config(0, 2), Duration.ofSeconds(20),
+                System.nanoTime() + Duration.ofSeconds(20).toNanos(), () -> {
+                    made.incrementAndGet();
+                    return id;
+                }));
         Future<NcclUniqueId> one = pool.submit(() -> Rendezvous.exchange(config(1, 2), Duration.ofSeconds(20), () -> {
             throw new AssertionError("only rank 0 makes the id");
         }));
@@ -144,10 +150,11 @@ class RendezvousTest {
 
     @Test
     void rankZeroThatNeverAppearsFailsWithinTheTimeout() throws Exception {
+        listening.close(); // nobody listens on the port now
         long t0 = System.nanoTime();
         RendezvousException e = failure(start(config(2, 4), SHORT, randomId()));
         double seconds = (System.nanoTime() - t0) / 1e9;
-        assertMentions(e, "rank 2", "could not reach rank 0 at 127.0.0.1:" + port, "within 1.5 s", "Connection refused");
+        assertMentions(e, "rank 2", "could not reach rank 0 at 127.0.0.1:" + port, "within 1.5 s", "ConnectException");
         assertTrue(seconds >= 1.4 && seconds < 5, "failed after " + seconds + " s");
     }
 
@@ -164,12 +171,20 @@ class RendezvousTest {
     }
 
     @Test
-    void portInUseIsNamed() throws Exception {
-        try (ServerSocket taken = new ServerSocket(port)) {
-            RendezvousException e = assertThrows(RendezvousException.class,
-                    () -> Rendezvous.exchange(config(0, 2), SHORT, RendezvousTest::randomId));
-            assertMentions(e, "cannot listen on port " + port, "MASTER_PORT");
-        }
+    void portInUseIsNamed() {
+        RendezvousException e = assertThrows(RendezvousException.class, // the test's own socket holds the port
+                () -> Rendezvous.exchange(config(0, 2), SHORT, RendezvousTest::randomId));
+        assertMentions(e, "cannot listen on port " + port, "MASTER_PORT");
+    }
+
+    @Test
+    void rankZeroListensOnMasterPortByItself() throws Exception {
+        listening.close();
+        NcclUniqueId id = randomId();
+        Future<NcclUniqueId> zero = pool.submit(() -> Rendezvous.exchange(config(0, 2), Duration.ofSeconds(20), () -> id));
+        Future<NcclUniqueId> one = start(config(1, 2), Duration.ofSeconds(20), randomId());
+        assertEquals(id, one.get(30, TimeUnit.SECONDS));
+        assertEquals(id, zero.get(30, TimeUnit.SECONDS));
     }
 
     private void hello(int magic, int worldSize, int rank) throws Exception {
