@@ -1,0 +1,9 @@
+package io.gradsync.tasks.api;
+
+/** When a graph's transfer runs: on the plan's first execution only, or on every execution. */
+public enum DataTransferMode {
+    /** Data that does not change between runs (it stays on the device). */
+    FIRST_EXECUTION,
+    /** Data the host changes, or needs back, every run. */
+    EVERY_EXECUTION
+}

@@ -1,0 +1,108 @@
+package io.gradsync.tasks.api;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+
+/**
+ * An off-heap array of IEEE binary16 (fp16) values.
+ *
+ * <p>{@link #get(int)} and {@link #set(int, float)} convert to and from fp32 (rounding to nearest
+ * even), which is how kernels use it: load, compute in fp32, store. {@link #getBits(int)} and
+ * {@link #setBits(int, short)} reach the raw 16-bit patterns.
+ */
+public final class HalfArray implements KernelArray {
+    private static final ValueLayout.OfShort LAYOUT = ValueLayout.JAVA_SHORT;
+    /** Bytes per element. */
+    public static final int ELEMENT_BYTES = 2;
+
+    private final MemorySegment segment;
+    private final Arena arena;
+    private final int size;
+
+    /** Allocates {@code size} zeroed elements off-heap; {@link #close()} frees them. */
+    public HalfArray(int size) {
+        this.arena = ArrayMemory.newArena();
+        this.segment = ArrayMemory.allocate(arena, size, ELEMENT_BYTES).asSlice(0, (long) size * ELEMENT_BYTES);
+        this.size = size;
+    }
+
+    private HalfArray(MemorySegment segment) {
+        this.arena = null;
+        this.segment = segment;
+        this.size = ArrayMemory.sizeOf(segment, ELEMENT_BYTES);
+    }
+
+    /** A view of existing memory (for example a device runtime's buffer); closing it frees nothing. */
+    public static HalfArray wrap(MemorySegment segment) {
+        return new HalfArray(segment);
+    }
+
+    /** A new array holding {@code values}, each rounded to the nearest representable value. */
+    public static HalfArray of(float... values) {
+        HalfArray array = new HalfArray(values.length);
+        for (int i = 0; i < values.length; i++) {
+            array.set(i, values[i]);
+        }
+        return array;
+    }
+
+    /** The element widened to fp32 (exact). */
+    public float get(int index) {
+        return HalfFloats.halfToFloat(segment.getAtIndex(LAYOUT, index));
+    }
+
+    /** Stores {@code value} rounded to nearest even. */
+    public void set(int index, float value) {
+        segment.setAtIndex(LAYOUT, index, HalfFloats.floatToHalf(value));
+    }
+
+    /** The raw 16-bit pattern of an element. */
+    public short getBits(int index) {
+        return segment.getAtIndex(LAYOUT, index);
+    }
+
+    /** Stores a raw 16-bit pattern. */
+    public void setBits(int index, short bits) {
+        segment.setAtIndex(LAYOUT, index, bits);
+    }
+
+    /** Sets every element to {@code value} (rounded once). */
+    public void fill(float value) {
+        short bits = HalfFloats.floatToHalf(value);
+        for (int i = 0; i < size; i++) {
+            setBits(i, bits);
+        }
+    }
+
+    /** The elements widened to fp32, on the heap. */
+    public float[] toArray() {
+        float[] copy = new float[size];
+        for (int i = 0; i < size; i++) {
+            copy[i] = get(i);
+        }
+        return copy;
+    }
+
+    @Override
+    public int getSize() {
+        return size;
+    }
+
+    @Override
+    public int elementBytes() {
+        return ELEMENT_BYTES;
+    }
+
+    @Override
+    public MemorySegment segment() {
+        return segment;
+    }
+
+    @Override
+    public void close() {
+        if (arena != null) {
+            arena.close();
+        }
+    }
+}

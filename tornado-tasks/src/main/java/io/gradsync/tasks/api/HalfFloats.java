@@ -1,0 +1,40 @@
+package io.gradsync.tasks.api;
+
+/**
+ * Conversions between {@code float} and the two 16-bit storage formats of gradients.
+ *
+ * <p>bf16 keeps float's 8-bit exponent and cuts the mantissa to 7 bits; fp16 (IEEE binary16) has a
+ * 5-bit exponent and 10-bit mantissa. Narrowing rounds to nearest, ties to even, exactly as the
+ * GPU's {@code cvt.rn} instructions do, so a kernel gives the same bits on the JVM and on a device
+ * (NaN payloads aside: any NaN stays a NaN). The kernel compiler maps these methods to device
+ * instructions.
+ */
+public final class HalfFloats {
+    private HalfFloats() {
+    }
+
+    /** Widens bf16 bits to the float they denote (exact). */
+    public static float bf16ToFloat(short bits) {
+        return Float.intBitsToFloat((bits & 0xFFFF) << 16);
+    }
+
+    /** Rounds a float to the nearest bf16 (ties to even); NaN stays a quiet NaN. */
+    public static short floatToBf16(float value) {
+        int bits = Float.floatToRawIntBits(value);
+        if ((bits & 0x7FFF_FFFF) > 0x7F80_0000) {
+            return (short) ((bits >>> 16) | 0x0040);
+        }
+        int roundingBias = 0x7FFF + ((bits >>> 16) & 1);
+        return (short) ((bits + roundingBias) >>> 16);
+    }
+
+    /** Widens IEEE binary16 bits to the float they denote (exact). */
+    public static float halfToFloat(short bits) {
+        return Float.float16ToFloat(bits);
+    }
+
+    /** Rounds a float to the nearest IEEE binary16 (ties to even), overflowing to infinity. */
+    public static short floatToHalf(float value) {
+        return Float.floatToFloat16(value);
+    }
+}

@@ -1,0 +1,1092 @@
+package io.gradsync.tasks.compiler;
+
+import io.gradsync.tasks.api.Parallel;
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Const;
+import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.Insn.BinOp;
+import io.gradsync.tasks.compiler.ir.Insn.Cond;
+import io.gradsync.tasks.compiler.ir.Insn.ConvOp;
+import io.gradsync.tasks.compiler.ir.Insn.ThreadQuery;
+import io.gradsync.tasks.compiler.ir.Insn.UnOp;
+import io.gradsync.tasks.compiler.ir.IrBuilder;
+import io.gradsync.tasks.compiler.ir.IrType;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.Operand;
+import io.gradsync.tasks.compiler.ir.Var;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.lang.classfile.Attributes;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.CodeElement;
+import java.lang.classfile.Instruction;
+import java.lang.classfile.MethodModel;
+import java.lang.classfile.Opcode;
+import java.lang.classfile.TypeAnnotation;
+import java.lang.classfile.TypeKind;
+import java.lang.classfile.attribute.CodeAttribute;
+import java.lang.classfile.instruction.*;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.reflect.AccessFlag;
+import java.lang.reflect.Field;
+import java.lang.reflect.Modifier;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+
+/**
+ * Translates a static Java method's bytecode (read with {@code java.lang.classfile}) into
+ * {@link KernelIr}, inlining every static call.
+ *
+ * <p>How: the operand stack is simulated per basic block; every value is an IR operand, Java locals
+ * are one variable per (slot, type), and values left on the stack at a block boundary (the
+ * ternary operator) travel through per-depth stack variables. Kernel array parameters and the
+ * {@code KernelContext} are tracked symbolically (they are never values on the device), which is
+ * why a reference local may only ever hold one of them. Anything that has no meaning on a device
+ * is rejected with a {@link KernelCompileException} at the offending instruction.
+ */
+final class BytecodeTranslator {
+    private static final String API = "io/gradsync/tasks/api/";
+    private static final ClassDesc PARALLEL = ClassDesc.of(Parallel.class.getName());
+    private static final int MAX_INLINE_DEPTH = 32;
+
+    private final IrBuilder ir = new IrBuilder();
+    private final Deque<Frame> frames = new ArrayDeque<>();
+    private KernelStyle style;
+
+    /** A value on the simulated operand stack. */
+    private sealed interface SVal permits Val, Ref, Cmp {
+    }
+
+    private record Val(Operand op) implements SVal {
+    }
+
+    /** A reference: a kernel array parameter or the KernelContext (target == CONTEXT). */
+    private record Ref(Object target) implements SVal {
+    }
+
+    private static final Object CONTEXT = new Object() {
+        @Override
+        public String toString() {
+            return "KernelContext";
+        }
+    };
+
+    /** A three-way compare not yet materialized, so that the following if can branch on it directly. */
+    private record Cmp(Operand a, Operand b, int nanResult) implements SVal {
+    }
+
+    /** The @Parallel loop of the kernel method: its induction slot, init store and increment. */
+    private record ParallelLoop(int slot, int initStoreBci, int incrementBci, int startBci, int endBci) {
+        boolean contains(int bci) {
+            return bci >= startBci && bci < endBci;
+        }
+    }
+
+    private record BlockInfo(Block block, List<Object> shape) {
+    }
+
+    /** One method being translated (the kernel, or a method inlined into it). */
+    private final class Frame {
+        final Class<?> owner;
+        final MethodModel method;
+        final CodeAttribute code;
+        final String methodId;
+        final List<Instruction> insns = new ArrayList<>();
+        final List<Integer> bcis = new ArrayList<>();
+        final Map<Integer, Integer> indexOfBci = new HashMap<>();
+        final TreeSet<Integer> leaders = new TreeSet<>();
+        final Map<Long, Var> locals = new HashMap<>();
+        final Map<Integer, Ref> refLocals = new HashMap<>();
+        final Map<Long, Var> stackVars = new HashMap<>();
+        final Map<Integer, BlockInfo> blocks = new HashMap<>();
+        final Map<Integer, String> localNames = new HashMap<>();
+        final Deque<Integer> worklist = new ArrayDeque<>();
+        final Block returnTarget;
+        final Var returnVar;
+        Ref returnedRef;
+        ParallelLoop parallel;
+        int bci;
+
+        Frame(Class<?> owner, MethodModel method, Block returnTarget, Var returnVar) {
+            this.owner = owner;
+            this.method = method;
+            this.methodId = method.methodName().stringValue() + method.methodType().stringValue();
+            this.returnTarget = returnTarget;
+            this.returnVar = returnVar;
+            this.code = (CodeAttribute) method.code().orElseThrow(() -> error("method without bytecode (native or abstract)"));
+            int pos = 0;
+            int handlerBci = -1;
+            for (CodeElement e : code) {
+                switch (e) {
+                    case Instruction ins -> {
+                        indexOfBci.put(pos, insns.size());
+                        insns.add(ins);
+                        bcis.add(pos);
+                        pos += ins.sizeInBytes();
+                    }
+                    case ExceptionCatch ec -> {
+                        if (handlerBci < 0) {
+                            handlerBci = code.labelToBci(ec.tryStart());
+                        }
+                    }
+                    case LocalVariable lv -> localNames.putIfAbsent(lv.slot(), lv.name().stringValue());
+                    default -> {
+                    }
+                }
+            }
+            if (handlerBci >= 0) {
+                // synchronized blocks come with a handler; name the more specific construct
+                for (int i = 0; i < insns.size(); i++) {
+                    if (insns.get(i) instanceof MonitorInstruction) {
+                        bci = bcis.get(i);
+                        throw error("synchronized block (monitorenter)");
+                    }
+                }
+                bci = handlerBci;
+                throw error("try/catch or try/finally (exception handler)");
+            }
+        }
+
+        KernelCompileException error(String construct) {
+            StringBuilder chain = new StringBuilder();
+            boolean first = true;
+            for (Frame f : frames) {
+                if (f == this) {
+                    continue;
+                }
+                chain.append(first ? "inlined into " : ", called from ")
+                        .append(f.owner.getName()).append('.').append(f.methodId).append(" at offset ").append(f.bci);
+                first = false;
+            }
+            return new KernelCompileException(owner.getName(), methodId, bci, construct, chain.toString());
+        }
+
+        Var local(int slot, IrType type) {
+            return locals.computeIfAbsent(((long) slot << 3) | type.ordinal(),
+                    k -> ir.newVar(type, localNames.getOrDefault(slot, "")));
+        }
+
+        Var stackVar(int depth, IrType type) {
+            return stackVars.computeIfAbsent(((long) depth << 3) | type.ordinal(), k -> ir.newVar(type, "s" + depth));
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    /** Translates the static method {@code name + descriptor} of {@code owner} into a kernel. */
+    KernelIr translate(Class<?> owner, String name, String descriptor) {
+        MethodModel method = findMethod(owner, name, descriptor, null);
+        Frame frame = new Frame(owner, method, null, null);
+        frames.push(frame);
+        frame.bci = -1;
+        checkCallable(frame, method);
+        if (!MethodTypeDesc.ofDescriptor(descriptor).returnType().descriptorString().equals("V")) {
+            throw frame.error("kernel method must return void");
+        }
+        List<KernelParam> params = new ArrayList<>();
+        MethodTypeDesc type = MethodTypeDesc.ofDescriptor(descriptor);
+        List<String> names = parameterNames(frame, type);
+        int slot = 0;
+        Block entry = ir.newBlock();
+        ir.setCurrent(entry);
+        for (int i = 0; i < type.parameterCount(); i++) {
+            ClassDesc p = type.parameterType(i);
+            String pname = sanitize(names.get(i));
+            ElementKind kind = arrayKind(p);
+            if (kind != null) {
+                ArrayParam ap = new ArrayParam(pname, i, kind);
+                params.add(ap);
+                frame.refLocals.put(slot, new Ref(ap));
+                slot++;
+            } else if (p.descriptorString().equals("L" + API + "KernelContext;")) {
+                params.add(new KernelParam.ContextParam(pname, i));
+                frame.refLocals.put(slot, new Ref(CONTEXT));
+                slot++;
+            } else if (p.isPrimitive()) {
+                IrType t = irType(p.descriptorString().charAt(0));
+                Var v = frame.local(slot, t);
+                params.add(new KernelParam.ScalarParam(pname, i, t, v));
+                slot += t.isWide() ? 2 : 1;
+            } else {
+                throw frame.error("kernel parameter " + i + " of type " + p.displayName()
+                        + " (kernels take FloatArray, DoubleArray, IntArray, LongArray, HalfArray, Bfloat16Array, KernelContext or primitives)");
+            }
+        }
+        frame.parallel = findParallelLoop(frame);
+        boolean hasContext = params.stream().anyMatch(p -> p instanceof KernelParam.ContextParam);
+        if (frame.parallel != null && hasContext) {
+            frame.bci = frame.parallel.initStoreBci;
+            throw frame.error("@Parallel loop in a kernel that also takes a KernelContext (use one style)");
+        }
+        style = hasContext ? KernelStyle.CONTEXT : frame.parallel != null ? KernelStyle.PARALLEL_LOOP : KernelStyle.SERIAL;
+        if (frame.parallel == null && !hasContext) {
+            // A serial kernel must run once, whatever the launch size: only global thread 0 works.
+            Var gid = ir.newVar(IrType.I32, "gid");
+            ir.emit(new Insn.Thread(ThreadQuery.GLOBAL_IDX, gid));
+            Block work = ir.newBlock();
+            Block exit = ir.newBlock();
+            ir.terminate(new Insn.Branch(Cond.EQ, gid, Const.ofInt(0), false, work, exit));
+            ir.setCurrent(exit);
+            ir.terminate(new Insn.Return());
+            ir.setCurrent(work);
+        }
+        translateFrame(frame);
+        frames.pop();
+        String source = owner.getName() + "." + frame.methodId;
+        return ir.finish(sanitize(name), source, params, entry);
+    }
+
+    /** The style of the kernel last translated. */
+    KernelStyle style() {
+        return style;
+    }
+
+    private static List<String> parameterNames(Frame frame, MethodTypeDesc type) {
+        List<String> names = new ArrayList<>();
+        var attr = frame.method.findAttribute(Attributes.methodParameters());
+        if (attr.isPresent() && attr.get().parameters().size() == type.parameterCount()) {
+            int i = 0;
+            for (var p : attr.get().parameters()) {
+                int idx = i++;
+                names.add(p.name().map(u -> u.stringValue()).orElse("p" + idx));
+            }
+            return names;
+        }
+        int slot = 0;
+        for (int i = 0; i < type.parameterCount(); i++) {
+            names.add(frame.localNames.getOrDefault(slot, "p" + i));
+            String d = type.parameterType(i).descriptorString();
+            slot += d.equals("J") || d.equals("D") ? 2 : 1;
+        }
+        return names;
+    }
+
+    static String sanitize(String name) {
+        StringBuilder b = new StringBuilder();
+        for (char c : name.toCharArray()) {
+            b.append((c < 128 && Character.isLetterOrDigit(c)) || c == '_' ? c : '_');
+        }
+        if (b.isEmpty() || Character.isDigit(b.charAt(0))) {
+            b.insert(0, '_');
+        }
+        return b.toString();
+    }
+
+    private ParallelLoop findParallelLoop(Frame f) {
+        var attr = f.code.findAttribute(Attributes.runtimeVisibleTypeAnnotations());
+        if (attr.isEmpty()) {
+            return null;
+        }
+        ParallelLoop found = null;
+        for (TypeAnnotation ta : attr.get().annotations()) {
+            if (!ta.annotation().classSymbol().equals(PARALLEL)
+                    || !(ta.targetInfo() instanceof TypeAnnotation.LocalVarTarget target)) {
+                continue;
+            }
+            for (TypeAnnotation.LocalVarTargetInfo info : target.table()) {
+                int start = f.code.labelToBci(info.startLabel());
+                int end = f.code.labelToBci(info.endLabel());
+                int slot = info.index();
+                f.bci = start;
+                if (found != null) {
+                    throw f.error("more than one @Parallel loop (only one parallel dimension is supported)");
+                }
+                Integer startIdx = f.indexOfBci.get(start);
+                if (startIdx == null || startIdx == 0
+                        || !(f.insns.get(startIdx - 1) instanceof StoreInstruction st)
+                        || st.slot() != slot || st.typeKind() != TypeKind.INT) {
+                    throw f.error("@Parallel on a variable that is not an int loop counter initialised just before the loop");
+                }
+                int increment = -1;
+                for (int i = startIdx; i < f.insns.size() && f.bcis.get(i) < end; i++) {
+                    Instruction ins = f.insns.get(i);
+                    f.bci = f.bcis.get(i);
+                    if (ins instanceof IncrementInstruction inc && inc.slot() == slot) {
+                        if (inc.constant() != 1 || increment >= 0) {
+                            throw f.error("@Parallel loop counter must step by exactly one (i++)");
+                        }
+                        increment = f.bci;
+                    } else if (ins instanceof StoreInstruction s2 && s2.slot() == slot) {
+                        throw f.error("@Parallel loop counter assigned inside the loop");
+                    }
+                }
+                if (increment < 0) {
+                    f.bci = start;
+                    throw f.error("@Parallel loop counter without an i++ step");
+                }
+                found = new ParallelLoop(slot, f.bcis.get(startIdx - 1), increment, start, end);
+                checkParallelShape(f, found);
+            }
+        }
+        return found;
+    }
+
+    /**
+     * A @Parallel loop becomes independent threads, which keeps Java's meaning only if the loop
+     * has its one exit test (no break or return: each thread would stop only its own share) and
+     * is not nested in another loop (threads would need a barrier between outer iterations).
+     */
+    private static void checkParallelShape(Frame f, ParallelLoop loop) {
+        int exits = 0;
+        for (int i = 0; i < f.insns.size(); i++) {
+            int bci = f.bcis.get(i);
+            Instruction ins = f.insns.get(i);
+            f.bci = bci;
+            if (ins instanceof BranchInstruction br) {
+                int target = f.code.labelToBci(br.target());
+                if (loop.contains(bci) && !loop.contains(target) && ++exits > 1) {
+                    throw f.error("break out of a @Parallel loop, or a compound loop condition (threads cannot stop each other)");
+                }
+                if (bci > loop.incrementBci && target <= loop.initStoreBci) {
+                    throw f.error("@Parallel loop nested inside another loop (threads would need a barrier between outer iterations)");
+                }
+            } else if (ins instanceof ReturnInstruction && loop.contains(bci)) {
+                throw f.error("return inside a @Parallel loop (threads cannot stop each other)");
+            }
+        }
+    }
+
+    /**
+     * In a @Parallel-loop kernel every thread runs the code around the loop too, so writes there
+     * would race (in Java they happen once): only the loop body may store.
+     */
+    private void checkStoreInsideParallel(Frame f) {
+        Frame entry = frames.peekLast();
+        if (entry != null && entry.parallel != null && !entry.parallel.contains(entry.bci)) {
+            throw f.error("array store outside the @Parallel loop (every thread would run it)");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    /** Translates all reachable blocks of a frame; the builder's current block jumps into it. */
+    private void translateFrame(Frame f) {
+        for (int i = 0; i < f.insns.size(); i++) {
+            Instruction ins = f.insns.get(i);
+            if (ins instanceof BranchInstruction br) {
+                f.leaders.add(f.code.labelToBci(br.target()));
+                if (i + 1 < f.insns.size()) {
+                    f.leaders.add(f.bcis.get(i + 1));
+                }
+            } else if (ins instanceof ReturnInstruction || ins instanceof ThrowInstruction) {
+                if (i + 1 < f.insns.size()) {
+                    f.leaders.add(f.bcis.get(i + 1));
+                }
+            }
+        }
+        f.leaders.add(0);
+        Block entry = edge(f, 0, new ArrayList<>());
+        ir.terminate(new Insn.Jump(entry));
+        while (!f.worklist.isEmpty()) {
+            translateBlock(f, f.worklist.poll());
+        }
+    }
+
+    private Block edge(Frame f, int target, List<SVal> stack) {
+        List<Object> shape = new ArrayList<>();
+        for (int d = 0; d < stack.size(); d++) {
+            SVal v = stack.get(d);
+            if (v instanceof Cmp) {
+                v = materialize(v);
+                stack.set(d, v);
+            }
+            shape.add(v instanceof Val val ? val.op().type() : v);
+        }
+        BlockInfo info = f.blocks.get(target);
+        if (info == null) {
+            info = new BlockInfo(ir.newBlock(), shape);
+            f.blocks.put(target, info);
+            f.worklist.add(target);
+        } else if (!info.shape.equals(shape)) {
+            throw f.error("control flow merge with different operand stacks (for example a conditional choice between two arrays)");
+        }
+        for (int d = 0; d < stack.size(); d++) {
+            if (stack.get(d) instanceof Val val) {
+                ir.emit(new Insn.Move(f.stackVar(d, val.op().type()), val.op()));
+            }
+        }
+        return info.block;
+    }
+
+    private void translateBlock(Frame f, int startBci) {
+        BlockInfo info = f.blocks.get(startBci);
+        ir.setCurrent(info.block);
+        List<SVal> stack = new ArrayList<>();
+        for (int d = 0; d < info.shape.size(); d++) {
+            Object s = info.shape.get(d);
+            if (s instanceof IrType t) {
+                Var tmp = ir.newVar(t, "");
+                ir.emit(new Insn.Move(tmp, f.stackVar(d, t)));
+                stack.add(new Val(tmp));
+            } else {
+                stack.add((SVal) s);
+            }
+        }
+        int i = f.indexOfBci.get(startBci);
+        while (true) {
+            Instruction ins = f.insns.get(i);
+            f.bci = f.bcis.get(i);
+            int next = i + 1 < f.insns.size() ? f.bcis.get(i + 1) : -1;
+            boolean ends;
+            try {
+                ends = translateInsn(f, ins, stack, next);
+            } catch (KernelCompileException e) {
+                throw e;
+            } catch (RuntimeException e) {
+                throw f.error("internal error translating " + ins.opcode() + ": " + e);
+            }
+            if (ends) {
+                return;
+            }
+            if (next < 0) {
+                throw f.error("execution falls off the end of the method");
+            }
+            if (f.leaders.contains(next)) {
+                ir.terminate(new Insn.Jump(edge(f, next, stack)));
+                return;
+            }
+            i++;
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private static Operand op(Frame f, SVal v) {
+        if (v instanceof Val val) {
+            return val.op();
+        }
+        throw f.error("a reference (array or KernelContext) used as a number");
+    }
+
+    private Val materialize(SVal v) {
+        if (v instanceof Cmp c) {
+            Var dst = ir.newVar(IrType.I32, "");
+            ir.emit(new Insn.Compare3(dst, c.a, c.b, c.nanResult));
+            return new Val(dst);
+        }
+        return (Val) v;
+    }
+
+    private Operand pop(Frame f, List<SVal> stack) {
+        SVal v = stack.removeLast();
+        if (v instanceof Cmp) {
+            v = materialize(v);
+        }
+        return op(f, v);
+    }
+
+    private Ref popRef(Frame f, List<SVal> stack) {
+        SVal v = stack.removeLast();
+        if (v instanceof Ref r) {
+            return r;
+        }
+        throw f.error("expected an array or KernelContext reference on the stack");
+    }
+
+    private void push(List<SVal> stack, Operand o) {
+        stack.add(new Val(o));
+    }
+
+    /** Before a local is overwritten, copies stack entries that still refer to its old value. */
+    private void protect(List<SVal> stack, Var local) {
+        for (int d = 0; d < stack.size(); d++) {
+            SVal v = stack.get(d);
+            if (v instanceof Val val && val.op().equals(local)) {
+                Var copy = ir.newVar(local.type(), "");
+                ir.emit(new Insn.Move(copy, local));
+                stack.set(d, new Val(copy));
+            } else if (v instanceof Cmp c && (c.a.equals(local) || c.b.equals(local))) {
+                stack.set(d, materialize(c));
+            }
+        }
+    }
+
+    private Var binary(BinOp op, Operand a, Operand b) {
+        Var dst = ir.newVar(a.type(), "");
+        ir.emit(new Insn.Binary(op, dst, a, b));
+        return dst;
+    }
+
+    private static boolean isCategory2(SVal v) {
+        return v instanceof Val val && val.op().type().isWide();
+    }
+
+    /** Returns true when the instruction ended the block. */
+    private boolean translateInsn(Frame f, Instruction ins, List<SVal> stack, int next) {
+        switch (ins) {
+            case LoadInstruction li -> {
+                if (li.typeKind() == TypeKind.REFERENCE) {
+                    Ref r = f.refLocals.get(li.slot());
+                    if (r == null) {
+                        throw f.error("reference local variable (slot " + li.slot() + ") that does not hold a kernel array parameter");
+                    }
+                    stack.add(r);
+                } else {
+                    push(stack, f.local(li.slot(), irType(li.typeKind())));
+                }
+            }
+            case StoreInstruction si -> {
+                if (si.typeKind() == TypeKind.REFERENCE) {
+                    Ref r = popRef(f, stack);
+                    Ref old = f.refLocals.get(si.slot());
+                    if (old != null && !old.equals(r)) {
+                        throw f.error("reference local variable (slot " + si.slot() + ") assigned two different arrays");
+                    }
+                    f.refLocals.put(si.slot(), r);
+                } else {
+                    Operand value = pop(f, stack);
+                    Var local = f.local(si.slot(), irType(si.typeKind()));
+                    protect(stack, local);
+                    if (f.parallel != null && f.bci == f.parallel.initStoreBci) {
+                        Var gid = ir.newVar(IrType.I32, "gid");
+                        ir.emit(new Insn.Thread(ThreadQuery.GLOBAL_IDX, gid));
+                        ir.emit(new Insn.Binary(BinOp.ADD, local, value, gid));
+                    } else {
+                        ir.emit(new Insn.Move(local, value));
+                    }
+                }
+            }
+            case IncrementInstruction inc -> {
+                Var local = f.local(inc.slot(), IrType.I32);
+                protect(stack, local);
+                if (f.parallel != null && f.bci == f.parallel.incrementBci) {
+                    Var size = ir.newVar(IrType.I32, "gsize");
+                    ir.emit(new Insn.Thread(ThreadQuery.GLOBAL_SIZE, size));
+                    ir.emit(new Insn.Binary(BinOp.ADD, local, local, size));
+                } else {
+                    ir.emit(new Insn.Binary(BinOp.ADD, local, local, Const.ofInt(inc.constant())));
+                }
+            }
+            case ConstantInstruction ci -> {
+                Object c = ci.opcode() == Opcode.ACONST_NULL ? null : ci.constantValue();
+                switch (c) {
+                    case Integer v -> push(stack, Const.ofInt(v));
+                    case Long v -> push(stack, Const.ofLong(v));
+                    case Float v -> push(stack, Const.ofFloat(v));
+                    case Double v -> push(stack, Const.ofDouble(v));
+                    case null -> throw f.error("null reference");
+                    default -> throw f.error("constant of type " + c.getClass().getSimpleName() + " (strings, classes and method handles)");
+                }
+            }
+            case OperatorInstruction oi -> translateOperator(f, oi, stack);
+            case ConvertInstruction cv -> {
+                Operand src = pop(f, stack);
+                ConvOp op = ConvOp.valueOf(cv.opcode().name());
+                IrType to = switch (op) {
+                    case I2L, F2L, D2L -> IrType.I64;
+                    case I2F, L2F, D2F -> IrType.F32;
+                    case I2D, L2D, F2D -> IrType.F64;
+                    default -> IrType.I32;
+                };
+                Var dst = ir.newVar(to, "");
+                ir.emit(new Insn.Convert(op, dst, src));
+                push(stack, dst);
+            }
+            case BranchInstruction br -> {
+                int target = f.code.labelToBci(br.target());
+                Opcode o = br.opcode();
+                if (o == Opcode.GOTO || o == Opcode.GOTO_W) {
+                    ir.terminate(new Insn.Jump(edge(f, target, stack)));
+                    return true;
+                }
+                Cond cond;
+                Operand a;
+                Operand b;
+                boolean unordered = false;
+                switch (o) {
+                    case IFEQ, IFNE, IFLT, IFGE, IFGT, IFLE -> {
+                        cond = Cond.valueOf(o.name().substring(2));
+                        SVal v = stack.removeLast();
+                        if (v instanceof Cmp c) {
+                            a = c.a;
+                            b = c.b;
+                            unordered = cond.test(c.nanResult);
+                        } else {
+                            a = op(f, v);
+                            b = Const.ofInt(0);
+                        }
+                    }
+                    case IF_ICMPEQ, IF_ICMPNE, IF_ICMPLT, IF_ICMPGE, IF_ICMPGT, IF_ICMPLE -> {
+                        cond = Cond.valueOf(o.name().substring(7));
+                        b = pop(f, stack);
+                        a = pop(f, stack);
+                    }
+                    default -> throw f.error("reference comparison (" + o.name().toLowerCase() + ")");
+                }
+                if (next < 0) {
+                    throw f.error("conditional branch at the end of the method");
+                }
+                Block taken = edge(f, target, stack);
+                Block fall = edge(f, next, stack);
+                ir.terminate(new Insn.Branch(cond, a, b, unordered, taken, fall));
+                return true;
+            }
+            case ReturnInstruction ri -> {
+                if (ri.typeKind() == TypeKind.VOID) {
+                    // nothing
+                } else if (ri.typeKind() == TypeKind.REFERENCE) {
+                    Ref r = popRef(f, stack);
+                    if (f.returnedRef != null && !f.returnedRef.equals(r)) {
+                        throw f.error("method returning different arrays on different paths");
+                    }
+                    f.returnedRef = r;
+                } else {
+                    Operand v = pop(f, stack);
+                    ir.emit(new Insn.Move(f.returnVar, v));
+                }
+                ir.terminate(f.returnTarget == null ? new Insn.Return() : new Insn.Jump(f.returnTarget));
+                return true;
+            }
+            case StackInstruction st -> translateStack(f, st.opcode(), stack);
+            case InvokeInstruction inv -> translateInvoke(f, inv, stack);
+            case FieldInstruction fi -> {
+                if (fi.opcode() != Opcode.GETSTATIC) {
+                    throw f.error(switch (fi.opcode()) {
+                        case PUTSTATIC -> "write to static field " + fi.owner().asInternalName() + "." + fi.name().stringValue();
+                        default -> "instance field access " + fi.owner().asInternalName() + "." + fi.name().stringValue();
+                    });
+                }
+                push(stack, staticFinalConstant(f, fi));
+            }
+            case NopInstruction n -> {
+            }
+            case ArrayLoadInstruction a -> throw f.error("Java array element read (kernels take FloatArray, IntArray, ... parameters)");
+            case ArrayStoreInstruction a -> throw f.error("Java array element write (kernels take FloatArray, IntArray, ... parameters)");
+            case NewObjectInstruction n -> throw f.error("object allocation (new " + n.className().asInternalName() + ")");
+            case NewPrimitiveArrayInstruction n -> throw f.error("array allocation (new " + n.typeKind() + "[])");
+            case NewReferenceArrayInstruction n -> throw f.error("array allocation (new " + n.componentType().asInternalName() + "[])");
+            case NewMultiArrayInstruction n -> throw f.error("array allocation (multi-dimensional)");
+            case ThrowInstruction t -> throw f.error("throwing an exception (athrow)");
+            case MonitorInstruction m -> throw f.error("synchronized block (" + m.opcode().name().toLowerCase() + ")");
+            case TypeCheckInstruction t -> throw f.error("type check (" + t.opcode().name().toLowerCase() + " " + t.type().asInternalName() + ")");
+            case InvokeDynamicInstruction d -> throw f.error("invokedynamic (lambda, method reference or string concatenation: " + d.name().stringValue() + ")");
+            case TableSwitchInstruction s -> throw f.error("switch statement (tableswitch)");
+            case LookupSwitchInstruction s -> throw f.error("switch statement (lookupswitch)");
+            default -> throw f.error("bytecode " + ins.opcode().name().toLowerCase());
+        }
+        return false;
+    }
+
+    private void translateOperator(Frame f, OperatorInstruction oi, List<SVal> stack) {
+        Opcode o = oi.opcode();
+        String n = o.name();
+        switch (o) {
+            case ARRAYLENGTH -> throw f.error("Java array length (kernels take FloatArray, IntArray, ... parameters)");
+            case INEG, LNEG, FNEG, DNEG -> {
+                Operand a = pop(f, stack);
+                Var dst = ir.newVar(a.type(), "");
+                ir.emit(new Insn.Unary(UnOp.NEG, dst, a));
+                push(stack, dst);
+            }
+            case LCMP, FCMPL, FCMPG, DCMPL, DCMPG -> {
+                Operand b = pop(f, stack);
+                Operand a = pop(f, stack);
+                stack.add(new Cmp(a, b, n.endsWith("G") ? 1 : -1));
+            }
+            case FREM, DREM -> throw f.error("floating-point remainder (" + n.toLowerCase() + ")");
+            default -> {
+                Operand b = pop(f, stack);
+                Operand a = pop(f, stack);
+                BinOp op = switch (n.substring(1)) {
+                    case "ADD" -> BinOp.ADD;
+                    case "SUB" -> BinOp.SUB;
+                    case "MUL" -> BinOp.MUL;
+                    case "DIV" -> BinOp.DIV;
+                    case "REM" -> BinOp.REM;
+                    case "AND" -> BinOp.AND;
+                    case "OR" -> BinOp.OR;
+                    case "XOR" -> BinOp.XOR;
+                    case "SHL" -> BinOp.SHL;
+                    case "SHR" -> BinOp.SHR;
+                    case "USHR" -> BinOp.USHR;
+                    default -> throw f.error("operator " + n.toLowerCase());
+                };
+                push(stack, binary(op, a, b));
+            }
+        }
+    }
+
+    private void translateStack(Frame f, Opcode o, List<SVal> stack) {
+        for (int d = 0; d < stack.size(); d++) {
+            if (stack.get(d) instanceof Cmp) {
+                stack.set(d, materialize(stack.get(d)));
+            }
+        }
+        int n = stack.size();
+        switch (o) {
+            case POP -> stack.removeLast();
+            case POP2 -> {
+                if (isCategory2(stack.removeLast())) {
+                    break;
+                }
+                stack.removeLast();
+            }
+            case DUP -> stack.add(stack.getLast());
+            case SWAP -> {
+                SVal a = stack.removeLast();
+                SVal b = stack.removeLast();
+                stack.add(a);
+                stack.add(b);
+            }
+            case DUP_X1 -> stack.add(n - 2, stack.getLast());
+            case DUP_X2 -> stack.add(isCategory2(stack.get(n - 2)) ? n - 2 : n - 3, stack.getLast());
+            case DUP2 -> {
+                if (isCategory2(stack.getLast())) {
+                    stack.add(stack.getLast());
+                } else {
+                    stack.add(stack.get(n - 2));
+                    stack.add(stack.get(n - 1));
+                }
+            }
+            case DUP2_X1 -> {
+                if (isCategory2(stack.getLast())) {
+                    stack.add(n - 2, stack.getLast());
+                } else {
+                    SVal v1 = stack.get(n - 1);
+                    SVal v2 = stack.get(n - 2);
+                    stack.add(n - 3, v1);
+                    stack.add(n - 3, v2);
+                }
+            }
+            case DUP2_X2 -> {
+                SVal v1 = stack.get(n - 1);
+                if (isCategory2(v1)) {
+                    int at = isCategory2(stack.get(n - 2)) ? n - 2 : n - 3;
+                    stack.add(at, v1);
+                } else {
+                    SVal v2 = stack.get(n - 2);
+                    int at = isCategory2(stack.get(n - 3)) ? n - 3 : n - 4;
+                    stack.add(at, v1);
+                    stack.add(at, v2);
+                }
+            }
+            default -> throw f.error("stack operation " + o.name().toLowerCase());
+        }
+    }
+
+    private Const staticFinalConstant(Frame f, FieldInstruction fi) {
+        String owner = fi.owner().asInternalName().replace('/', '.');
+        String name = fi.name().stringValue();
+        try {
+            Class<?> c = Class.forName(owner, true, loaderOf(f.owner));
+            Field field = c.getDeclaredField(name);
+            int mods = field.getModifiers();
+            if (!Modifier.isStatic(mods) || !Modifier.isFinal(mods)) {
+                throw f.error("static field that is not final (" + owner + "." + name + ")");
+            }
+            if (!field.getType().isPrimitive()) {
+                throw f.error("static final field of reference type (" + owner + "." + name + ")");
+            }
+            field.setAccessible(true);
+            Class<?> t = field.getType();
+            if (t == float.class) {
+                return Const.ofFloat(field.getFloat(null));
+            } else if (t == double.class) {
+                return Const.ofDouble(field.getDouble(null));
+            } else if (t == long.class) {
+                return Const.ofLong(field.getLong(null));
+            } else if (t == boolean.class) {
+                return Const.ofInt(field.getBoolean(null) ? 1 : 0);
+            } else if (t == char.class) {
+                return Const.ofInt(field.getChar(null));
+            }
+            return Const.ofInt(field.getInt(null));
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            if (e instanceof KernelCompileException k) {
+                throw k;
+            }
+            throw f.error("static field " + owner + "." + name + " that cannot be read (" + e + ")");
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private void translateInvoke(Frame f, InvokeInstruction inv, List<SVal> stack) {
+        String owner = inv.owner().asInternalName();
+        String name = inv.name().stringValue();
+        String desc = inv.type().stringValue();
+        if (intrinsic(f, inv.opcode(), owner, name, desc, stack)) {
+            return;
+        }
+        if (inv.opcode() != Opcode.INVOKESTATIC) {
+            throw f.error((inv.opcode() == Opcode.INVOKESPECIAL ? "constructor or private instance call " : "virtual call ")
+                    + owner.replace('/', '.') + "." + name + desc);
+        }
+        inline(f, owner, name, desc, stack);
+    }
+
+    private void inline(Frame f, String owner, String name, String desc, List<SVal> stack) {
+        String key = owner + "." + name + desc;
+        for (Frame g : frames) {
+            if ((g.owner.getName().replace('.', '/') + "." + g.methodId).equals(key)) {
+                throw f.error("recursive call to " + owner.replace('/', '.') + "." + name + desc);
+            }
+        }
+        if (frames.size() >= MAX_INLINE_DEPTH) {
+            throw f.error("calls nested deeper than " + MAX_INLINE_DEPTH);
+        }
+        Class<?> calleeClass;
+        try {
+            calleeClass = Class.forName(owner.replace('/', '.'), false, loaderOf(f.owner));
+        } catch (ClassNotFoundException e) {
+            throw f.error("call to a class that cannot be loaded: " + owner);
+        }
+        MethodModel callee = findMethod(calleeClass, name, desc, f);
+        MethodTypeDesc type = MethodTypeDesc.ofDescriptor(desc);
+        List<SVal> args = new ArrayList<>();
+        for (int i = type.parameterCount() - 1; i >= 0; i--) {
+            SVal v = stack.removeLast();
+            args.addFirst(v instanceof Cmp ? materialize(v) : v);
+        }
+        String ret = type.returnType().descriptorString();
+        Var result = ret.equals("V") || !type.returnType().isPrimitive() ? null : ir.newVar(irType(ret.charAt(0)), "");
+        Block cont = ir.newBlock();
+        Frame g = new Frame(calleeClass, callee, cont, result);
+        frames.push(g);
+        g.bci = -1;
+        checkCallable(g, callee);
+        int slot = 0;
+        for (int i = 0; i < args.size(); i++) {
+            SVal a = args.get(i);
+            if (a instanceof Ref r) {
+                g.refLocals.put(slot, r);
+                slot++;
+            } else {
+                Operand o = op(g, a);
+                ir.emit(new Insn.Move(g.local(slot, o.type()), o));
+                slot += o.type().isWide() ? 2 : 1;
+            }
+        }
+        translateFrame(g);
+        frames.pop();
+        ir.setCurrent(cont);
+        if (result != null) {
+            push(stack, result);
+        } else if (!ret.equals("V")) {
+            if (g.returnedRef == null) {
+                throw f.error("call to " + name + " returning a reference that is not a kernel array");
+            }
+            stack.add(g.returnedRef);
+        }
+    }
+
+    private void checkCallable(Frame f, MethodModel m) {
+        var flags = m.flags();
+        if (!flags.has(AccessFlag.STATIC)) {
+            throw f.error("instance method (kernels and the methods they call must be static)");
+        }
+        if (flags.has(AccessFlag.SYNCHRONIZED)) {
+            throw f.error("synchronized method");
+        }
+    }
+
+    /** Maps API and java.lang methods to IR; returns false when the call is not an intrinsic. */
+    private boolean intrinsic(Frame f, Opcode opcode, String owner, String name, String desc, List<SVal> stack) {
+        if (owner.startsWith(API) && opcode == Opcode.INVOKEVIRTUAL) {
+            String cls = owner.substring(API.length());
+            if (cls.equals("KernelContext")) {
+                ThreadQuery q = switch (name) {
+                    case "globalIdx" -> ThreadQuery.GLOBAL_IDX;
+                    case "globalSize" -> ThreadQuery.GLOBAL_SIZE;
+                    case "localIdx" -> ThreadQuery.LOCAL_IDX;
+                    case "groupIdx" -> ThreadQuery.GROUP_IDX;
+                    case "localSize" -> ThreadQuery.LOCAL_SIZE;
+                    default -> throw f.error("KernelContext." + name + " on a device");
+                };
+                popRef(f, stack);
+                Var dst = ir.newVar(IrType.I32, "");
+                ir.emit(new Insn.Thread(q, dst));
+                push(stack, dst);
+                return true;
+            }
+            if (arrayKind(ClassDesc.ofInternalName(owner)) != null) {
+                translateArrayCall(f, name, desc, stack);
+                return true;
+            }
+            return false;
+        }
+        if (opcode != Opcode.INVOKESTATIC) {
+            return false;
+        }
+        if (owner.equals(API + "Atomics") && name.equals("add")) {
+            checkStoreInsideParallel(f);
+            Operand value = pop(f, stack);
+            Operand index = pop(f, stack);
+            Ref r = popRef(f, stack);
+            ArrayParam ap = array(f, r);
+            ir.emit(new Insn.AtomicAdd(ap, index, value));
+            return true;
+        }
+        String sig = name + desc;
+        if (owner.equals(API + "HalfFloats")) {
+            UnOp op = switch (sig) {
+                case "bf16ToFloat(S)F" -> UnOp.BF16_BITS_TO_F32;
+                case "floatToBf16(F)S" -> UnOp.F32_TO_BF16_BITS;
+                case "halfToFloat(S)F" -> UnOp.HALF_BITS_TO_F32;
+                case "floatToHalf(F)S" -> UnOp.F32_TO_HALF_BITS;
+                default -> null;
+            };
+            return op != null && unary(f, op, desc, stack);
+        }
+        if (owner.equals("java/lang/Float") || owner.equals("java/lang/Double")) {
+            UnOp op = switch (sig) {
+                case "float16ToFloat(S)F" -> UnOp.HALF_BITS_TO_F32;
+                case "floatToFloat16(F)S" -> UnOp.F32_TO_HALF_BITS;
+                case "floatToRawIntBits(F)I", "intBitsToFloat(I)F", "doubleToRawLongBits(D)J", "longBitsToDouble(J)D" -> UnOp.BITCAST;
+                default -> null;
+            };
+            return op != null && unary(f, op, desc, stack);
+        }
+        if (owner.equals("java/lang/Math") || owner.equals("java/lang/StrictMath")) {
+            switch (name) {
+                case "min", "max" -> {
+                    Operand b = pop(f, stack);
+                    Operand a = pop(f, stack);
+                    push(stack, binary(name.equals("min") ? BinOp.MIN : BinOp.MAX, a, b));
+                    return true;
+                }
+                case "abs" -> {
+                    return unary(f, UnOp.ABS, desc, stack);
+                }
+                case "sqrt" -> {
+                    return unary(f, UnOp.SQRT, desc, stack);
+                }
+                case "exp" -> {
+                    return unary(f, UnOp.EXP, desc, stack);
+                }
+                case "fma" -> {
+                    Operand c = pop(f, stack);
+                    Operand b = pop(f, stack);
+                    Operand a = pop(f, stack);
+                    Var dst = ir.newVar(a.type(), "");
+                    ir.emit(new Insn.Fma(dst, a, b, c));
+                    push(stack, dst);
+                    return true;
+                }
+                default -> throw f.error("Math." + name + desc + " (supported: min, max, abs, sqrt, exp, fma)");
+            }
+        }
+        return false;
+    }
+
+    private boolean unary(Frame f, UnOp op, String desc, List<SVal> stack) {
+        Operand a = pop(f, stack);
+        IrType result = irType(desc.charAt(desc.length() - 1));
+        Var dst = ir.newVar(result, "");
+        ir.emit(new Insn.Unary(op, dst, a));
+        push(stack, dst);
+        return true;
+    }
+
+    private void translateArrayCall(Frame f, String name, String desc, List<SVal> stack) {
+        switch (name) {
+            case "getSize" -> {
+                ArrayParam ap = array(f, popRef(f, stack));
+                Var dst = ir.newVar(IrType.I32, ap.name() + "_len");
+                ir.emit(new Insn.ArrayLength(dst, ap));
+                push(stack, dst);
+            }
+            case "get", "getBits" -> {
+                Operand index = pop(f, stack);
+                ArrayParam ap = array(f, popRef(f, stack));
+                boolean raw = name.equals("getBits");
+                Var dst = ir.newVar(raw ? IrType.I32 : ap.element().valueType(), "");
+                ir.emit(new Insn.Load(dst, ap, index, raw));
+                push(stack, dst);
+            }
+            case "set", "setBits" -> {
+                checkStoreInsideParallel(f);
+                Operand value = pop(f, stack);
+                Operand index = pop(f, stack);
+                ArrayParam ap = array(f, popRef(f, stack));
+                ir.emit(new Insn.Store(ap, index, value, name.equals("setBits")));
+            }
+            default -> throw f.error("array method " + name + desc + " on a device (supported: get, set, getBits, setBits, getSize)");
+        }
+    }
+
+    private static ArrayParam array(Frame f, Ref r) {
+        if (r.target instanceof ArrayParam ap) {
+            return ap;
+        }
+        throw f.error("expected a kernel array");
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private static ClassLoader loaderOf(Class<?> c) {
+        ClassLoader l = c.getClassLoader();
+        return l != null ? l : ClassLoader.getPlatformClassLoader();
+    }
+
+    private MethodModel findMethod(Class<?> owner, String name, String desc, Frame caller) {
+        ClassModel model = parse(owner, caller);
+        for (MethodModel m : model.methods()) {
+            if (m.methodName().equalsString(name) && m.methodType().equalsString(desc)) {
+                return m;
+            }
+        }
+        String what = "method " + owner.getName() + "." + name + desc + " not found in its class file (inherited static methods are not supported)";
+        if (caller != null) {
+            throw caller.error(what);
+        }
+        throw new KernelCompileException(owner.getName(), name + desc, -1, what, "");
+    }
+
+    private static final Map<Class<?>, ClassModel> MODELS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    private static ClassModel parse(Class<?> owner, Frame caller) {
+        return MODELS.computeIfAbsent(owner, c -> {
+            String resource = c.getName().substring(c.getName().lastIndexOf('.') + 1) + ".class";
+            try (InputStream in = c.getResourceAsStream(resource)) {
+                if (in == null) {
+                    throw new KernelCompileException(c.getName(), "?", -1, "class file not found (hidden or generated class)", "");
+                }
+                return ClassFile.of().parse(in.readAllBytes());
+            } catch (IOException e) {
+                throw new KernelCompileException(c.getName(), "?", -1, "class file unreadable: " + e, "");
+            }
+        });
+    }
+
+    static ElementKind arrayKind(ClassDesc d) {
+        return switch (d.descriptorString()) {
+            case "L" + API + "FloatArray;" -> ElementKind.F32;
+            case "L" + API + "DoubleArray;" -> ElementKind.F64;
+            case "L" + API + "IntArray;" -> ElementKind.I32;
+            case "L" + API + "LongArray;" -> ElementKind.I64;
+            case "L" + API + "HalfArray;" -> ElementKind.F16;
+            case "L" + API + "Bfloat16Array;" -> ElementKind.BF16;
+            default -> null;
+        };
+    }
+
+    private static IrType irType(char descriptor) {
+        return switch (descriptor) {
+            case 'J' -> IrType.I64;
+            case 'F' -> IrType.F32;
+            case 'D' -> IrType.F64;
+            default -> IrType.I32;
+        };
+    }
+
+    private static IrType irType(TypeKind k) {
+        return switch (k) {
+            case LONG -> IrType.I64;
+            case FLOAT -> IrType.F32;
+            case DOUBLE -> IrType.F64;
+            default -> IrType.I32;
+        };
+    }
+}

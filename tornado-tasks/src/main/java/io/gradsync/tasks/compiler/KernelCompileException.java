@@ -1,0 +1,40 @@
+package io.gradsync.tasks.compiler;
+
+/**
+ * A kernel uses a construct the compiler does not translate. The message names the class, the
+ * method, the bytecode offset and the construct, plus the call chain when the construct is in a
+ * method inlined into the kernel.
+ */
+public final class KernelCompileException extends RuntimeException {
+    private final String className;
+    private final String methodName;
+    private final int bytecodeOffset;
+    private final String construct;
+
+    public KernelCompileException(String className, String methodName, int bytecodeOffset, String construct, String callChain) {
+        super("cannot compile " + className + "." + methodName + " at bytecode offset " + bytecodeOffset + ": "
+                + construct + (callChain.isEmpty() ? "" : " (" + callChain + ")"));
+        this.className = className;
+        this.methodName = methodName;
+        this.bytecodeOffset = bytecodeOffset;
+        this.construct = construct;
+    }
+
+    public String className() {
+        return className;
+    }
+
+    /** Method name followed by its descriptor. */
+    public String methodName() {
+        return methodName;
+    }
+
+    /** Offset of the offending instruction in the method's bytecode, or -1 for the method as a whole. */
+    public int bytecodeOffset() {
+        return bytecodeOffset;
+    }
+
+    public String construct() {
+        return construct;
+    }
+}

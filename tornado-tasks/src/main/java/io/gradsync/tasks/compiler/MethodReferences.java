@@ -1,0 +1,15 @@
+package io.gradsync.tasks.compiler;
+
+import io.gradsync.tasks.api.KernelFunctions;
+
+import java.lang.reflect.Method;
+
+/** Resolves a kernel method reference to its static method (see {@link KernelFunctions#methodOf}). */
+public final class MethodReferences {
+    private MethodReferences() {
+    }
+
+    public static Method resolve(KernelFunctions.Kernel ref) {
+        return KernelFunctions.methodOf(ref);
+    }
+}

@@ -1,0 +1,120 @@
+package io.gradsync.tasks.compiler.ir;
+
+import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+
+/** IR instructions: three-address form over {@link Var}s, one basic block ends in a {@link Terminator}. */
+public sealed interface Insn {
+
+    enum BinOp { ADD, SUB, MUL, DIV, REM, AND, OR, XOR, SHL, SHR, USHR, MIN, MAX }
+
+    enum UnOp {
+        NEG, ABS, SQRT, EXP,
+        /** int (low 16 bits) -> float, from bf16 bits. */
+        BF16_BITS_TO_F32,
+        /** float -> int holding the sign-extended bf16 bits, rounded to nearest even. */
+        F32_TO_BF16_BITS,
+        HALF_BITS_TO_F32, F32_TO_HALF_BITS,
+        /** Reinterpret bits between same-width int and float types. */
+        BITCAST
+    }
+
+    /** Conversions follow Java: float to int truncates toward zero, saturates, NaN gives 0. */
+    enum ConvOp { I2L, I2F, I2D, L2I, L2F, L2D, F2I, F2L, F2D, D2I, D2L, D2F, I2B, I2S, I2C }
+
+    /** Thread coordinates of the KernelContext style. */
+    enum ThreadQuery { GLOBAL_IDX, GLOBAL_SIZE, LOCAL_IDX, GROUP_IDX, LOCAL_SIZE }
+
+    record Move(Var dst, Operand src) implements Insn {
+    }
+
+    record Binary(BinOp op, Var dst, Operand a, Operand b) implements Insn {
+    }
+
+    record Unary(UnOp op, Var dst, Operand a) implements Insn {
+    }
+
+    record Fma(Var dst, Operand a, Operand b, Operand c) implements Insn {
+    }
+
+    record Convert(ConvOp op, Var dst, Operand src) implements Insn {
+    }
+
+    /**
+     * Java's three-way compare ({@code lcmp}, {@code fcmpl/g}, {@code dcmpl/g}): -1, 0 or 1, and
+     * {@code nanResult} when either float operand is NaN.
+     */
+    record Compare3(Var dst, Operand a, Operand b, int nanResult) implements Insn {
+    }
+
+    /** {@code dst = array[index]}; half kinds widen to F32 unless {@code rawBits} (then sign-extended I32). */
+    record Load(Var dst, ArrayParam array, Operand index, boolean rawBits) implements Insn {
+    }
+
+    /** {@code array[index] = value}; half kinds round from F32 unless {@code rawBits}. */
+    record Store(ArrayParam array, Operand index, Operand value, boolean rawBits) implements Insn {
+    }
+
+    /** Atomic {@code array[index] += value}. */
+    record AtomicAdd(ArrayParam array, Operand index, Operand value) implements Insn {
+    }
+
+    record ArrayLength(Var dst, ArrayParam array) implements Insn {
+    }
+
+    record Thread(ThreadQuery query, Var dst) implements Insn {
+    }
+
+    /** Ends a basic block. */
+    sealed interface Terminator extends Insn {
+    }
+
+    record Jump(Block target) implements Terminator {
+    }
+
+    /**
+     * Branch on {@code a cond b}. For float operands {@code unorderedTaken} says whether the branch
+     * is taken when either operand is NaN (Java's fcmpl/fcmpg + if combination decides it).
+     */
+    record Branch(Cond cond, Operand a, Operand b, boolean unorderedTaken, Block ifTrue, Block ifFalse) implements Terminator {
+    }
+
+    record Return() implements Terminator {
+    }
+
+    enum Cond {
+        EQ, NE, LT, GE, GT, LE;
+
+        public Cond negate() {
+            return switch (this) {
+                case EQ -> NE;
+                case NE -> EQ;
+                case LT -> GE;
+                case GE -> LT;
+                case GT -> LE;
+                case LE -> GT;
+            };
+        }
+
+        /** The condition on swapped operands. */
+        public Cond swap() {
+            return switch (this) {
+                case EQ, NE -> this;
+                case LT -> GT;
+                case GE -> LE;
+                case GT -> LT;
+                case LE -> GE;
+            };
+        }
+
+        public boolean test(int c) {
+            return switch (this) {
+                case EQ -> c == 0;
+                case NE -> c != 0;
+                case LT -> c < 0;
+                case GE -> c >= 0;
+                case GT -> c > 0;
+                case LE -> c <= 0;
+            };
+        }
+    }
+}

@@ -1,0 +1,612 @@
+package io.gradsync.tasks.compiler.ptx;
+
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Const;
+import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.Insn.BinOp;
+import io.gradsync.tasks.compiler.ir.IrType;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.Operand;
+import io.gradsync.tasks.compiler.ir.Var;
+
+import java.util.EnumMap;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Emits PTX for kernels in {@link KernelIr}.
+ *
+ * <p>Every IR variable becomes a virtual register; ptxas does the real register allocation and
+ * the optimisation, so this emitter stays a direct mapping. Choices that matter:
+ * <ul>
+ *   <li>Floating-point arithmetic carries explicit {@code .rn} rounding, which gives Java's IEEE
+ *       results and stops ptxas from contracting a multiply and an add into an fma (Java does not).
+ *       Denormals are kept (no {@code .ftz}).</li>
+ *   <li>Addresses are 64-bit: {@code mul.wide.s32} of the int index by the element size added to
+ *       the array's base pointer, the same sequence nvcc emits.</li>
+ *   <li>Plain {@code ld.global}, never {@code ld.global.nc}: a runtime may pass the same buffer
+ *       as input and output (an in-place average), where the non-coherent path is not safe.</li>
+ * </ul>
+ * The {@code .version} is the lowest PTX ISA version that knows the target (7.8 for sm_90), so
+ * the module loads on any driver that runs that GPU.
+ */
+public final class PtxEmitter {
+    private final int sm;
+    private final StringBuilder out = new StringBuilder();
+    private final Map<String, Integer> counters = new HashMap<>();
+    private final Map<Integer, String> varRegs = new HashMap<>();
+    private final Map<String, String> arrayBase = new HashMap<>();
+    private final Map<String, String> arrayLen = new HashMap<>();
+
+    private PtxEmitter(int sm) {
+        this.sm = sm;
+    }
+
+    /** The lowest PTX ISA version whose ptxas knows {@code sm_<sm>}. */
+    public static String ptxVersion(int sm) {
+        if (sm >= 120) {
+            return "8.7";
+        } else if (sm >= 100) {
+            return "8.6";
+        } else if (sm >= 89) {
+            return "7.8";
+        } else if (sm >= 87) {
+            return "7.4";
+        } else if (sm >= 86) {
+            return "7.1";
+        } else if (sm >= 80) {
+            return "7.0";
+        } else if (sm >= 75) {
+            return "6.3";
+        }
+        throw new IllegalArgumentException("compute capability sm_" + sm + " is older than the oldest supported (sm_75)");
+    }
+
+    /** The module header: version, target, 64-bit addresses. */
+    public static String header(int sm, String comment) {
+        return "//\n// " + comment + "\n//\n\n.version " + ptxVersion(sm) + "\n.target sm_" + sm + "\n.address_size 64\n\n";
+    }
+
+    /** One complete PTX module holding the given kernels as entries, for compute capability {@code sm} (e.g. 90). */
+    public static String module(List<KernelIr> kernels, int sm, String comment) {
+        StringBuilder b = new StringBuilder(header(sm, comment));
+        for (KernelIr k : kernels) {
+            b.append(entry(k, sm)).append('\n');
+        }
+        return b.toString();
+    }
+
+    /** The {@code .entry} of one kernel (without the module header). */
+    public static String entry(KernelIr kernel, int sm) {
+        ptxVersion(sm);
+        return new PtxEmitter(sm).emit(kernel);
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private enum RegClass {
+        PRED(".pred", "%p"), B16(".b16", "%h"), B32(".b32", "%r"), B64(".b64", "%rd"), F32(".f32", "%f"), F64(".f64", "%fd");
+
+        final String decl;
+        final String prefix;
+
+        RegClass(String decl, String prefix) {
+            this.decl = decl;
+            this.prefix = prefix;
+        }
+    }
+
+    private final EnumMap<RegClass, Integer> regCount = new EnumMap<>(RegClass.class);
+
+    private static RegClass classOf(IrType t) {
+        return switch (t) {
+            case I32 -> RegClass.B32;
+            case I64 -> RegClass.B64;
+            case F32 -> RegClass.F32;
+            case F64 -> RegClass.F64;
+        };
+    }
+
+    private String fresh(RegClass c) {
+        int n = regCount.merge(c, 1, Integer::sum);
+        return c.prefix + n;
+    }
+
+    private String fresh(IrType t) {
+        return fresh(classOf(t));
+    }
+
+    private String reg(Var v) {
+        return varRegs.computeIfAbsent(v.id(), id -> fresh(v.type()));
+    }
+
+    private static String suffix(IrType t, boolean signed) {
+        return switch (t) {
+            case I32 -> signed ? "s32" : "b32";
+            case I64 -> signed ? "s64" : "b64";
+            case F32 -> "f32";
+            case F64 -> "f64";
+        };
+    }
+
+    private static String immediate(Const c) {
+        return switch (c.type()) {
+            case I32 -> Integer.toString(c.intValue());
+            case I64 -> Long.toString(c.bits());
+            case F32 -> String.format(Locale.ROOT, "0f%08X", (int) c.bits());
+            case F64 -> String.format(Locale.ROOT, "0d%016X", c.bits());
+        };
+    }
+
+    /** The operand as a register, moving a constant into a fresh one first. */
+    private String src(Operand o) {
+        if (o instanceof Var v) {
+            return reg(v);
+        }
+        Const c = (Const) o;
+        String r = fresh(c.type());
+        line("mov." + suffix(c.type(), true) + " " + r + ", " + immediate(c));
+        return r;
+    }
+
+    private void line(String s) {
+        out.append('\t').append(s).append(";\n");
+    }
+
+    private static String label(Block b) {
+        return "$B" + b.id();
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    private String emit(KernelIr k) {
+        String name = k.name();
+        StringBuilder sig = new StringBuilder();
+        sig.append("// ").append(k.source()).append('\n');
+        sig.append(".visible .entry ").append(name).append("(\n");
+        StringBuilder params = new StringBuilder();
+        for (KernelParam p : k.params()) {
+            switch (p) {
+                case ArrayParam a -> {
+                    String ptr = name + "_" + a.name() + "_ptr";
+                    String len = name + "_" + a.name() + "_len";
+                    params.append("\t.param .u64 .ptr .global .align ").append(a.element().bytes()).append(' ').append(ptr).append(",\n");
+                    params.append("\t.param .u32 ").append(len).append(",\n");
+                    String raw = fresh(RegClass.B64);
+                    String base = fresh(RegClass.B64);
+                    line("ld.param.u64 " + raw + ", [" + ptr + "]");
+                    line("cvta.to.global.u64 " + base + ", " + raw);
+                    arrayBase.put(a.name(), base);
+                    String l = fresh(RegClass.B32);
+                    line("ld.param.u32 " + l + ", [" + len + "]");
+                    arrayLen.put(a.name(), l);
+                }
+                case KernelParam.ScalarParam s -> {
+                    String pn = name + "_" + s.name();
+                    String t = switch (s.type()) {
+                        case I32 -> "u32";
+                        case I64 -> "u64";
+                        case F32 -> "f32";
+                        case F64 -> "f64";
+                    };
+                    params.append("\t.param .").append(t).append(' ').append(pn).append(",\n");
+                    line("ld.param." + t + " " + reg(s.var()) + ", [" + pn + "]");
+                }
+                case KernelParam.ContextParam c -> {
+                    // implicit: thread coordinates come from special registers
+                }
+            }
+        }
+        if (!params.isEmpty()) {
+            params.setLength(params.length() - 2);
+            params.append('\n');
+        }
+        sig.append(params).append(")\n{\n");
+
+        List<Block> blocks = k.blocks();
+        for (int i = 0; i < blocks.size(); i++) {
+            Block b = blocks.get(i);
+            Block next = i + 1 < blocks.size() ? blocks.get(i + 1) : null;
+            out.append(label(b)).append(":\n");
+            for (Insn insn : b.insns()) {
+                emitInsn(insn);
+            }
+            emitTerminator(b.terminator(), next);
+        }
+        out.append("}\n");
+
+        StringBuilder decls = new StringBuilder();
+        for (RegClass c : RegClass.values()) {
+            Integer n = regCount.get(c);
+            if (n != null) {
+                decls.append("\t.reg ").append(c.decl).append(' ').append(c.prefix).append('<').append(n + 1).append(">;\n");
+            }
+        }
+        return sig + decls.toString() + "\n" + out;
+    }
+
+    private void emitTerminator(Insn.Terminator t, Block next) {
+        switch (t) {
+            case Insn.Jump j -> {
+                if (j.target() != next) {
+                    line("bra.uni " + label(j.target()));
+                }
+            }
+            case Insn.Return r -> line("ret");
+            case Insn.Branch br -> {
+                String a = src(br.a());
+                String b = src(br.b());
+                IrType type = br.a().type();
+                String p = fresh(RegClass.PRED);
+                String cmp = br.cond().name().toLowerCase(Locale.ROOT);
+                if (type.isFloat() && br.unorderedTaken()) {
+                    cmp += "u";
+                }
+                line("setp." + cmp + "." + suffix(type, true) + " " + p + ", " + a + ", " + b);
+                if (br.ifTrue() == next) {
+                    line("@!" + p + " bra " + label(br.ifFalse()));
+                } else {
+                    line("@" + p + " bra " + label(br.ifTrue()));
+                    if (br.ifFalse() != next) {
+                        line("bra.uni " + label(br.ifFalse()));
+                    }
+                }
+            }
+        }
+    }
+
+    private void emitInsn(Insn insn) {
+        switch (insn) {
+            case Insn.Move m -> {
+                String s = m.src() instanceof Const c ? immediate(c) : reg((Var) m.src());
+                line("mov." + suffix(m.dst().type(), false) + " " + reg(m.dst()) + ", " + s);
+            }
+            case Insn.Binary b -> emitBinary(b);
+            case Insn.Unary u -> emitUnary(u);
+            case Insn.Fma f -> {
+                String a = src(f.a());
+                String b = src(f.b());
+                String c = src(f.c());
+                line("fma.rn." + suffix(f.dst().type(), true) + " " + reg(f.dst()) + ", " + a + ", " + b + ", " + c);
+            }
+            case Insn.Convert c -> emitConvert(c);
+            case Insn.Compare3 c -> {
+                IrType t = c.a().type();
+                String a = src(c.a());
+                String b = src(c.b());
+                String lt = fresh(RegClass.PRED);
+                String gt = fresh(RegClass.PRED);
+                line("setp.lt." + suffix(t, true) + " " + lt + ", " + a + ", " + b);
+                line("setp.gt." + suffix(t, true) + " " + gt + ", " + a + ", " + b);
+                String t1 = fresh(RegClass.B32);
+                line("selp.s32 " + t1 + ", -1, 0, " + lt);
+                if (t.isFloat()) {
+                    String t2 = fresh(RegClass.B32);
+                    line("selp.s32 " + t2 + ", 1, " + t1 + ", " + gt);
+                    String nan = fresh(RegClass.PRED);
+                    line("setp.nan." + suffix(t, true) + " " + nan + ", " + a + ", " + b);
+                    line("selp.s32 " + reg(c.dst()) + ", " + c.nanResult() + ", " + t2 + ", " + nan);
+                } else {
+                    line("selp.s32 " + reg(c.dst()) + ", 1, " + t1 + ", " + gt);
+                }
+            }
+            case Insn.Load l -> emitLoad(l);
+            case Insn.Store s -> emitStore(s);
+            case Insn.AtomicAdd a -> {
+                String addr = address(a.array(), a.index());
+                String v = src(a.value());
+                String t = a.value().type() == IrType.F32 ? "f32" : a.value().type() == IrType.F64 ? "f64" : "s32";
+                line("red.global.add." + t + " " + addr + ", " + v);
+            }
+            case Insn.ArrayLength l -> line("mov.b32 " + reg(l.dst()) + ", " + arrayLen.get(l.array().name()));
+            case Insn.Thread t -> {
+                String d = reg(t.dst());
+                switch (t.query()) {
+                    case GLOBAL_IDX -> {
+                        String c = fresh(RegClass.B32);
+                        String n = fresh(RegClass.B32);
+                        String x = fresh(RegClass.B32);
+                        line("mov.u32 " + c + ", %ctaid.x");
+                        line("mov.u32 " + n + ", %ntid.x");
+                        line("mov.u32 " + x + ", %tid.x");
+                        line("mad.lo.s32 " + d + ", " + c + ", " + n + ", " + x);
+                    }
+                    case GLOBAL_SIZE -> {
+                        String c = fresh(RegClass.B32);
+                        String n = fresh(RegClass.B32);
+                        line("mov.u32 " + c + ", %nctaid.x");
+                        line("mov.u32 " + n + ", %ntid.x");
+                        line("mul.lo.s32 " + d + ", " + c + ", " + n);
+                    }
+                    case LOCAL_IDX -> line("mov.u32 " + d + ", %tid.x");
+                    case GROUP_IDX -> line("mov.u32 " + d + ", %ctaid.x");
+                    case LOCAL_SIZE -> line("mov.u32 " + d + ", %ntid.x");
+                }
+            }
+            case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
+        }
+    }
+
+    private void emitBinary(Insn.Binary b) {
+        IrType t = b.dst().type();
+        String d = reg(b.dst());
+        String s = suffix(t, true);
+        String bits = t.isWide() ? "b64" : "b32";
+        switch (b.op()) {
+            case SHL, SHR, USHR -> {
+                String a = src(b.a());
+                int mask = t.isWide() ? 63 : 31;
+                String count;
+                if (b.b() instanceof Const c) {
+                    count = Integer.toString(c.intValue() & mask);
+                } else {
+                    count = fresh(RegClass.B32);
+                    line("and.b32 " + count + ", " + reg((Var) b.b()) + ", " + mask);
+                }
+                String op = switch (b.op()) {
+                    case SHL -> "shl." + bits;
+                    case SHR -> "shr." + s;
+                    default -> "shr." + (t.isWide() ? "u64" : "u32");
+                };
+                line(op + " " + d + ", " + a + ", " + count);
+            }
+            case MIN, MAX -> {
+                String a = src(b.a());
+                String c = src(b.b());
+                String op = b.op() == BinOp.MIN ? "min." : "max.";
+                if (!t.isFloat()) {
+                    line(op + s + " " + d + ", " + a + ", " + c);
+                } else {
+                    // Java: NaN if either is NaN (PTX min/max would return the other operand).
+                    String m = fresh(t);
+                    String sum = fresh(t);
+                    String nan = fresh(RegClass.PRED);
+                    line(op + s + " " + m + ", " + a + ", " + c);
+                    line("add.rn." + s + " " + sum + ", " + a + ", " + c);
+                    line("setp.nan." + s + " " + nan + ", " + a + ", " + c);
+                    line("selp." + s + " " + d + ", " + sum + ", " + m + ", " + nan);
+                }
+            }
+            default -> {
+                String a = src(b.a());
+                String c = src(b.b());
+                String op = switch (b.op()) {
+                    case ADD -> t.isFloat() ? "add.rn." + s : "add." + s;
+                    case SUB -> t.isFloat() ? "sub.rn." + s : "sub." + s;
+                    case MUL -> t.isFloat() ? "mul.rn." + s : "mul.lo." + s;
+                    case DIV -> t.isFloat() ? "div.rn." + s : "div." + s;
+                    case REM -> "rem." + s;
+                    case AND -> "and." + bits;
+                    case OR -> "or." + bits;
+                    case XOR -> "xor." + bits;
+                    default -> throw new IllegalStateException(b.op().name());
+                };
+                line(op + " " + d + ", " + a + ", " + c);
+            }
+        }
+    }
+
+    private void emitUnary(Insn.Unary u) {
+        String a = src(u.a());
+        String d = reg(u.dst());
+        IrType t = u.a().type();
+        switch (u.op()) {
+            case NEG -> line("neg." + suffix(t, true) + " " + d + ", " + a);
+            case ABS -> line("abs." + suffix(t, true) + " " + d + ", " + a);
+            case SQRT -> line("sqrt.rn." + suffix(t, true) + " " + d + ", " + a);
+            case EXP -> emitExp(d, a);
+            case BITCAST -> line("mov." + (t.isWide() ? "b64" : "b32") + " " + d + ", " + a);
+            case BF16_BITS_TO_F32 -> {
+                String x = fresh(RegClass.B32);
+                line("shl.b32 " + x + ", " + a + ", 16");
+                line("mov.b32 " + d + ", " + x);
+            }
+            case HALF_BITS_TO_F32 -> {
+                String h = fresh(RegClass.B16);
+                line("cvt.u16.u32 " + h + ", " + a);
+                line("cvt.f32.f16 " + d + ", " + h);
+            }
+            case F32_TO_HALF_BITS -> {
+                String h = fresh(RegClass.B16);
+                line("cvt.rn.f16.f32 " + h + ", " + a);
+                line("cvt.s32.s16 " + d + ", " + h);
+            }
+            case F32_TO_BF16_BITS -> {
+                String h = bf16Round(a);
+                line("cvt.s32.s16 " + d + ", " + h);
+            }
+        }
+    }
+
+    /** Rounds an f32 register to bf16 (nearest even), returning a .b16 register. */
+    private String bf16Round(String f) {
+        String h = fresh(RegClass.B16);
+        if (sm >= 80) {
+            line("cvt.rn.bf16.f32 " + h + ", " + f);
+            return h;
+        }
+        String bits = fresh(RegClass.B32);
+        String lsb = fresh(RegClass.B32);
+        String sum = fresh(RegClass.B32);
+        String hi = fresh(RegClass.B32);
+        String quiet = fresh(RegClass.B32);
+        String res = fresh(RegClass.B32);
+        String nan = fresh(RegClass.PRED);
+        line("mov.b32 " + bits + ", " + f);
+        line("bfe.u32 " + lsb + ", " + bits + ", 16, 1");
+        line("add.s32 " + sum + ", " + bits + ", " + lsb);
+        line("add.s32 " + sum + ", " + sum + ", 32767");
+        line("shr.u32 " + hi + ", " + sum + ", 16");
+        line("shr.u32 " + quiet + ", " + bits + ", 16");
+        line("or.b32 " + quiet + ", " + quiet + ", 64");
+        line("setp.nan.f32 " + nan + ", " + f + ", " + f);
+        line("selp.b32 " + res + ", " + quiet + ", " + hi + ", " + nan);
+        line("cvt.u16.u32 " + h + ", " + res);
+        return h;
+    }
+
+    /**
+     * exp for f64 (PTX has no such instruction): x = k ln2 + r with |r| <= ln2/2 (Cody-Waite
+     * split of ln2), e^r by its Taylor series to r^13 (truncation error below 2^-56 relative), then
+     * scaling by 2^k in two steps so that results in the subnormal range are formed correctly.
+     * Overflow gives +Inf, deep underflow 0, NaN stays NaN.
+     */
+    private void emitExp(String d, String x) {
+        String k = fresh(RegClass.F64);
+        String r = fresh(RegClass.F64);
+        String p = fresh(RegClass.F64);
+        line("mul.rn.f64 " + k + ", " + x + ", 0d3FF71547652B82FE");
+        line("cvt.rni.f64.f64 " + k + ", " + k);
+        line("min.f64 " + k + ", " + k + ", 0d4090000000000000");   // clamp k to [-1100, 1024]
+        line("max.f64 " + k + ", " + k + ", 0dC091300000000000");
+        String nk = fresh(RegClass.F64);
+        line("neg.f64 " + nk + ", " + k);
+        line("fma.rn.f64 " + r + ", " + nk + ", 0d3FE62E42FEE00000, " + x);
+        line("fma.rn.f64 " + r + ", " + nk + ", 0d3DEA39EF35793C76, " + r);
+        double[] inv = new double[14];
+        double fact = 1;
+        for (int i = 0; i < 14; i++) {
+            if (i > 0) {
+                fact *= i;
+            }
+            inv[i] = 1.0 / fact;
+        }
+        line("mov.f64 " + p + ", " + immediate(Const.ofDouble(inv[13])));
+        for (int i = 12; i >= 0; i--) {
+            line("fma.rn.f64 " + p + ", " + p + ", " + r + ", " + immediate(Const.ofDouble(inv[i])));
+        }
+        // 2^k = 2^k1 * 2^k2 with k1 = k >> 1, k2 = k - k1, each within the normal exponent range
+        String ki = fresh(RegClass.B32);
+        String k1 = fresh(RegClass.B32);
+        String k2 = fresh(RegClass.B32);
+        line("cvt.rzi.s32.f64 " + ki + ", " + k);
+        line("shr.s32 " + k1 + ", " + ki + ", 1");
+        line("sub.s32 " + k2 + ", " + ki + ", " + k1);
+        String s1 = scale(k1);
+        String s2 = scale(k2);
+        String y = fresh(RegClass.F64);
+        line("mul.rn.f64 " + y + ", " + p + ", " + s1);
+        line("mul.rn.f64 " + y + ", " + y + ", " + s2);
+        String big = fresh(RegClass.PRED);
+        String small = fresh(RegClass.PRED);
+        String nan = fresh(RegClass.PRED);
+        line("setp.gt.f64 " + big + ", " + x + ", 0d40862E42FEFA39EF");
+        line("selp.f64 " + y + ", 0d7FF0000000000000, " + y + ", " + big);
+        line("setp.lt.f64 " + small + ", " + x + ", 0dC0874910D52D3052");
+        line("selp.f64 " + y + ", 0d0000000000000000, " + y + ", " + small);
+        line("setp.nan.f64 " + nan + ", " + x + ", " + x);
+        line("add.rn.f64 " + d + ", " + x + ", " + x);
+        line("selp.f64 " + d + ", " + d + ", " + y + ", " + nan);
+    }
+
+    /** 2^e as an f64 register, for e in [-1022, 1023]. */
+    private String scale(String e) {
+        String biased = fresh(RegClass.B32);
+        String wide = fresh(RegClass.B64);
+        String bits = fresh(RegClass.B64);
+        String s = fresh(RegClass.F64);
+        line("add.s32 " + biased + ", " + e + ", 1023");
+        line("cvt.u64.u32 " + wide + ", " + biased);
+        line("shl.b64 " + bits + ", " + wide + ", 52");
+        line("mov.b64 " + s + ", " + bits);
+        return s;
+    }
+
+    private void emitConvert(Insn.Convert c) {
+        String a = src(c.src());
+        String d = reg(c.dst());
+        switch (c.op()) {
+            case I2L -> line("cvt.s64.s32 " + d + ", " + a);
+            case L2I -> line("cvt.u32.u64 " + d + ", " + a);
+            case I2F -> line("cvt.rn.f32.s32 " + d + ", " + a);
+            case I2D -> line("cvt.rn.f64.s32 " + d + ", " + a);
+            case L2F -> line("cvt.rn.f32.s64 " + d + ", " + a);
+            case L2D -> line("cvt.rn.f64.s64 " + d + ", " + a);
+            case F2I -> line("cvt.rzi.s32.f32 " + d + ", " + a);
+            case F2L -> line("cvt.rzi.s64.f32 " + d + ", " + a);
+            case D2I -> line("cvt.rzi.s32.f64 " + d + ", " + a);
+            case D2L -> line("cvt.rzi.s64.f64 " + d + ", " + a);
+            case F2D -> line("cvt.f64.f32 " + d + ", " + a);
+            case D2F -> line("cvt.rn.f32.f64 " + d + ", " + a);
+            case I2B, I2S -> {
+                int sh = c.op() == Insn.ConvOp.I2B ? 24 : 16;
+                String x = fresh(RegClass.B32);
+                line("shl.b32 " + x + ", " + a + ", " + sh);
+                line("shr.s32 " + d + ", " + x + ", " + sh);
+            }
+            case I2C -> line("and.b32 " + d + ", " + a + ", 65535");
+        }
+    }
+
+    /** The memory operand {@code [..]} of {@code array[index]}. */
+    private String address(ArrayParam array, Operand index) {
+        String base = arrayBase.get(array.name());
+        int bytes = array.element().bytes();
+        if (index instanceof Const c) {
+            long off = (long) c.intValue() * bytes;
+            return off == 0 ? "[" + base + "]" : "[" + base + "+" + off + "]";
+        }
+        String off = fresh(RegClass.B64);
+        String addr = fresh(RegClass.B64);
+        line("mul.wide.s32 " + off + ", " + reg((Var) index) + ", " + bytes);
+        line("add.s64 " + addr + ", " + base + ", " + off);
+        return "[" + addr + "]";
+    }
+
+    private void emitLoad(Insn.Load l) {
+        String addr = address(l.array(), l.index());
+        String d = reg(l.dst());
+        ElementKind k = l.array().element();
+        switch (k) {
+            case F32 -> line("ld.global.f32 " + d + ", " + addr);
+            case F64 -> line("ld.global.f64 " + d + ", " + addr);
+            case I32 -> line("ld.global.u32 " + d + ", " + addr);
+            case I64 -> line("ld.global.u64 " + d + ", " + addr);
+            case F16, BF16 -> {
+                if (l.rawBits()) {
+                    line("ld.global.s16 " + d + ", " + addr);
+                } else if (k == ElementKind.F16) {
+                    String h = fresh(RegClass.B16);
+                    line("ld.global.b16 " + h + ", " + addr);
+                    line("cvt.f32.f16 " + d + ", " + h);
+                } else {
+                    String x = fresh(RegClass.B32);
+                    String y = fresh(RegClass.B32);
+                    line("ld.global.u16 " + x + ", " + addr);
+                    line("shl.b32 " + y + ", " + x + ", 16");
+                    line("mov.b32 " + d + ", " + y);
+                }
+            }
+        }
+    }
+
+    private void emitStore(Insn.Store s) {
+        String v = src(s.value());
+        String addr = address(s.array(), s.index());
+        ElementKind k = s.array().element();
+        switch (k) {
+            case F32 -> line("st.global.f32 " + addr + ", " + v);
+            case F64 -> line("st.global.f64 " + addr + ", " + v);
+            case I32 -> line("st.global.u32 " + addr + ", " + v);
+            case I64 -> line("st.global.u64 " + addr + ", " + v);
+            case F16, BF16 -> {
+                String h;
+                if (s.rawBits()) {
+                    h = fresh(RegClass.B16);
+                    line("cvt.u16.u32 " + h + ", " + v);
+                } else if (k == ElementKind.F16) {
+                    h = fresh(RegClass.B16);
+                    line("cvt.rn.f16.f32 " + h + ", " + v);
+                } else {
+                    h = bf16Round(v);
+                }
+                line("st.global.b16 " + addr + ", " + h);
+            }
+        }
+    }
+}

@@ -1,0 +1,66 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.compiler.KernelStyle;
+
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The registry of built-in kernels: every public static method of {@link GradientKernels}.
+ * Found by reflection so that a kernel added there cannot be forgotten here.
+ */
+public final class BuiltinKernels {
+    /**
+     * Thread bound of the KernelContext-style built-ins (sums of squares): enough to fill a large
+     * GPU twice over, few enough that the one atomic add per thread costs nothing.
+     */
+    public static final int REDUCTION_THREADS = 65536;
+
+    private static final List<KernelSpec> ALL = scan();
+
+    private BuiltinKernels() {
+    }
+
+    /** All built-in kernels, sorted by name. */
+    public static List<KernelSpec> all() {
+        return ALL;
+    }
+
+    public static Optional<KernelSpec> byName(String name) {
+        return ALL.stream().filter(k -> k.name().equals(name)).findFirst();
+    }
+
+    /** The fused fp32 average of {@code k} inputs (2..8). */
+    public static KernelSpec average(int k) {
+        return byName("average" + k).orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
+    }
+
+    /** The fused bf16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    public static KernelSpec averageBf16(int k) {
+        return byName("average" + k + "Bf16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
+    }
+
+    /** The fused fp16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    public static KernelSpec averageF16(int k) {
+        return byName("average" + k + "F16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
+    }
+
+    private static List<KernelSpec> scan() {
+        List<KernelSpec> specs = new ArrayList<>();
+        for (Method m : GradientKernels.class.getDeclaredMethods()) {
+            if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers())) {
+                boolean context = m.getParameterTypes().length > 0
+                        && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
+                specs.add(context
+                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
+                        : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
+            }
+        }
+        specs.sort(Comparator.comparing(KernelSpec::name));
+        return List.copyOf(specs);
+    }
+}

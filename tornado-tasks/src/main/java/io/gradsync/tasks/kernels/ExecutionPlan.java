@@ -1,0 +1,339 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DataTransferMode;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.ImmutableTaskGraph;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.api.LongArray;
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.KernelCompiler;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.jvm.JvmBuffer;
+import io.gradsync.tasks.jvm.JvmStream;
+import io.gradsync.tasks.opencl.OpenClQueue;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Runs an {@link ImmutableTaskGraph} on devices of any runtime (JVM, CUDA, OpenCL), reusing
+ * compiled kernels, device buffers, staging buffers and prepared launches across executions.
+ *
+ * <p>Every task runs on the plan's device unless mapped to another with
+ * {@link #withDevice(String, Device)}; tasks on different devices run at once (each device has
+ * its own stream), tasks on one device in graph order. An array is allocated on each device
+ * whose tasks use it; {@code transferToDevice} copies it to each of them, {@code transferToHost}
+ * copies it back from the device of the last task that writes it. An array written on one device
+ * and used on another within the same graph is rejected (split the graph instead): the plan never
+ * moves data between devices behind the caller's back.
+ *
+ * <p>On the JVM runtime kernels are the Java methods themselves, run on the device's stream
+ * thread (KernelContext kernels spread over the common pool by {@link JvmKernels}).
+ */
+public final class ExecutionPlan implements AutoCloseable {
+    private final ImmutableTaskGraph graph;
+    private final Map<String, Device> taskDevices = new HashMap<>();
+    private Device defaultDevice;
+    private Map<Device, DeviceState> states;
+    private List<Device[]> taskPlacement;
+    private boolean executedOnce;
+    private boolean closed;
+
+    public ExecutionPlan(ImmutableTaskGraph graph) {
+        this.graph = graph;
+    }
+
+    /** Runs every task not mapped elsewhere on {@code device}. */
+    public ExecutionPlan withDevice(Device device) {
+        checkNotStarted();
+        this.defaultDevice = device;
+        return this;
+    }
+
+    /** Runs task {@code taskName} on {@code device}. */
+    public ExecutionPlan withDevice(String taskName, Device device) {
+        checkNotStarted();
+        if (graph.tasks().stream().noneMatch(t -> t.name().equals(taskName))) {
+            throw new IllegalArgumentException("graph " + graph.name() + " has no task " + taskName);
+        }
+        taskDevices.put(taskName, device);
+        return this;
+    }
+
+    private void checkNotStarted() {
+        if (states != null) {
+            throw new IllegalStateException("devices are fixed once the plan has run");
+        }
+    }
+
+    /** One execution of the graph; blocks until every copy back to the host is done. */
+    public synchronized ExecutionPlan execute() {
+        if (closed) {
+            throw new IllegalStateException("plan is closed");
+        }
+        if (states == null) {
+            prepare();
+        }
+        for (ImmutableTaskGraph.Step step : graph.steps()) {
+            switch (step) {
+                case ImmutableTaskGraph.CopyIn in -> {
+                    if (in.mode() == DataTransferMode.EVERY_EXECUTION || !executedOnce) {
+                        for (KernelArray array : in.arrays()) {
+                            for (DeviceState s : states.values()) {
+                                s.copyIn(array);
+                            }
+                        }
+                    }
+                }
+                case ImmutableTaskGraph.Run run -> states.get(deviceOf(run.name())).launch(run.name());
+                case ImmutableTaskGraph.CopyOut out -> {
+                    if (out.mode() == DataTransferMode.EVERY_EXECUTION || !executedOnce) {
+                        for (KernelArray array : out.arrays()) {
+                            owner(array).copyOut(array);
+                        }
+                    }
+                }
+            }
+        }
+        for (DeviceState s : states.values()) {
+            s.finish();
+        }
+        executedOnce = true;
+        return this;
+    }
+
+    private Device deviceOf(String task) {
+        Device d = taskDevices.getOrDefault(task, defaultDevice);
+        if (d == null) {
+            throw new IllegalStateException("task " + task + " of graph " + graph.name() + " has no device (withDevice)");
+        }
+        return d;
+    }
+
+    /** The device holding the final value of {@code array}: last writer, else first user. */
+    private DeviceState owner(KernelArray array) {
+        DeviceState writer = null;
+        DeviceState user = null;
+        for (ImmutableTaskGraph.Run run : graph.tasks()) {
+            DeviceState s = states.get(deviceOf(run.name()));
+            CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
+            for (KernelParam p : k.parameters()) {
+                if (p instanceof KernelParam.ArrayParam a && argFor(run, k, p) == array) {
+                    user = user == null ? s : user;
+                    if (k.ir().writtenArrays().contains(a.name())) {
+                        writer = s;
+                    }
+                }
+            }
+        }
+        if (writer != null) {
+            return writer;
+        }
+        if (user == null) {
+            throw new IllegalStateException("graph " + graph.name() + " copies back an array no task uses");
+        }
+        return user;
+    }
+
+    /** The argument of {@code run} for Java parameter {@code p} (KernelContext parameters take none). */
+    private static Object argFor(ImmutableTaskGraph.Run run, CompiledKernel k, KernelParam p) {
+        int index = 0;
+        for (KernelParam q : k.parameters()) {
+            if (q == p) {
+                return run.args().get(index);
+            }
+            if (!(q instanceof KernelParam.ContextParam)) {
+                index++;
+            }
+        }
+        throw new IllegalStateException();
+    }
+
+    private void prepare() {
+        states = new LinkedHashMap<>();
+        Map<KernelArray, Device> writtenOn = new IdentityHashMap<>();
+        Map<KernelArray, Device> usedOn = new IdentityHashMap<>();
+        for (ImmutableTaskGraph.Run run : graph.tasks()) {
+            Device d = deviceOf(run.name());
+            CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
+            for (KernelParam p : k.parameters()) {
+                if (p instanceof KernelParam.ArrayParam a) {
+                    KernelArray array = (KernelArray) argFor(run, k, p);
+                    Device w = writtenOn.get(array);
+                    if (w != null && w != d) {
+                        throw new IllegalArgumentException("task " + run.name() + " on " + d.id() + " uses " + a.name()
+                                + ", written on " + w.id() + " in the same graph; split the graph");
+                    }
+                    Device u = usedOn.putIfAbsent(array, d);
+                    if (k.ir().writtenArrays().contains(a.name())) {
+                        if (u != null && u != d) {
+                            throw new IllegalArgumentException("task " + run.name() + " on " + d.id() + " writes " + a.name()
+                                    + ", also used on " + u.id() + " in the same graph; split the graph");
+                        }
+                        writtenOn.put(array, d);
+                    }
+                }
+            }
+            states.computeIfAbsent(d, DeviceState::new).addTask(run, k);
+        }
+    }
+
+    /** Frees device and staging buffers and prepared launches; the arrays stay the caller's. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            if (states != null) {
+                states.values().forEach(DeviceState::close);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------
+
+    /** What the plan keeps on one device. */
+    private static final class DeviceState {
+        private final Device device;
+        private final DeviceStream stream;
+        private final Map<KernelArray, DeviceBuffer> buffers = new IdentityHashMap<>();
+        private final Map<KernelArray, HostBuffer> staging = new IdentityHashMap<>();
+        private final Map<String, Runnable> launches = new HashMap<>();
+        private final List<AutoCloseable> closeables = new ArrayList<>();
+        private final List<KernelArray> pendingOut = new ArrayList<>();
+
+        DeviceState(Device device) {
+            this.device = device;
+            this.stream = device.createStream();
+        }
+
+        private DeviceBuffer buffer(KernelArray array) {
+            return buffers.computeIfAbsent(array, a -> {
+                long bytes = Math.max(4, (a.segment().byteSize() + 3) & ~3L);
+                DeviceBuffer b = device.allocate(bytes);
+                stream.fill32(b, 0, bytes, 0); // a task may read an array nobody copied in: zeros, not garbage
+                return b;
+            });
+        }
+
+        private HostBuffer staging(KernelArray array) {
+            return staging.computeIfAbsent(array, a -> device.allocateHost(Math.max(4, a.segment().byteSize())));
+        }
+
+        void addTask(ImmutableTaskGraph.Run run, CompiledKernel k) {
+            List<Object> deviceArgs = new ArrayList<>();
+            List<Object> jvmArgs = new ArrayList<>();
+            long workItems = -1;
+            for (KernelParam p : k.parameters()) {
+                if (p instanceof KernelParam.ContextParam) {
+                    continue;
+                }
+                Object arg = argFor(run, k, p);
+                if (arg instanceof KernelArray array) {
+                    DeviceBuffer b = buffer(array);
+                    deviceArgs.add(new DeviceSlice(b, 0, array.getSize()));
+                    jvmArgs.add(b instanceof JvmBuffer jb ? view(array, jb) : null);
+                    workItems = workItems < 0 ? array.getSize() : workItems;
+                } else {
+                    deviceArgs.add(arg);
+                    jvmArgs.add(arg);
+                }
+            }
+            KernelSpec spec = BuiltinKernels.all().stream().filter(s -> s.method().equals(run.kernel())).findFirst()
+                    .orElse(new KernelSpec(k.entryName(), run.kernel(), k.style(), 0));
+            LaunchShape shape = spec.launchShape(Math.max(1, workItems));
+            Runnable launch = switch (stream) {
+                case CudaStream cs -> {
+                    CudaKernels.PreparedLaunch l = CudaKernels.prepare((CudaDevice) device, k, shape, deviceArgs.toArray());
+                    yield () -> l.launch(cs);
+                }
+                case OpenClQueue q -> {
+                    OpenClKernels.PreparedLaunch l = OpenClKernels.prepare(q, k, shape, deviceArgs.toArray());
+                    closeables.add(l);
+                    yield () -> l.launch(q);
+                }
+                case JvmStream js -> {
+                    Object[] a = jvmArgs.toArray();
+                    yield () -> js.submit(() -> JvmKernels.run(spec, shape.globalSize(), shape.block(), a));
+                }
+                default -> throw new IllegalArgumentException("no kernel launcher for " + device.id());
+            };
+            launches.put(run.name(), launch);
+        }
+
+        /** A view of the JVM device buffer as the array's own type. */
+        private static KernelArray view(KernelArray array, JvmBuffer buffer) {
+            var seg = buffer.segment().asSlice(0, array.segment().byteSize());
+            return switch (array) {
+                case FloatArray f -> FloatArray.wrap(seg);
+                case io.gradsync.tasks.api.DoubleArray d -> io.gradsync.tasks.api.DoubleArray.wrap(seg);
+                case IntArray i -> IntArray.wrap(seg);
+                case LongArray l -> LongArray.wrap(seg);
+                case HalfArray h -> HalfArray.wrap(seg);
+                case Bfloat16Array b -> Bfloat16Array.wrap(seg);
+            };
+        }
+
+        void copyIn(KernelArray array) {
+            DeviceBuffer b = buffers.get(array);
+            if (b == null) {
+                return; // no task on this device uses it
+            }
+            HostBuffer h = staging(array);
+            long bytes = array.segment().byteSize();
+            if (pendingOut.contains(array)) {
+                finish(); // its staging buffer still holds a copy back of this run: deliver it first
+            }
+            h.segment().asSlice(0, bytes).copyFrom(array.segment());
+            stream.copyFromHost(h, 0, b, 0, bytes);
+        }
+
+        void launch(String task) {
+            launches.get(task).run();
+        }
+
+        void copyOut(KernelArray array) {
+            long bytes = array.segment().byteSize();
+            stream.copyToHost(buffer(array), 0, staging(array), 0, bytes);
+            pendingOut.add(array);
+        }
+
+        void finish() {
+            stream.synchronize();
+            for (KernelArray array : pendingOut) {
+                array.segment().copyFrom(staging.get(array).segment().asSlice(0, array.segment().byteSize()));
+            }
+            pendingOut.clear();
+        }
+
+        void close() {
+            try {
+                stream.synchronize();
+            } finally {
+                for (AutoCloseable c : closeables) {
+                    try {
+                        c.close();
+                    } catch (Exception e) {
+                        throw new IllegalStateException("closing a launch on " + device.id(), e);
+                    }
+                }
+                buffers.values().forEach(DeviceBuffer::close);
+                staging.values().forEach(HostBuffer::close);
+                stream.close();
+            }
+        }
+    }
+}

@@ -1,0 +1,387 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Atomics;
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.Parallel;
+
+/**
+ * The gradient kernels, written as plain Java: this code is the JVM implementation, the
+ * reference the device versions are tested against, and the source the compiler translates to
+ * PTX and OpenCL C.
+ *
+ * <p>Element-wise kernels use a {@code @Parallel} loop over the first array's elements, so they
+ * are correct for any launch size (a grid-stride loop on a device). Callers pass arrays of equal
+ * length (a device runtime slices buffers by pointer and count; on the JVM, by
+ * {@code MemorySegment.asSlice}). Sums run in input order in fp32; 16-bit inputs are widened to
+ * fp32, summed, and rounded once to nearest even on store. {@code invK} is {@code 1f / k},
+ * computed once by the caller: a multiply is exact-rounded and cheaper than a divide.
+ */
+public final class GradientKernels {
+    private GradientKernels() {
+    }
+
+    /** True unless {@code v} is NaN or infinite. */
+    static boolean isFinite(float v) {
+        return Math.abs(v) <= Float.MAX_VALUE;
+    }
+
+    /** {@code acc[i] += x[i]}. */
+    public static void sumInto(FloatArray acc, FloatArray x) {
+        for (@Parallel int i = 0; i < acc.getSize(); i++) {
+            acc.set(i, acc.get(i) + x.get(i));
+        }
+    }
+
+    /** {@code x[i] *= s}. */
+    public static void scale(FloatArray x, float s) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, x.get(i) * s);
+        }
+    }
+
+    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
+    public static void average2(FloatArray out, FloatArray a0, FloatArray a1, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
+    public static void average3(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
+    public static void average4(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
+    public static void average5(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
+    public static void average6(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
+    public static void average7(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
+    public static void average8(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, FloatArray a7, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+        }
+    }
+
+    /** {@code acc[i] += x[i]}. */
+    public static void sumIntoBf16(Bfloat16Array acc, Bfloat16Array x) {
+        for (@Parallel int i = 0; i < acc.getSize(); i++) {
+            acc.set(i, acc.get(i) + x.get(i));
+        }
+    }
+
+    /** {@code x[i] *= s}. */
+    public static void scaleBf16(Bfloat16Array x, float s) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, x.get(i) * s);
+        }
+    }
+
+    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
+    public static void average2Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
+    public static void average3Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
+    public static void average4Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
+    public static void average5Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
+    public static void average6Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
+    public static void average7Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
+    public static void average8Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, Bfloat16Array a7, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+        }
+    }
+
+    /** {@code acc[i] += x[i]}. */
+    public static void sumIntoF16(HalfArray acc, HalfArray x) {
+        for (@Parallel int i = 0; i < acc.getSize(); i++) {
+            acc.set(i, acc.get(i) + x.get(i));
+        }
+    }
+
+    /** {@code x[i] *= s}. */
+    public static void scaleF16(HalfArray x, float s) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, x.get(i) * s);
+        }
+    }
+
+    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
+    public static void average2F16(HalfArray out, HalfArray a0, HalfArray a1, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
+    public static void average3F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
+    public static void average4F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
+    public static void average5F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
+    public static void average6F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
+    public static void average7F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+        }
+    }
+
+    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
+    public static void average8F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, HalfArray a7, float invK) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+        }
+    }
+
+    /** Widens bf16 to fp32 (exact). */
+    public static void bf16ToF32(Bfloat16Array in, FloatArray out) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** Rounds fp32 to bf16 (nearest even). */
+    public static void f32ToBf16(FloatArray in, Bfloat16Array out) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** Widens fp16 to fp32 (exact). */
+    public static void f16ToF32(HalfArray in, FloatArray out) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** Rounds fp32 to fp16 (nearest even). */
+    public static void f32ToF16(FloatArray in, HalfArray out) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
+    public static void checkFinite(FloatArray x, IntArray flag) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            if (!isFinite(x.get(i))) {
+                flag.set(0, 1);
+            }
+        }
+    }
+
+    /**
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
+     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
+     * threads (a few per core, e.g. at most 65536), not one per element.
+     */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartials(KernelContext ctx, FloatArray x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
+    public static void sumOfSquares(KernelContext ctx, FloatArray x, FloatArray result) {
+        int n = x.getSize();
+        int first = ctx.globalIdx();
+        if (first < n) {
+            double acc = 0.0;
+            for (int i = first; i < n; i += ctx.globalSize()) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            Atomics.add(result, 0, (float) acc);
+        }
+    }
+
+    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
+    public static void checkFiniteBf16(Bfloat16Array x, IntArray flag) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            if (!isFinite(x.get(i))) {
+                flag.set(0, 1);
+            }
+        }
+    }
+
+    /**
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
+     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
+     * threads (a few per core, e.g. at most 65536), not one per element.
+     */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
+    public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
+        int n = x.getSize();
+        int first = ctx.globalIdx();
+        if (first < n) {
+            double acc = 0.0;
+            for (int i = first; i < n; i += ctx.globalSize()) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            Atomics.add(result, 0, (float) acc);
+        }
+    }
+
+    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
+    public static void checkFiniteF16(HalfArray x, IntArray flag) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            if (!isFinite(x.get(i))) {
+                flag.set(0, 1);
+            }
+        }
+    }
+
+    /**
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
+     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
+     * threads (a few per core, e.g. at most 65536), not one per element.
+     */
+    /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
+     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
+     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
+     * is the natural launch.
+     */
+    public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            double acc = 0.0;
+            for (int i = p; i < n; i += slots) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            partials.set(p, acc);
+        }
+    }
+
+    public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
+        int n = x.getSize();
+        int first = ctx.globalIdx();
+        if (first < n) {
+            double acc = 0.0;
+            for (int i = first; i < n; i += ctx.globalSize()) {
+                double v = x.get(i);
+                acc += v * v;
+            }
+            Atomics.add(result, 0, (float) acc);
+        }
+    }
+}

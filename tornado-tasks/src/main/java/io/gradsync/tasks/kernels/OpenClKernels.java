@@ -1,0 +1,176 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.device.DeviceException;
+import io.gradsync.tasks.opencl.OpenClBuffer;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import io.gradsync.tasks.opencl.OpenClQueue;
+import org.jocl.CL;
+import org.jocl.Pointer;
+import org.jocl.Sizeof;
+import org.jocl.cl_command_queue;
+import org.jocl.cl_context;
+import org.jocl.cl_device_id;
+import org.jocl.cl_kernel;
+import org.jocl.cl_program;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import static org.jocl.CL.*;
+
+/**
+ * Compiled kernels built for OpenCL devices: one program per (device, kernel), built once from
+ * the generated OpenCL C and kept for the process.
+ *
+ * <p>The context and device handles are taken from one of the device's queues, so this needs only
+ * the runtime's public API; when {@code OpenClDevice} offers program building this class should
+ * use it. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
+ * arguments set) and {@link PreparedLaunch#launch launch} it every step.
+ */
+public final class OpenClKernels {
+    private record Key(OpenClDevice device, CompiledKernel kernel) {
+    }
+
+    private record Built(cl_program program, OpenClDevice device) {
+    }
+
+    private static final Map<Key, Built> PROGRAMS = new ConcurrentHashMap<>();
+
+    private OpenClKernels() {
+    }
+
+    /** Builds (once) the kernel's program for the device of {@code queue}. */
+    private static cl_program program(OpenClQueue queue, CompiledKernel kernel) {
+        OpenClDevice device = queue.device();
+        return PROGRAMS.computeIfAbsent(new Key(device, kernel), k -> {
+            cl_command_queue q = queue.handle();
+            cl_context context = new cl_context();
+            cl_device_id id = new cl_device_id();
+            check(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, Sizeof.cl_context, Pointer.to(context), null), "clGetCommandQueueInfo", device);
+            check(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, Sizeof.cl_device_id, Pointer.to(id), null), "clGetCommandQueueInfo", device);
+            int[] rc = {0};
+            cl_program program = clCreateProgramWithSource(context, 1, new String[]{kernel.openCl()}, null, rc);
+            check(rc[0], "clCreateProgramWithSource(" + kernel.entryName() + ")", device);
+            int built = clBuildProgram(program, 1, new cl_device_id[]{id}, "", null, null);
+            if (built != CL_SUCCESS) {
+                long[] size = {0};
+                clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);
+                byte[] log = new byte[(int) size[0]];
+                clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, log.length, Pointer.to(log), null);
+                clReleaseProgram(program);
+                throw new DeviceException("clBuildProgram(" + kernel.entryName() + ")", device.id(), built,
+                        CL.stringFor_errorCode(built) + "; build log:\n" + new String(log).trim());
+            }
+            return new Built(program, device);
+        }).program();
+    }
+
+    /**
+     * Packs arguments for {@code spec}: one per Java parameter, in order, a {@link DeviceSlice} of
+     * an {@link OpenClBuffer} of {@code queue}'s device per array, a {@link Number} per scalar,
+     * nothing for the KernelContext. The launch shape follows {@link KernelSpec#launchShape}.
+     */
+    public static PreparedLaunch prepare(OpenClQueue queue, KernelSpec spec, long workItems, Object... args) {
+        return prepare(queue, spec.compile(), spec.launchShape(workItems), args);
+    }
+
+    /** As {@link #prepare(OpenClQueue, KernelSpec, long, Object...)} for any compiled kernel and shape. */
+    public static PreparedLaunch prepare(OpenClQueue queue, CompiledKernel kernel, LaunchShape shape, Object... args) {
+        OpenClDevice device = queue.device();
+        long expected = kernel.parameters().stream().filter(p -> !(p instanceof KernelParam.ContextParam)).count();
+        if (args.length != expected) {
+            throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
+        }
+        int[] rc = {0};
+        cl_kernel k = clCreateKernel(program(queue, kernel), kernel.entryName(), rc);
+        check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
+        int a = 0;
+        int slot = 0;
+        for (KernelParam p : kernel.parameters()) {
+            switch (p) {
+                case KernelParam.ArrayParam array -> {
+                    Object arg = args[a++];
+                    if (!(arg instanceof DeviceSlice slice) || !(slice.buffer() instanceof OpenClBuffer buffer) || buffer.device() != device) {
+                        clReleaseKernel(k);
+                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a DeviceSlice of an OpenClBuffer on "
+                                + device.id() + ", got " + arg);
+                    }
+                    slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
+                    int offset = Math.toIntExact(slice.byteOffset() / array.element().bytes());
+                    set(k, slot++, Sizeof.cl_mem, Pointer.to(buffer.handle()), device);
+                    set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{offset}), device);
+                    set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{slice.count()}), device);
+                }
+                case KernelParam.ScalarParam s -> {
+                    Object arg = args[a++];
+                    if (!(arg instanceof Number n)) {
+                        clReleaseKernel(k);
+                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a number, got " + arg);
+                    }
+                    switch (s.type()) {
+                        case I32 -> set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{n.intValue()}), device);
+                        case I64 -> set(k, slot++, Sizeof.cl_long, Pointer.to(new long[]{n.longValue()}), device);
+                        case F32 -> set(k, slot++, Sizeof.cl_float, Pointer.to(new float[]{n.floatValue()}), device);
+                        case F64 -> set(k, slot++, Sizeof.cl_double, Pointer.to(new double[]{n.doubleValue()}), device);
+                    }
+                }
+                case KernelParam.ContextParam c -> {
+                }
+            }
+        }
+        return new PreparedLaunch(kernel.entryName(), device, k, shape);
+    }
+
+    private static void set(cl_kernel k, int index, long size, Pointer value, OpenClDevice device) {
+        check(clSetKernelArg(k, index, size, value), "clSetKernelArg(" + index + ")", device);
+    }
+
+    private static void check(int rc, String call, OpenClDevice device) {
+        if (rc != CL_SUCCESS) {
+            throw new DeviceException(call, device.id(), rc, CL.stringFor_errorCode(rc));
+        }
+    }
+
+    /** A kernel with its arguments set once; launch it as often as needed, then close it. */
+    public static final class PreparedLaunch implements AutoCloseable {
+        private final String name;
+        private final OpenClDevice device;
+        private final cl_kernel kernel;
+        private final LaunchShape shape;
+        private volatile boolean closed;
+
+        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape) {
+            this.name = name;
+            this.device = device;
+            this.kernel = kernel;
+            this.shape = shape;
+        }
+
+        public LaunchShape shape() {
+            return shape;
+        }
+
+        /** Enqueues the kernel on {@code queue}, which must belong to the same device (asynchronous). */
+        public void launch(OpenClQueue queue) {
+            if (closed) {
+                throw new IllegalStateException("launch of " + name + " is closed");
+            }
+            if (queue.device() != device) {
+                throw new IllegalArgumentException(name + " prepared for " + device.id() + " launched on a queue of " + queue.device().id());
+            }
+            check(clEnqueueNDRangeKernel(queue.handle(), kernel, 1, null, new long[]{shape.globalSize()}, new long[]{shape.block()},
+                    0, null, null), "clEnqueueNDRangeKernel(" + name + ")", device);
+        }
+
+        @Override
+        public synchronized void close() {
+            if (!closed) {
+                closed = true;
+                clReleaseKernel(kernel);
+            }
+        }
+    }
+}

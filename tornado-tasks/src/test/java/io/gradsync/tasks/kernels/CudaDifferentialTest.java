@@ -1,0 +1,89 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.testing.BuiltinDifferential;
+import io.gradsync.tasks.testing.CudaRunner;
+import org.junit.jupiter.api.BeforeAll;
+import io.gradsync.tasks.cuda.CudaBuffer;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.HostBuffer;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+import java.lang.foreign.ValueLayout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * Every built-in kernel run as plain Java (the reference) and as generated PTX on GPU 0, loaded
+ * with cuModuleLoadData for the GPU's own compute capability; see {@link BuiltinDifferential}.
+ * Needs a CUDA GPU: tagged {@code gpu}, fails (rather than skips) when run without one.
+ */
+@Tag("gpu")
+class CudaDifferentialTest {
+    private static CudaRunner cuda;
+
+    @BeforeAll
+    static void needGpu() {
+        cuda = CudaRunner.sharedOrNull();
+        assertNotNull(cuda, "gpu-tagged test run without a usable CUDA driver and GPU");
+    }
+
+    static Stream<Arguments> cases() {
+        List<Arguments> cases = new ArrayList<>();
+        for (KernelSpec spec : BuiltinKernels.all()) {
+            for (int n : new int[]{1, 1000, 4099, 1 << 20 | 3, 1 << 24}) {
+                for (int threads : new int[]{(n + 255) / 256 * 256, 132 * 2048}) {
+                    cases.add(Arguments.of(spec, n, threads));
+                }
+            }
+        }
+        return cases.stream();
+    }
+
+    @ParameterizedTest(name = "{0} n={1} threads={2}")
+    @MethodSource("cases")
+    void cudaMatchesJava(KernelSpec spec, int n, int threads) {
+        BuiltinDifferential.check(cuda, spec, n, threads);
+    }
+
+    /** Slices at an offset (how a reduce-scatter passes 1/n of a bucket) touch nothing outside. */
+    @Test
+    void averageOfSlicesLeavesTheRestAlone() {
+        CudaDevice gpu = cuda.device();
+        int n = 10_000;
+        int offset = 1_000;
+        int count = 5_003;
+        long bytes = 4L * n;
+        try (CudaStream stream = gpu.createStream();
+             CudaBuffer out = gpu.allocate(bytes); CudaBuffer a = gpu.allocate(bytes); CudaBuffer b = gpu.allocate(bytes);
+             HostBuffer host = gpu.allocateHost(bytes)) {
+            for (int i = 0; i < n; i++) {
+                host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
+            }
+            stream.copyFromHost(host, 0, a, 0, bytes);
+            stream.copyFromHost(host, 0, b, 0, bytes);
+            stream.fill32(out, 0, bytes, Float.floatToRawIntBits(-1f));
+            KernelSpec avg = BuiltinKernels.average(2);
+            CudaKernels.prepare(gpu, avg, count, new DeviceSlice(out, 4L * offset, count), new DeviceSlice(a, 4L * offset, count),
+                    new DeviceSlice(b, 4L * offset, count), 0.5f).launch(stream);
+            stream.copyToHost(out, 0, host, 0, bytes);
+            stream.synchronize();
+            for (int i = 0; i < n; i++) {
+                float expected = i >= offset && i < offset + count ? i : -1f;
+                assertEquals(expected, host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, i), "element " + i);
+            }
+            assertThrows(IllegalArgumentException.class, () -> CudaKernels.prepare(gpu, avg, n,
+                    new DeviceSlice(out, 4, n), new DeviceSlice(a, 0, n), new DeviceSlice(b, 0, n), 0.5f), "overrun");
+        }
+    }
+}

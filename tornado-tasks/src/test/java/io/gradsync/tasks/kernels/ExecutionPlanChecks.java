@@ -1,0 +1,118 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DataTransferMode;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.ImmutableTaskGraph;
+import io.gradsync.tasks.api.TaskGraph;
+import io.gradsync.tasks.device.Device;
+import org.junit.jupiter.api.Test;
+
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** Task graphs run by an execution plan on one device (subclasses pick it), against the Java result. */
+abstract class ExecutionPlanChecks {
+
+    /** The device under test (may skip through an assumption). */
+    abstract Device device();
+
+    private static FloatArray random(int n, Random rnd) {
+        FloatArray a = new FloatArray(n);
+        for (int i = 0; i < n; i++) {
+            a.set(i, (float) rnd.nextGaussian());
+        }
+        return a;
+    }
+
+    @Test
+    void averageGraphRunsRepeatedlyWithFreshInputs() {
+        int n = 10_007;
+        Random rnd = new Random();
+        try (FloatArray out = new FloatArray(n); FloatArray a = random(n, rnd); FloatArray b = random(n, rnd)) {
+            ImmutableTaskGraph graph = new TaskGraph("avg")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, b)
+                    .task("average", GradientKernels::average2, out, a, b, 0.5f)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, out)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                for (int run = 0; run < 3; run++) {
+                    for (int i = 0; i < n; i++) {
+                        a.set(i, (float) rnd.nextGaussian());
+                    }
+                    out.fill(Float.NaN);
+                    plan.execute();
+                    for (int i = 0; i < n; i++) {
+                        assertEquals((a.get(i) + b.get(i)) * 0.5f, out.get(i), "run " + run + " element " + i);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void firstExecutionTransfersHappenOnce() {
+        int n = 1000;
+        try (FloatArray x = new FloatArray(n); FloatArray acc = new FloatArray(n)) {
+            x.fill(1f);
+            ImmutableTaskGraph graph = new TaskGraph("accumulate")
+                    .transferToDevice(DataTransferMode.FIRST_EXECUTION, x)
+                    .task("sum", GradientKernels::sumInto, acc, x)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, acc)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                plan.execute();
+                x.fill(100f); // not copied again: the device keeps the first value
+                plan.execute();
+                plan.execute();
+            }
+            assertEquals(3f, acc.get(0), "acc stays on the device between runs, x copied once");
+            assertEquals(3f, acc.get(n - 1));
+        }
+    }
+
+    @Test
+    void chainedTasksKeepDataOnTheDevice() {
+        int n = 4099;
+        Random rnd = new Random();
+        try (FloatArray acc = random(n, rnd); FloatArray x = random(n, rnd); Bfloat16Array half = new Bfloat16Array(n);
+             FloatArray norm = new FloatArray(1)) {
+            float[] expected = new float[n];
+            double squares = 0;
+            for (int i = 0; i < n; i++) {
+                expected[i] = (acc.get(i) + x.get(i)) * 0.25f;
+                squares += (double) expected[i] * expected[i];
+            }
+            ImmutableTaskGraph graph = new TaskGraph("chain")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, acc, x)
+                    .task("sum", GradientKernels::sumInto, acc, x)
+                    .task("scale", GradientKernels::scale, acc, 0.25f)
+                    .task("norm", GradientKernels::sumOfSquares, null, acc, norm)
+                    .task("narrow", GradientKernels::f32ToBf16, acc, half)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, acc, half, norm)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                plan.execute();
+            }
+            for (int i = 0; i < n; i++) {
+                assertEquals(expected[i], acc.get(i), "element " + i);
+                assertEquals(io.gradsync.tasks.api.HalfFloats.floatToBf16(expected[i]), half.getBits(i), "bf16 " + i);
+            }
+            assertTrue(Math.abs(norm.get(0) - squares) <= 1e-5 * squares, norm.get(0) + " vs " + squares);
+        }
+    }
+
+    @Test
+    void graphArgumentsAreCheckedWhenTasksAreAdded() {
+        try (FloatArray a = new FloatArray(4)) {
+            TaskGraph g = new TaskGraph("bad");
+            assertThrows(IllegalArgumentException.class, () -> g.task("t", GradientKernels.class.getMethod("scale",
+                    FloatArray.class, float.class), a, "x"));
+            g.task("t", GradientKernels::scale, a, 2f);
+            assertThrows(IllegalArgumentException.class, () -> g.task("t", GradientKernels::scale, a, 2f), "duplicate name");
+        }
+    }
+}
