@@ -1,5 +1,9 @@
 package io.gradsync.sync;
 
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuStreamQuery;
 
 import io.gradsync.nccl.Nccl;
@@ -29,6 +33,8 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 import jcuda.CudaException;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 
@@ -64,6 +70,8 @@ final class NcclSynchronizer implements GradientSynchronizer {
     private final List<NcclComm> comms;
     private final CudaStream[] streams;
     private final CUstream[] streamHandles;
+    /** Primary contexts, retained here: one thread polls every device's stream, each under its own context. */
+    private final CUcontext[] contexts;
     private final long[] streamAddresses;
     private final CudaBuffer[] scratch;
     private final HostBuffer scratchHost;
@@ -111,12 +119,14 @@ final class NcclSynchronizer implements GradientSynchronizer {
         int n = devices.size();
         streams = new CudaStream[n];
         streamHandles = new CUstream[n];
+        contexts = new CUcontext[n];
         streamAddresses = new long[n];
         scratch = new CudaBuffer[n];
         done = new boolean[n];
         HostBuffer host = null;
         try {
             for (int r = 0; r < n; r++) {
+                contexts[r] = retainPrimaryContext(devices.get(r));
                 streams[r] = devices.get(r).createStream();
                 streamHandles[r] = streams[r].handle();
                 streamAddresses[r] = streams[r].address();
@@ -129,11 +139,39 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 closeQuietly(scratch[r]);
             }
             closeQuietly(host);
+            releaseContexts();
             Nccl.closeAll(comms);
             throw e;
         }
         scratchHost = host;
         watchdog = new LaunchWatchdog("gradsync-nccl-watchdog-rank" + rank, this::abortAll);
+    }
+
+    /** The device's primary context (the one JCuda's device and NCCL use), retained until close. */
+    private static CUcontext retainPrimaryContext(CudaDevice device) {
+        CUdevice handle = new CUdevice();
+        CUcontext context = new CUcontext();
+        int rc = cuDeviceGet(handle, device.ordinal());
+        if (rc == CUresult.CUDA_SUCCESS) {
+            rc = cuDevicePrimaryCtxRetain(context, handle);
+        }
+        if (rc != CUresult.CUDA_SUCCESS) {
+            throw new IllegalStateException("nccl: cuDevicePrimaryCtxRetain failed on " + device.id() + ": "
+                    + CUresult.stringFor(rc));
+        }
+        return context;
+    }
+
+    private void releaseContexts() {
+        for (int r = 0; r < contexts.length; r++) {
+            if (contexts[r] != null) {
+                CUdevice handle = new CUdevice();
+                if (cuDeviceGet(handle, devices.get(r).ordinal()) == CUresult.CUDA_SUCCESS) {
+                    cuDevicePrimaryCtxRelease(handle);
+                }
+                contexts[r] = null;
+            }
+        }
     }
 
     /**
@@ -356,6 +394,9 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 if (done[r]) {
                     continue;
                 }
+                if (n > 1) {
+                    cuCtxSetCurrent(contexts[r]); // a stream is queried under its own device's context
+                }
                 int rc = query(streamHandles[r]);
                 if (rc == CUresult.CUDA_SUCCESS) {
                     done[r] = true;
@@ -525,6 +566,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
             closeQuietly(scratch[r]);
         }
         closeQuietly(scratchHost);
+        releaseContexts();
         if (first != null) {
             throw first;
         }
