@@ -10,6 +10,7 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,8 +41,11 @@ public final class SyncBench {
         long used = count * dtype.bytes();
         List<DeviceBuffer> buffers = new ArrayList<>();
         List<HostBuffer> inputs = new ArrayList<>();
-        try {
+        try (Arena arena = Arena.ofShared()) {
             List<Replica> replicas = new ArrayList<>();
+            // Multi-process (one rank of sync.worldSize()): this process's replicas are ranks
+            // rank()..; every rank uses the same seed, so each can regenerate the others' inputs.
+            int firstReplica = sync.worldSize() > devices.size() ? sync.rank() : 0;
             for (int r = 0; r < devices.size(); r++) {
                 Device d = devices.get(r);
                 DeviceBuffer buffer = d.allocate(used);
@@ -49,14 +53,15 @@ public final class SyncBench {
                 replicas.add(Replica.on(d).add(new Gradient("gradients", buffer, 0, count, dtype)).build());
                 HostBuffer host = d.allocateHost(used);
                 inputs.add(host);
-                fillRandom(dtype, host.segment(), count, seed + r);
+                fillRandom(dtype, host.segment(), count, seed + firstReplica + r);
                 try (DeviceStream s = d.createStream()) {
                     s.copyFromHost(host, 0, buffer, 0, used);
                     s.synchronize();
                 }
             }
             sync.synchronize(replicas);
-            long wrong = check ? countWrong(dtype, devices, buffers, inputs, count) : -1;
+            long wrong = check ? countWrong(dtype, devices, buffers, allInputs(sync, devices, inputs, dtype, count, seed, arena),
+                    count) : -1;
             for (int i = 0; i < warmup; i++) {
                 sync.synchronize(replicas);
             }
@@ -70,7 +75,7 @@ public final class SyncBench {
             Arrays.sort(micros);
             double median = iterations % 2 == 1 ? micros[iterations / 2]
                     : (micros[iterations / 2 - 1] + micros[iterations / 2]) / 2;
-            return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), devices.size(), used,
+            return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), used,
                     dtype, median, micros[0], micros[iterations - 1], iterations, wrong);
         } finally {
             buffers.forEach(DeviceBuffer::close);
@@ -88,9 +93,29 @@ public final class SyncBench {
         });
     }
 
-    /** Elements, summed over replicas, that differ from the float64 average beyond rounding. */
+    /** Every replica's inputs, in global order: local ones as filled, other ranks' regenerated from the seed. */
+    private static List<MemorySegment> allInputs(GradientSynchronizer sync, List<? extends Device> devices,
+            List<HostBuffer> local, DType dtype, long count, long seed, Arena arena) {
+        if (sync.worldSize() <= devices.size()) {
+            return local.stream().map(HostBuffer::segment).toList();
+        }
+        List<MemorySegment> all = new ArrayList<>();
+        for (int q = 0; q < sync.worldSize(); q++) {
+            int r = q - sync.rank();
+            if (r >= 0 && r < local.size()) {
+                all.add(local.get(r).segment());
+            } else {
+                MemorySegment other = arena.allocate(count * dtype.bytes(), 64);
+                fillRandom(dtype, other, count, seed + q);
+                all.add(other);
+            }
+        }
+        return all;
+    }
+
+    /** Elements, summed over this process's replicas, that differ from the float64 average beyond rounding. */
     private static long countWrong(DType dtype, List<? extends Device> devices, List<DeviceBuffer> buffers,
-            List<HostBuffer> inputs, long count) {
+            List<MemorySegment> inputs, long count) {
         long bytes = count * dtype.bytes();
         long blocks = (count + BLOCK - 1) / BLOCK;
         return IntStream.range(0, devices.size()).mapToLong(r -> {
@@ -102,7 +127,7 @@ public final class SyncBench {
                     long from = b * BLOCK;
                     long n = Math.min(BLOCK, count - from);
                     long off = from * dtype.bytes();
-                    MemorySegment[] in = inputs.stream().map(h -> h.segment().asSlice(off)).toArray(MemorySegment[]::new);
+                    MemorySegment[] in = inputs.stream().map(h -> h.asSlice(off)).toArray(MemorySegment[]::new);
                     return AverageCheck.countWrong(dtype, in, out.segment().asSlice(off), n);
                 }).sum();
             }

@@ -9,9 +9,12 @@ import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.Synchronizers;
+import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.cuda.CudaRuntime;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -74,14 +77,24 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: all cores).")
     Integer threads;
 
+    @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
+            + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
+    String layoutCheck;
+
+    @Option(names = "--timeout", paramLabel = "SECONDS", description = "nccl: fail a call that takes longer, "
+            + "aborting the communicators (default: 300).")
+    Integer timeoutSeconds;
+
     @Override
     public Integer call() {
-        PrintStream out = System.out;
+        // Multi-process (torchrun, scripts/gradsync-multiproc): one GPU per process, rank 0 prints.
+        RendezvousConfig launch = RendezvousConfig.isLaunched() ? RendezvousConfig.fromEnvironment() : null;
+        PrintStream out = launch == null || launch.rank() == 0 ? System.out : new PrintStream(OutputStream.nullOutputStream());
         if (warmup < 0 || iterations < 1) {
             throw new IllegalArgumentException("--warmup must be >= 0 and --iters >= 1");
         }
         DeviceRuntime rt = parseRuntime(runtime);
-        int n = devices != null ? devices : defaultDeviceCount(rt);
+        int n = launch != null ? 1 : devices != null ? devices : defaultDeviceCount(rt);
         if (n < 1) {
             throw new IllegalArgumentException("--devices must be at least 1, got " + n);
         }
@@ -92,20 +105,25 @@ final class BenchCommand implements Callable<Integer> {
         }
         SyncOptions options = options();
         List<SyncBackend> chosen = chooseBackends(backends, n);
-        List<? extends Device> selected = DeviceCatalog.select(rt, n);
+        List<? extends Device> selected = launch != null ? List.of(CudaRuntime.device(launch.localRank()))
+                : DeviceCatalog.select(rt, n);
         try {
             SyncTable table = new SyncTable(out);
             out.printf(Locale.ROOT, "# gradsync bench: %d x %s (%s), warmup %d, iters %d, Java %s%n", n, rt.label(),
                     selected.getFirst().name(), warmup, iterations, Runtime.version());
+            if (launch != null) {
+                out.printf(Locale.ROOT, "# %d processes (WORLD_SIZE), one GPU each; rank 0's timings%n", launch.worldSize());
+            }
             long wrongTotal = 0;
             for (SyncBackend backend : chosen) {
                 try (GradientSynchronizer sync = Synchronizers.create(backend, selected, options)) {
                     for (DType dtype : types) {
-                        table.header("backend " + sync.backend().label() + " (" + backend.label() + "), " + n + " x "
+                        table.header("backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
                                 + rt.label() + ", " + dtype.label());
                         for (long size : sizeList) {
+                            long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
                             SyncMeasurement m = SyncBench.measure(sync, selected, size, dtype, warmup, iterations,
-                                    !noCheck, ThreadLocalRandom.current().nextLong());
+                                    !noCheck, seed);
                             table.row(m);
                             if (profile) {
                                 out.println("#   profile: " + sync.stats().describe());
@@ -136,6 +154,20 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (threads != null) {
             o = o.withThreads(threads);
+        }
+        if (layoutCheck != null) {
+            o = o.withLayoutCheck(switch (layoutCheck.trim().toLowerCase(Locale.ROOT)) {
+                case "every-call" -> SyncOptions.LayoutCheck.EVERY_CALL;
+                case "on-change" -> SyncOptions.LayoutCheck.ON_CHANGE;
+                default -> throw new IllegalArgumentException("--layout-check: '" + layoutCheck
+                        + "' is neither every-call nor on-change");
+            });
+        }
+        if (timeoutSeconds != null) {
+            if (timeoutSeconds < 1) {
+                throw new IllegalArgumentException("--timeout must be at least 1 second, got " + timeoutSeconds);
+            }
+            o = o.withTimeout(java.time.Duration.ofSeconds(timeoutSeconds));
         }
         return o;
     }

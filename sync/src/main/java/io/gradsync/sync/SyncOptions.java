@@ -1,17 +1,39 @@
 package io.gradsync.sync;
 
+import java.time.Duration;
+import java.util.Objects;
+
 /**
  * Tuning of the synchronizers.
  *
- * @param chunkBytes host staging: bytes per replica moved and reduced as one pipeline step
- * @param slots      host staging: chunks in flight per replica (the ring of pinned slots)
- * @param threads    host staging: threads that sum on the host
+ * @param chunkBytes  host staging: bytes per replica moved and reduced as one pipeline step
+ * @param slots       host staging: chunks in flight per replica (the ring of pinned slots)
+ * @param threads     host staging: threads that sum on the host
+ * @param timeout     nccl: how long a collective, a barrier or the rendezvous may take before the
+ *                    communicators are aborted and the call fails (a rank died or never came)
+ * @param layoutCheck nccl, one process per GPU: when the ranks compare their gradient layouts
  */
-public record SyncOptions(long chunkBytes, int slots, int threads) {
+public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck) {
+
+    /** Default of {@link #timeout()}: long enough for NCCL's first-call connection setup on a busy node. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+
+    /** When ranks of a multi-process synchronizer compare their gradient layouts before a collective. */
+    public enum LayoutCheck {
+        /** Before every collective: one tiny extra all-reduce per call; a mismatch always fails clearly. */
+        EVERY_CALL,
+        /**
+         * Only when this rank's layout differs from the one last agreed on: no extra collective in a
+         * steady training loop. A rank whose layout changes alone leaves the others in a mismatched
+         * collective, which then fails by {@link #timeout()} rather than with a message naming the layout.
+         */
+        ON_CHANGE
+    }
 
     /**
      * 2 MiB chunks, 24 in flight, up to 24 threads: the best of the sweep on 4 x H200 (see
      * bench/RESULTS.md). More threads only contend for host memory bandwidth and the driver.
+     * NCCL: 5 minute timeout, layouts checked every call.
      */
     public static SyncOptions defaults() {
         return new SyncOptions(2L << 20, 24, Math.min(24, Runtime.getRuntime().availableProcessors()));
@@ -27,17 +49,35 @@ public record SyncOptions(long chunkBytes, int slots, int threads) {
         if (threads < 1) {
             throw new IllegalArgumentException("threads must be >= 1, got " + threads);
         }
+        Objects.requireNonNull(timeout, "timeout");
+        Objects.requireNonNull(layoutCheck, "layoutCheck");
+        if (timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("timeout must be positive, got " + timeout);
+        }
+    }
+
+    /** The host-staging options with the default timeout and layout check. */
+    public SyncOptions(long chunkBytes, int slots, int threads) {
+        this(chunkBytes, slots, threads, DEFAULT_TIMEOUT, LayoutCheck.EVERY_CALL);
     }
 
     public SyncOptions withChunkBytes(long bytes) {
-        return new SyncOptions(bytes, slots, threads);
+        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck);
     }
 
     public SyncOptions withSlots(int count) {
-        return new SyncOptions(chunkBytes, count, threads);
+        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck);
     }
 
     public SyncOptions withThreads(int count) {
-        return new SyncOptions(chunkBytes, slots, count);
+        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck);
+    }
+
+    public SyncOptions withTimeout(Duration limit) {
+        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck);
+    }
+
+    public SyncOptions withLayoutCheck(LayoutCheck check) {
+        return new SyncOptions(chunkBytes, slots, threads, timeout, check);
     }
 }

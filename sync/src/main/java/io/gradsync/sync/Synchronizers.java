@@ -1,6 +1,11 @@
 package io.gradsync.sync;
 
+import io.gradsync.nccl.Nccl;
+import io.gradsync.nccl.NcclAvailability;
+import io.gradsync.sync.nccl.RendezvousConfig;
+import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.device.Device;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -46,14 +51,65 @@ public final class Synchronizers {
                 yield new SingleSynchronizer(devices.getFirst());
             }
             case CPU -> new CpuStagingSynchronizer(devices, options);
-            case PTX, OPENCL, NCCL -> throw new UnsupportedOperationException("backend " + chosen.label()
+            case NCCL -> nccl(devices, options);
+            case PTX, OPENCL -> throw new UnsupportedOperationException("backend " + chosen.label()
                     + " is not available in this build yet");
             case AUTO -> throw new AssertionError("auto resolved above");
         };
     }
 
-    /** One device needs nothing; otherwise the fastest backend built and usable here. */
+    /**
+     * One device needs nothing; several CUDA GPUs use nccl where NCCL loads, else cpu. Under a
+     * launcher (WORLD_SIZE set, more than one rank) only nccl can average across processes.
+     */
     static SyncBackend resolveAuto(List<? extends Device> devices) {
-        return devices.size() == 1 ? SyncBackend.SINGLE : SyncBackend.CPU;
+        boolean launched = RendezvousConfig.isLaunched();
+        boolean distributed = launched && RendezvousConfig.fromEnvironment().worldSize() > 1;
+        return resolveAuto(devices, Nccl.availability(), distributed);
+    }
+
+    static SyncBackend resolveAuto(List<? extends Device> devices, NcclAvailability nccl, boolean multiProcess) {
+        boolean allCuda = devices.stream().allMatch(d -> d instanceof CudaDevice);
+        if (multiProcess) {
+            if (allCuda && nccl.isAvailable()) {
+                return SyncBackend.NCCL;
+            }
+            throw new UnsupportedOperationException("backend auto: this process is one rank of a multi-process job ("
+                    + RendezvousConfig.WORLD_SIZE + " is set) and only nccl averages across processes, but "
+                    + (allCuda ? nccl.reason() : "the devices are not CUDA GPUs: " + devices.stream().map(Device::id).toList()));
+        }
+        if (devices.size() == 1) {
+            return SyncBackend.SINGLE;
+        }
+        return allCuda && nccl.isAvailable() ? SyncBackend.NCCL : SyncBackend.CPU;
+    }
+
+    /**
+     * NCCL in one process over every device given, or, under a launcher ({@code WORLD_SIZE} set),
+     * one rank of a multi-process job on the one device given.
+     */
+    private static GradientSynchronizer nccl(List<? extends Device> devices, SyncOptions options) {
+        NcclAvailability availability = Nccl.availability();
+        if (!availability.isAvailable()) {
+            throw new UnsupportedOperationException("backend nccl is unavailable: " + availability.reason());
+        }
+        List<CudaDevice> gpus = new ArrayList<>();
+        for (Device d : devices) {
+            if (!(d instanceof CudaDevice gpu)) {
+                throw new IllegalArgumentException("backend nccl needs CUDA GPUs, got " + devices.stream().map(Device::id).toList());
+            }
+            gpus.add(gpu);
+        }
+        if (!RendezvousConfig.isLaunched()) {
+            return NcclSynchronizer.singleProcess(gpus, options);
+        }
+        RendezvousConfig config = RendezvousConfig.fromEnvironment();
+        if (gpus.size() != 1) {
+            throw new IllegalArgumentException("backend nccl: this process is rank " + config.rank() + " of "
+                    + RendezvousConfig.WORLD_SIZE + "=" + config.worldSize() + " and drives one GPU (the one of "
+                    + RendezvousConfig.LOCAL_RANK + "=" + config.localRank() + "), but " + gpus.size() + " were given: "
+                    + gpus.stream().map(Device::id).toList());
+        }
+        return NcclSynchronizer.multiProcess(gpus.getFirst(), config, options);
     }
 }

@@ -1,0 +1,160 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+
+import io.gradsync.nccl.Nccl;
+import io.gradsync.nccl.NcclDataType;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import java.time.Duration;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The nccl backend where CI runs: without NCCL (choosing it fails with the loader's reason, auto
+ * falls back), and the part of it that needs no GPU: how gradients become NCCL calls.
+ */
+class NcclBackendTest {
+    private List<JvmDevice> devices;
+
+    @BeforeEach
+    void setUp() {
+        devices = JvmRuntime.createDevices(2);
+    }
+
+    @AfterEach
+    void tearDown() {
+        devices.forEach(JvmDevice::close);
+    }
+
+    @Test
+    void choosingNcclWithoutNcclFailsWithTheLoadersReason() {
+        assumeFalse(Nccl.isAvailable(), () -> "NCCL is installed here: " + Nccl.availability().reason());
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> Synchronizers.create(SyncBackend.NCCL, devices));
+        assertTrue(e.getMessage().startsWith("backend nccl is unavailable: "), e.getMessage());
+        assertTrue(e.getMessage().contains(Nccl.availability().reason()), e.getMessage());
+        assertTrue(e.getMessage().contains("libnccl.so.2"), e.getMessage());
+    }
+
+    @Test
+    void ncclNeedsCudaDevices() {
+        if (Nccl.isAvailable()) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Synchronizers.create(SyncBackend.NCCL, devices));
+            assertTrue(e.getMessage().contains("needs CUDA GPUs"), e.getMessage());
+            assertTrue(e.getMessage().contains("jvm:0"), e.getMessage());
+        }
+        // Whatever NCCL's state, auto never picks nccl for devices that are not CUDA GPUs.
+        assertEquals(SyncBackend.CPU, Synchronizers.resolveAuto(devices, Nccl.availability(), false));
+    }
+
+    @Test
+    void autoFallsBackToCpu() {
+        assumeFalse(Nccl.isAvailable());
+        assertEquals(SyncBackend.CPU, Synchronizers.resolveAuto(devices));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.AUTO, devices)) {
+            assertEquals(SyncBackend.CPU, sync.backend());
+        }
+        assertEquals(SyncBackend.SINGLE, Synchronizers.resolveAuto(devices.subList(0, 1)));
+    }
+
+    @Test
+    void autoUnderALauncherRefusesToAverageOnlyLocally() {
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> Synchronizers.resolveAuto(devices.subList(0, 1), Nccl.availability(), true));
+        assertTrue(e.getMessage().contains("WORLD_SIZE"), e.getMessage());
+        assertTrue(e.getMessage().contains("not CUDA GPUs"), e.getMessage());
+    }
+
+    @Test
+    void timeoutOptionHasADefaultAndTheOldConstructorStillWorks() {
+        SyncOptions o = new SyncOptions(8192, 3, 4);
+        assertEquals(SyncOptions.DEFAULT_TIMEOUT, o.timeout());
+        assertEquals(SyncOptions.LayoutCheck.EVERY_CALL, o.layoutCheck());
+        SyncOptions t = o.withTimeout(Duration.ofSeconds(7)).withChunkBytes(16384).withLayoutCheck(SyncOptions.LayoutCheck.ON_CHANGE);
+        assertEquals(Duration.ofSeconds(7), t.timeout());
+        assertEquals(16384, t.chunkBytes());
+        assertEquals(SyncOptions.LayoutCheck.ON_CHANGE, t.withSlots(5).withThreads(2).layoutCheck());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> o.withTimeout(Duration.ZERO));
+        assertTrue(e.getMessage().contains("timeout must be positive"), e.getMessage());
+    }
+
+    // ---- how gradients become calls (addresses are made up per buffer: no device memory is touched)
+
+    private final Map<DeviceBuffer, Long> bases = new IdentityHashMap<>();
+
+    private long address(Gradient g) {
+        return bases.computeIfAbsent(g.buffer(), b -> (bases.size() + 1L) << 32) + g.byteOffset();
+    }
+
+    private static Replica replica(JvmDevice d, DeviceBuffer b, long... offsetCountPairs) {
+        Replica.Builder r = Replica.on(d);
+        for (int i = 0; i < offsetCountPairs.length; i += 2) {
+            DType t = i / 2 == 3 ? DType.BF16 : DType.FP32;
+            r.add(new Gradient("g" + i / 2, b, offsetCountPairs[i], offsetCountPairs[i + 1], t));
+        }
+        return r.build();
+    }
+
+    @Test
+    void backToBackGradientsOfOneBufferAndTypeBecomeOneCall() {
+        DeviceBuffer b0 = devices.get(0).allocate(8192);
+        DeviceBuffer b1 = devices.get(1).allocate(8192);
+        // g0+g1 adjoin; g2 after a gap; g3 is bf16 right after g2; g4 is empty and needs no call
+        long[] layout = {0, 100, 400, 50, 800, 10, 840, 6, 852, 0};
+        List<Replica> replicas = List.of(replica(devices.get(0), b0, layout), replica(devices.get(1), b1, layout));
+        NcclSynchronizer.Plan p = NcclSynchronizer.Plan.of(replicas, this::address);
+        assertArrayEquals(new long[] {150, 10, 6}, p.merged.count());
+        assertArrayEquals(new NcclDataType[] {NcclDataType.FLOAT32, NcclDataType.FLOAT32, NcclDataType.BFLOAT16},
+                p.merged.type());
+        for (int r = 0; r < 2; r++) {
+            long base = bases.get(r == 0 ? b0 : b1);
+            assertArrayEquals(new long[] {base, base + 800, base + 840}, p.merged.address()[r]);
+            assertArrayEquals(new long[] {base, base + 400, base + 800, base + 840}, p.each.address()[r]);
+        }
+        assertArrayEquals(new long[] {100, 50, 10, 6}, p.each.count());
+        assertEquals(166, p.total);
+        assertTrue(p.madeFor(replicas));
+        assertTrue(!p.madeFor(List.of(replicas.get(1), replicas.get(0))));
+    }
+
+    @Test
+    void gradientsAdjoiningOnOneReplicaOnlyStaySeparate() {
+        DeviceBuffer b0 = devices.get(0).allocate(8192);
+        DeviceBuffer b1 = devices.get(1).allocate(8192);
+        List<Replica> replicas = List.of(replica(devices.get(0), b0, 0, 100, 400, 50),
+                replica(devices.get(1), b1, 0, 100, 512, 50));
+        NcclSynchronizer.Plan p = NcclSynchronizer.Plan.of(replicas, this::address);
+        assertArrayEquals(new long[] {100, 50}, p.merged.count());
+    }
+
+    @Test
+    void layoutHashesSeeNamesSizesAndTypesButNotAddresses() {
+        DeviceBuffer b0 = devices.get(0).allocate(8192);
+        DeviceBuffer b1 = devices.get(0).allocate(8192);
+        NcclSynchronizer.Plan a = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b0, 0, 100, 400, 50)), this::address);
+        NcclSynchronizer.Plan same = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b1, 0, 100, 400, 50)), this::address);
+        NcclSynchronizer.Plan split = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b1, 0, 100, 512, 50)), this::address);
+        NcclSynchronizer.Plan renamed = NcclSynchronizer.Plan.of(List.of(Replica.on(devices.get(0))
+                .add(new Gradient("w", b1, 0, 100, DType.FP32)).add(new Gradient("g1", b1, 400, 50, DType.FP32)).build()),
+                this::address);
+        assertEquals(a.layoutHash, same.layoutHash);
+        assertEquals(a.callHash, same.callHash);
+        assertEquals(a.layoutHash, split.layoutHash);
+        assertNotEquals(a.callHash, split.callHash, "one call against two must be told apart");
+        assertNotEquals(a.layoutHash, renamed.layoutHash);
+        assertEquals(a.total, renamed.total);
+        assertTrue(a.layout().contains("2 gradient(s), 150 elements: 'g0' fp32 x 100, 'g1' fp32 x 50"), a.layout());
+    }
+}

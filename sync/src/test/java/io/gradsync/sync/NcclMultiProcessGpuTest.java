@@ -1,0 +1,118 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gradsync.nccl.Nccl;
+import io.gradsync.tasks.cuda.CudaRuntime;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Four processes, one GPU each, started like torchrun would ({@link ProcessGroup}), each running
+ * {@link NcclWorker}. Over NVLink, over NCCL's socket transport (standing in for four hosts), with
+ * layouts that differ, and with a rank killed mid-run.
+ */
+@Tag("gpu")
+class NcclMultiProcessGpuTest {
+    private static final int RANKS = 4;
+    private static final long TIMEOUT_SECONDS = 15;
+
+    @BeforeAll
+    static void fourGpusAndNccl() {
+        assertTrue(Nccl.isAvailable(), () -> Nccl.availability().reason());
+        assumeTrue(CudaRuntime.status().available(), () -> "CUDA unavailable: " + CudaRuntime.status().detail());
+        assumeTrue(CudaRuntime.devices().size() >= RANKS, () -> RANKS + " GPUs needed");
+    }
+
+    private static String describe(List<ProcessGroup.Outcome> outcomes) {
+        StringBuilder sb = new StringBuilder();
+        for (ProcessGroup.Outcome o : outcomes) {
+            String out = o.output();
+            sb.append("\n--- rank ").append(o.rank()).append(" exit ").append(o.timedOut() ? "TIMED OUT" : o.exitCode())
+                    .append(" after ").append(o.millis()).append(" ms\n")
+                    .append(out.length() > 6000 ? "..." + out.substring(out.length() - 6000) : out);
+        }
+        return sb.toString();
+    }
+
+    private static void assertAllAveraged(List<ProcessGroup.Outcome> outcomes, int iterations) {
+        String all = describe(outcomes);
+        for (ProcessGroup.Outcome o : outcomes) {
+            assertEquals(0, o.exitCode(), () -> "rank " + o.rank() + " failed:" + all);
+            assertTrue(o.output().contains("RESULT rank=" + o.rank() + " wrong=0 iterations=" + iterations), all);
+        }
+    }
+
+    @Test
+    void fourProcessesOnOneNode() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("average", "3", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        assertAllAveraged(outcomes, 3);
+    }
+
+    @Test
+    void fourProcessesComparingLayoutsOnlyWhenTheyChange() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("average-on-change", "3", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        assertAllAveraged(outcomes, 3);
+    }
+
+    @Test
+    void fourProcessesOverNcclsSocketTransport() throws Exception {
+        Map<String, String> sockets = Map.of("NCCL_P2P_DISABLE", "1", "NCCL_SHM_DISABLE", "1", "NCCL_IB_DISABLE", "1",
+                "NCCL_DEBUG", "INFO", "NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("average", "2", String.valueOf(TIMEOUT_SECONDS)), sockets, 240);
+        assertAllAveraged(outcomes, 2);
+        // NCCL logs each channel's transport ("... via NET/Socket/0"); none may be P2P or SHM.
+        for (ProcessGroup.Outcome o : outcomes) {
+            for (String line : o.output().split("\n")) {
+                if (line.contains(" via ")) {
+                    assertFalse(line.contains("via P2P") || line.contains("via SHM"), () -> "rank " + o.rank() + ": " + line);
+                }
+            }
+        }
+    }
+
+    @Test
+    void layoutsThatDifferAreRejectedOnEveryRankAndTheRanksCarryOn() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("mismatch", "2", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        String all = describe(outcomes);
+        assertAllAveraged(outcomes, 2);
+        for (ProcessGroup.Outcome o : outcomes) {
+            assertTrue(o.output().contains("REJECTED rank=" + o.rank()), all);
+            assertTrue(o.output().contains("gradient layouts differ between the 4 ranks"), all);
+            assertTrue(o.output().contains("the total element count differs"), all);
+            assertTrue(o.output().contains("rank " + o.rank() + " (cuda:" + o.rank() + ") has 6 gradient(s)"), all);
+        }
+    }
+
+    @Test
+    void aRankKilledMidRunMakesTheOthersFailWithinTheTimeout() throws Exception {
+        int victim = 2;
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("die", "50", String.valueOf(TIMEOUT_SECONDS), String.valueOf(victim), "3"), Map.of(), 240);
+        String all = describe(outcomes);
+        ProcessGroup.Outcome dead = outcomes.get(victim);
+        assertTrue(dead.output().contains("DYING rank=" + victim), all);
+        for (ProcessGroup.Outcome o : outcomes) {
+            if (o.rank() == victim) {
+                continue;
+            }
+            assertEquals(NcclWorker.EXIT_FAILED, o.exitCode(), () -> "rank " + o.rank() + " should have failed:" + all);
+            assertTrue(o.output().contains("FAILED rank=" + o.rank()), all);
+            assertTrue(o.output().contains("communicators aborted"), all);
+            long afterDeath = o.millis() - dead.millis();
+            // the timeout, plus the watchdog's tick, the abort and the JVM's exit
+            assertTrue(afterDeath <= TIMEOUT_SECONDS * 1000 + 10_000,
+                    () -> "rank " + o.rank() + " ended " + afterDeath + " ms after rank " + victim + " died:" + all);
+        }
+    }
+}
