@@ -41,11 +41,13 @@ class CudaDifferentialTest {
     static Stream<Arguments> cases() {
         List<Arguments> cases = new ArrayList<>();
         for (KernelSpec spec : BuiltinKernels.all()) {
-            for (int n : new int[]{1, 1000, 4099, 1 << 20 | 3, 1 << 24}) {
+            for (int n : new int[]{1, 1000, 4099, 1 << 20 | 3}) {
                 for (int threads : new int[]{(n + 255) / 256 * 256, 132 * 2048}) {
                     cases.add(Arguments.of(spec, n, threads));
                 }
             }
+            // One large case per kernel, grid-stride: pinned staging of 64 MiB arrays is slow to set up.
+            cases.add(Arguments.of(spec, 1 << 24, 132 * 2048));
         }
         return cases.stream();
     }

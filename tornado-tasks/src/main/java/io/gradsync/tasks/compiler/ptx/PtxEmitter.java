@@ -517,6 +517,18 @@ public final class PtxEmitter {
         return s;
     }
 
+    /**
+     * Java's float-to-integer conversion: truncate, saturate, and NaN to 0. {@code cvt.rzi}
+     * saturates, but on sm_90 a NaN became MIN_VALUE for 64-bit results (seen on an H200), so
+     * NaN is selected away explicitly.
+     */
+    private void floatToInt(String to, String from, String d, String a) {
+        String nan = fresh(RegClass.PRED);
+        line("cvt.rzi." + to + "." + from + " " + d + ", " + a);
+        line("setp.nan." + from + " " + nan + ", " + a + ", " + a);
+        line("selp." + to + " " + d + ", 0, " + d + ", " + nan);
+    }
+
     private void emitConvert(Insn.Convert c) {
         String a = src(c.src());
         String d = reg(c.dst());
@@ -527,10 +539,10 @@ public final class PtxEmitter {
             case I2D -> line("cvt.rn.f64.s32 " + d + ", " + a);
             case L2F -> line("cvt.rn.f32.s64 " + d + ", " + a);
             case L2D -> line("cvt.rn.f64.s64 " + d + ", " + a);
-            case F2I -> line("cvt.rzi.s32.f32 " + d + ", " + a);
-            case F2L -> line("cvt.rzi.s64.f32 " + d + ", " + a);
-            case D2I -> line("cvt.rzi.s32.f64 " + d + ", " + a);
-            case D2L -> line("cvt.rzi.s64.f64 " + d + ", " + a);
+            case F2I -> floatToInt("s32", "f32", d, a);
+            case F2L -> floatToInt("s64", "f32", d, a);
+            case D2I -> floatToInt("s32", "f64", d, a);
+            case D2L -> floatToInt("s64", "f64", d, a);
             case F2D -> line("cvt.f64.f32 " + d + ", " + a);
             case D2F -> line("cvt.rn.f32.f64 " + d + ", " + a);
             case I2B, I2S -> {
