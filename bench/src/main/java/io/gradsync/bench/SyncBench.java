@@ -23,7 +23,9 @@ import java.util.stream.LongStream;
  * Measures one synchronizer at one size: fresh random gradients on every device, one checked
  * call (its result against the float64 average), then warm-up calls and timed calls. A call is
  * timed from the host, from entry to return: {@code synchronize} returns only when every replica
- * holds the average, so this is the time a training step waits.
+ * holds the average, so this is the time a training step waits. Device events would not do better
+ * here: the work spans several devices and the synchronizer's own streams, which an event on
+ * another stream does not order against ({@code compare}, one kernel on one device, uses them).
  */
 public final class SyncBench {
     /** Random fill and the check run in blocks of this many elements, in parallel. */
@@ -76,7 +78,7 @@ public final class SyncBench {
             double median = iterations % 2 == 1 ? micros[iterations / 2]
                     : (micros[iterations / 2 - 1] + micros[iterations / 2]) / 2;
             return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), used,
-                    dtype, median, micros[0], micros[iterations - 1], iterations, wrong);
+                    dtype, median, micros[0], micros[iterations - 1], iterations, wrong, SyncMeasurement.HOST_TIMING);
         } finally {
             buffers.forEach(DeviceBuffer::close);
             inputs.forEach(HostBuffer::close);

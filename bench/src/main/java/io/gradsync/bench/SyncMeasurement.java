@@ -7,10 +7,18 @@ import io.gradsync.sync.SyncBackend;
  * One row of the sync table: a backend averaging {@code bytes} per replica over {@code replicas}
  * devices. Times are per call, in microseconds. Bandwidths follow nccl-tests: algbw = bytes /
  * time; busbw = algbw * 2(n-1)/n, the traffic each link carries in a ring all-reduce, which makes
- * figures comparable across device counts.
+ * figures comparable across device counts. {@code timing} says how the calls were timed.
  */
 public record SyncMeasurement(SyncBackend backend, String runtime, int replicas, long bytes, DType dtype,
-        double medianMicros, double minMicros, double maxMicros, int iterations, long wrong) {
+        double medianMicros, double minMicros, double maxMicros, int iterations, long wrong, String timing) {
+
+    /** How {@link SyncBench} times a call: on the host, entry to return. */
+    public static final String HOST_TIMING = "host";
+
+    /** (max - min) / median, in percent: how much the timed calls disagree. */
+    public double spreadPercent() {
+        return (maxMicros - minMicros) / medianMicros * 100;
+    }
 
     public long count() {
         return bytes / dtype.bytes();

@@ -1,5 +1,13 @@
 package io.gradsync.cli;
 
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gradsync.bench.BackendDevices;
+import io.gradsync.bench.BenchPlot;
+import io.gradsync.bench.BenchReport;
+import io.gradsync.bench.LinkBound;
+import io.gradsync.bench.LinkProbe;
+import io.gradsync.bench.MachineInfo;
 import io.gradsync.bench.Sizes;
 import io.gradsync.bench.SyncBench;
 import io.gradsync.bench.SyncMeasurement;
@@ -16,6 +24,7 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import java.io.OutputStream;
 import java.io.PrintStream;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -23,21 +32,35 @@ import java.util.Locale;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Collectors;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
 
 /** Sync throughput per backend, size and dtype, as nccl-tests tables. */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = "Measure gradient-sync throughput: each backend averages replicas of the given sizes, "
-                + "checked against a float64 average (#wrong), timed over repeated calls (median, min-max).",
+                + "checked against a float64 average (#wrong), timed over repeated calls (median, min-max). "
+                + "Several backends run side by side over the same sizes, dtypes and device count, each on its own "
+                + "runtime (opencl on OpenCL devices, ptx and nccl on CUDA GPUs, cpu on --runtime); a summary names "
+                + "the fastest per size.",
         footer = {"", "Examples:",
             "  gradsync bench --backend cpu --devices 4 --sizes 1M,16M,256M",
-            "  gradsync bench --backend all --devices 2 --dtype fp32,bf16",
-            "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50"})
+            "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
+            "  gradsync bench --backend all --sizes 1M,4M,16M,64M,256M,1G --dtype fp32,bf16 --plot gpus.png",
+            "  gradsync bench --backend cpu,opencl --devices 2 --dtype fp32,bf16 --no-bounds",
+            "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
+            "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets 8)."})
 final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--backend", defaultValue = "auto", paramLabel = "LIST",
-            description = "Backends, comma separated, or 'all' for every backend usable here (default: ${DEFAULT-VALUE}).")
+            description = "Backends, comma separated: single, cpu, ptx, opencl, nccl, auto, or 'all' for every backend; "
+                    + "those that cannot run here print one 'skipped: reason' line (default: ${DEFAULT-VALUE}).")
     String backends;
 
     @Option(names = "--devices", paramLabel = "N",
@@ -45,7 +68,8 @@ final class BenchCommand implements Callable<Integer> {
     Integer devices;
 
     @Option(names = "--runtime", defaultValue = "auto", paramLabel = "RUNTIME",
-            description = "Devices to use: cuda, opencl, jvm or auto (CUDA when present, else JVM) (default: ${DEFAULT-VALUE}).")
+            description = "Devices for the backends that run anywhere (cpu, single): cuda, opencl, jvm or auto "
+                    + "(CUDA when present, else JVM) (default: ${DEFAULT-VALUE}).")
     String runtime;
 
     @Option(names = "--sizes", defaultValue = "1M,16M,256M", paramLabel = "LIST",
@@ -85,62 +109,201 @@ final class BenchCommand implements Callable<Integer> {
             + "aborting the communicators (default: 300).")
     Integer timeoutSeconds;
 
+    @Option(names = "--json", paramLabel = "FILE", description = "Write every figure, the skipped backends, the link bounds "
+            + "and the machine (devices, driver, NCCL, JVM) as JSON (schema: gradsync-bench.schema.json).")
+    Path json;
+
+    @Option(names = "--plot", paramLabel = "FILE.png", description = "Draw busbw against size, one line per backend, "
+            + "link bounds dashed, as a PNG.")
+    Path plot;
+
+    @Option(names = "--no-bounds", negatable = false, description = "Skip measuring the link bounds (pinned copies, peer, device copy).")
+    boolean noBounds;
+
+    @Option(names = "--no-progress", negatable = false, description = "No progress bar (it is off anyway when stderr is not a terminal).")
+    boolean noProgress;
+
+    @Spec
+    CommandSpec spec;
+
     @Override
     public Integer call() {
         // Multi-process (torchrun, scripts/gradsync-multiproc): one GPU per process, rank 0 prints.
         RendezvousConfig launch = RendezvousConfig.isLaunched() ? RendezvousConfig.fromEnvironment() : null;
         PrintStream out = launch == null || launch.rank() == 0 ? System.out : new PrintStream(OutputStream.nullOutputStream());
+        // Every input is checked before any device is touched: a typo costs nothing.
         if (warmup < 0 || iterations < 1) {
-            throw new IllegalArgumentException("--warmup must be >= 0 and --iters >= 1");
+            throw usage("--warmup must be >= 0 and --iters >= 1, got " + warmup + " and " + iterations);
         }
-        DeviceRuntime rt = parseRuntime(runtime);
+        DeviceRuntime rt = usage(() -> parseRuntime(runtime));
         int n = launch != null ? 1 : devices != null ? devices : defaultDeviceCount(rt);
         if (n < 1) {
-            throw new IllegalArgumentException("--devices must be at least 1, got " + n);
+            throw usage("--devices must be at least 1, got " + n);
         }
-        List<Long> sizeList = Sizes.parseList(sizes);
-        List<DType> types = new ArrayList<>();
-        for (String t : dtypes.split(",")) {
-            types.add(DType.parse(t));
+        List<Long> sizeList = usage(() -> Sizes.parseList(sizes));
+        List<DType> types = usage(() -> parseTypes(dtypes));
+        SyncOptions options = usage(this::options);
+        List<SyncBackend> chosen = usage(() -> chooseBackends(backends, n));
+        if (plot != null && !plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
+            throw usage("--plot: '" + plot + "' does not end in .png");
         }
-        SyncOptions options = options();
-        List<SyncBackend> chosen = chooseBackends(backends, n);
-        List<? extends Device> selected = launch != null ? List.of(CudaRuntime.device(launch.localRank()))
-                : DeviceCatalog.select(rt, n);
-        try {
+
+        BenchReport report = new BenchReport();
+        try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
+             ProgressBar bar = progressBar(chosen.size() * types.size() * sizeList.size())) {
             SyncTable table = new SyncTable(out);
-            out.printf(Locale.ROOT, "# gradsync bench: %d x %s (%s), warmup %d, iters %d, Java %s%n", n, rt.label(),
-                    selected.getFirst().name(), warmup, iterations, Runtime.version());
+            out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, sizes %s, %s, warmup %d, iters %d, Java %s%n", n,
+                    n == 1 ? "" : "s", sizes, dtypes, warmup, iterations, Runtime.version());
             if (launch != null) {
                 out.printf(Locale.ROOT, "# %d processes (WORLD_SIZE), one GPU each; rank 0's timings%n", launch.worldSize());
             }
             long wrongTotal = 0;
             for (SyncBackend backend : chosen) {
+                List<? extends Device> selected;
+                try {
+                    selected = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : pool.devicesFor(backend);
+                } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
+                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
+                    continue;
+                }
                 try (GradientSynchronizer sync = Synchronizers.create(backend, selected, options)) {
                     for (DType dtype : types) {
                         table.header("backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
-                                + rt.label() + ", " + dtype.label());
+                                + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), " + dtype.label());
                         for (long size : sizeList) {
                             long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
                             SyncMeasurement m = SyncBench.measure(sync, selected, size, dtype, warmup, iterations,
                                     !noCheck, seed);
                             table.row(m);
+                            report.add(m);
                             if (profile) {
                                 out.println("#   profile: " + sync.stats().describe());
                             }
                             wrongTotal += Math.max(0, m.wrong());
+                            if (bar != null) {
+                                bar.step();
+                            }
                         }
                     }
-                } catch (UnsupportedOperationException e) {
-                    out.println("# " + backend.label() + ": skipped: " + e.getMessage());
+                } catch (UnsupportedOperationException | IllegalArgumentException e) {
+                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
                 }
             }
-            out.println("# Out of bounds values : " + wrongTotal + (wrongTotal == 0 ? " OK" : " FAILED"));
-            return wrongTotal == 0 ? 0 : 1;
-        } finally {
-            if (rt == DeviceRuntime.JVM) {
-                selected.forEach(Device::close);
+            if (pool != null && !noBounds) {
+                measureBounds(out, report, pool, sizeList);
             }
+            printSummary(out, report);
+            out.println("# Out of bounds values : " + wrongTotal + (wrongTotal == 0 ? " OK" : " FAILED"));
+            if (launch == null || launch.rank() == 0) {
+                writeFiles(report, pool, n);
+            }
+            if (report.rows().isEmpty()) {
+                throw new IllegalStateException("no backend could run here: " + report.skipped().stream()
+                        .map(s -> s.backend() + " (" + s.reason() + ")").collect(Collectors.joining("; ")));
+            }
+            return wrongTotal == 0 ? 0 : 1;
+        }
+    }
+
+    private static void skip(PrintStream out, BenchReport report, SyncBackend backend, RuntimeException e, ProgressBar bar, int steps) {
+        String reason = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+        out.println("# " + backend.label() + ": skipped: " + reason);
+        report.skip(backend.label(), reason);
+        if (bar != null) {
+            bar.stepBy(steps);
+        }
+    }
+
+    /** The links under each runtime used; each becomes a dashed ceiling in the plot. */
+    private void measureBounds(PrintStream out, BenchReport report, BackendDevices pool, List<Long> sizeList) {
+        long largest = sizeList.stream().mapToLong(Long::longValue).max().orElse(1L << 20);
+        long bytes = Math.max(1L << 20, Math.min(largest, 256L << 20)); // big enough to be bandwidth-bound, quick
+        for (var e : pool.selected().entrySet()) {
+            try {
+                List<LinkProbe.Link> links = LinkProbe.measure(e.getValue(), bytes, 5);
+                out.printf(Locale.ROOT, "# link bounds, %s (%s per copy, median of 5):%n", e.getKey().label(), Sizes.format(bytes));
+                for (LinkBound b : LinkBound.from(e.getKey().label(), links, e.getValue().size())) {
+                    report.addBounds(List.of(b));
+                    out.printf(Locale.ROOT, "#   %-36s %9.1f GB/s%s%n", b.name(), b.gbPerSecond(),
+                            Double.isNaN(b.busbwGBs()) ? "" : String.format(Locale.ROOT, "  (busbw bound %.1f GB/s)", b.busbwGBs()));
+                }
+            } catch (RuntimeException ex) {
+                out.println("# link bounds, " + e.getKey().label() + ": not measured: " + ex.getMessage());
+            }
+        }
+    }
+
+    private static void printSummary(PrintStream out, BenchReport report) {
+        if (report.rows().stream().map(SyncMeasurement::backend).distinct().count() < 2) {
+            return;
+        }
+        out.println("# summary: fastest backend per size (busbw)");
+        out.printf(Locale.ROOT, "#%9s %12s %-10s %10s %-10s %10s %8s%n", "type", "size", "winner", "busbw", "next", "busbw", "ratio");
+        for (BenchReport.Winner w : report.winners()) {
+            var next = report.runnerUp(w);
+            out.printf(Locale.ROOT, " %9s %12s %-10s %10.2f %-10s %10s %8s%n", w.dtype().label(), Sizes.format(w.bytes()),
+                    w.backend(), w.busbwGBs(), next.map(m -> m.backend().label()).orElse("-"),
+                    next.map(m -> String.format(Locale.ROOT, "%.2f", m.busbwGBs())).orElse("-"),
+                    next.map(m -> String.format(Locale.ROOT, "%.2fx", w.busbwGBs() / m.busbwGBs())).orElse("-"));
+        }
+    }
+
+    private void writeFiles(BenchReport report, BackendDevices pool, int n) {
+        if (json != null) {
+            ObjectNode settings = JsonNodeFactory.instance.objectNode();
+            settings.put("backends", backends);
+            settings.put("devices", n);
+            settings.put("preferredRuntime", pool == null ? "cuda" : pool.preferred().label());
+            settings.put("warmup", warmup);
+            settings.put("iterations", iterations);
+            settings.put("check", !noCheck);
+            var sz = settings.putArray("sizes");
+            Sizes.parseList(sizes).forEach(sz::add);
+            var ty = settings.putArray("dtypes");
+            parseTypes(dtypes).forEach(t -> ty.add(t.label()));
+            var machine = MachineInfo.describe(pool == null ? List.of() : pool.selected().values());
+            BenchReport.write(report.toJson(machine, settings), json);
+            System.out.println("# wrote " + json);
+        }
+        if (plot != null && !report.rows().isEmpty()) {
+            BenchPlot.write(report, "gradsync bench: busbw, " + n + " replicas", plot);
+            System.out.println("# wrote " + plot);
+        }
+    }
+
+    /** A progress bar on stderr for long sweeps, only where a person watches a terminal. */
+    private ProgressBar progressBar(int steps) {
+        java.io.Console console = System.console();
+        if (noProgress || steps < 2 || console == null || !console.isTerminal()) {
+            return null;
+        }
+        return new ProgressBarBuilder().setTaskName("bench").setInitialMax(steps)
+                .setConsumer(new ConsoleProgressBarConsumer(System.err)).build();
+    }
+
+    static List<DType> parseTypes(String text) {
+        List<DType> types = new ArrayList<>();
+        for (String t : text.split(",")) {
+            if (!t.isBlank()) {
+                types.add(DType.parse(t));
+            }
+        }
+        if (types.isEmpty()) {
+            throw new IllegalArgumentException("no dtype given in '" + text + "'");
+        }
+        return types;
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    /** Runs a parser; its IllegalArgumentException becomes a usage error (exit 2, one line). */
+    private <T> T usage(java.util.function.Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage());
         }
     }
 

@@ -5,9 +5,15 @@ import picocli.CommandLine.Command;
 
 /** The {@code gradsync} command line. */
 @Command(name = "gradsync", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
-        description = "Averages gradients across devices for data-parallel training; lists devices and measures sync throughput.",
-        subcommands = {DevicesCommand.class, BenchCommand.class, LinksCommand.class, CommandLine.HelpCommand.class},
-        footer = {"", "Examples:", "  gradsync devices", "  gradsync bench --backend cpu --devices 4 --sizes 1M,16M,256M"})
+        description = "Averages gradients across devices for data-parallel training; lists devices, measures sync "
+                + "throughput and compares the generated kernels.",
+        subcommands = {DevicesCommand.class, BenchCommand.class, CompareCommand.class, KernelsCommand.class,
+            LinksCommand.class, CommandLine.HelpCommand.class},
+        footer = {"", "Examples:", "  gradsync devices",
+            "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
+            "  gradsync compare --size 64M",
+            "  gradsync kernels --emit ptx --out build/ptx",
+            "  gradsync bench --help"})
 public final class Gradsync {
 
     public static void main(String[] args) {
@@ -17,17 +23,21 @@ public final class Gradsync {
     /** Runs a command line and returns its exit code: 0 ok, 2 bad usage, 1 failure. */
     public static int run(String... args) {
         CommandLine cli = new CommandLine(new Gradsync());
+        // Errors are one line (scripts grep them) with the way to the help on it.
         cli.setParameterExceptionHandler((e, a) -> {
-            e.getCommandLine().getErr().println("gradsync: " + e.getMessage());
-            e.getCommandLine().getErr().println("Try '" + e.getCommandLine().getCommandSpec().qualifiedName()
-                    + " --help' for more information.");
+            String command = e.getCommandLine().getCommandSpec().qualifiedName();
+            e.getCommandLine().getErr().println(command + ": " + oneLine(e.getMessage()) + " (see " + command + " --help)");
             return 2;
         });
         cli.setExecutionExceptionHandler((e, c, p) -> {
-            c.getErr().println("gradsync: " + (e.getMessage() == null ? e.toString() : e.getMessage()));
+            c.getErr().println(c.getCommandSpec().qualifiedName() + ": " + oneLine(e.getMessage() == null ? e.toString() : e.getMessage()));
             return e instanceof IllegalArgumentException ? 2 : 1;
         });
         return cli.execute(args);
+    }
+
+    private static String oneLine(String message) {
+        return message.strip().replaceAll("\\s*\\R\\s*", "; ");
     }
 
     /** Version from the jar manifest when packaged. */

@@ -171,6 +171,14 @@ public final class CudaDevice implements Device {
         peersEnabled.add(peer.ordinal);
     }
 
+    /** Loads a compiled module image (a cubin or fatbin, e.g. from nvcc -cubin); no JIT involved. */
+    public CudaModule loadModule(byte[] image) {
+        bind();
+        CUmodule module = new CUmodule();
+        check(cuModuleLoadData(module, image), "cuModuleLoadData(image)", id());
+        return new CudaModule(this, module);
+    }
+
     /** Loads PTX (or a cubin) through the driver's JIT. */
     public CudaModule loadModule(String ptx) {
         bind();

@@ -1,0 +1,110 @@
+package io.gradsync.bench;
+
+import io.gradsync.sync.SyncBackend;
+import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import io.gradsync.tasks.opencl.OpenClPlatform;
+import io.gradsync.tasks.opencl.OpenClRuntime;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Which devices a backend runs on. Each backend has its own runtime (opencl averages on OpenCL
+ * devices, ptx and nccl on CUDA GPUs, cpu and single on the preferred runtime: CUDA where present,
+ * else JVM devices), so one {@code bench --backend all} compares backends that live on different
+ * runtimes over the same sizes and device count. Devices are selected once per runtime and shared.
+ */
+public final class BackendDevices implements AutoCloseable {
+    private final DeviceRuntime preferred;
+    private final int count;
+    private final Map<DeviceRuntime, List<? extends Device>> selected = new LinkedHashMap<>();
+
+    /**
+     * @param preferred runtime for the backends that run anywhere (cpu, single), or null for
+     *                  {@link DeviceCatalog#preferredRuntime()}
+     */
+    public BackendDevices(DeviceRuntime preferred, int count) {
+        this.preferred = preferred == null ? DeviceCatalog.preferredRuntime() : preferred;
+        this.count = count;
+    }
+
+    /** The runtime {@code backend} averages on. */
+    public DeviceRuntime runtimeOf(SyncBackend backend) {
+        return switch (backend) {
+            case OPENCL -> DeviceRuntime.OPENCL;
+            case PTX, NCCL -> DeviceRuntime.CUDA;
+            case SINGLE, CPU, AUTO -> preferred;
+        };
+    }
+
+    /**
+     * The devices for {@code backend}.
+     *
+     * @throws IllegalArgumentException naming why this machine cannot give {@code count} of them
+     */
+    public List<? extends Device> devicesFor(SyncBackend backend) {
+        DeviceRuntime rt = runtimeOf(backend);
+        List<? extends Device> d = selected.get(rt);
+        if (d == null) {
+            d = rt == DeviceRuntime.OPENCL ? openCl(count) : DeviceCatalog.select(rt, count);
+            selected.put(rt, d);
+        }
+        return d;
+    }
+
+    /** Runtimes selected so far, with their devices. */
+    public Map<DeviceRuntime, List<? extends Device>> selected() {
+        return selected;
+    }
+
+    public DeviceRuntime preferred() {
+        return preferred;
+    }
+
+    /**
+     * {@code n} OpenCL devices of one platform (an OpenCL context spans one platform), GPUs'
+     * platforms before PoCL's CPU devices.
+     */
+    public static List<OpenClDevice> openCl(int n) {
+        var status = OpenClRuntime.status();
+        if (!status.available()) {
+            throw new IllegalArgumentException("OpenCL unavailable: " + status.detail());
+        }
+        Map<OpenClPlatform, List<OpenClDevice>> byPlatform = new LinkedHashMap<>();
+        for (OpenClDevice d : OpenClRuntime.devices()) {
+            byPlatform.computeIfAbsent(d.platform(), p -> new ArrayList<>()).add(d);
+        }
+        List<OpenClDevice> best = null;
+        for (List<OpenClDevice> devices : byPlatform.values()) {
+            if (devices.size() >= n && (best == null || isPocl(best.getFirst()) && !isPocl(devices.getFirst()))) {
+                best = devices;
+            }
+        }
+        if (best == null) {
+            int most = byPlatform.values().stream().mapToInt(List::size).max().orElse(0);
+            throw new IllegalArgumentException(n + " OpenCL devices of one platform asked for, the most here is " + most
+                    + (OpenClRuntime.devices().stream().anyMatch(BackendDevices::isPocl)
+                            ? " (PoCL: set POCL_DEVICES=\"" + "pthread ".repeat(n).trim() + "\" for " + n + " CPU devices)" : ""));
+        }
+        return best.subList(0, n);
+    }
+
+    /** PoCL runs OpenCL on the host CPU: sized like the JVM, not like a GPU. */
+    public static boolean isPocl(OpenClDevice d) {
+        return d.platform().name().toLowerCase(Locale.ROOT).contains("portable computing language");
+    }
+
+    /** Closes the JVM devices made for this run (CUDA and OpenCL devices belong to their runtimes). */
+    @Override
+    public void close() {
+        List<? extends Device> jvm = selected.get(DeviceRuntime.JVM);
+        if (jvm != null) {
+            jvm.forEach(Device::close);
+        }
+    }
+}

@@ -1,0 +1,89 @@
+package io.gradsync.bench;
+
+import java.awt.BasicStroke;
+import java.awt.Color;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.knowm.xchart.BitmapEncoder;
+import org.knowm.xchart.XYChart;
+import org.knowm.xchart.XYChartBuilder;
+import org.knowm.xchart.XYSeries;
+import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.markers.SeriesMarkers;
+
+/**
+ * busbw against size, one line per backend (and dtype when several were run), log-scale size
+ * axis, measured link bounds as labelled dashed horizontal lines. Drawn headless with XChart.
+ */
+public final class BenchPlot {
+    private BenchPlot() {
+    }
+
+    public static void write(BenchReport report, String title, Path file) {
+        // No display on GPU nodes and CI: AWT must not look for one.
+        System.setProperty("java.awt.headless", "true");
+        if (report.rows().isEmpty()) {
+            throw new IllegalArgumentException("nothing to plot: no backend produced a measurement");
+        }
+        XYChart chart = new XYChartBuilder().width(1100).height(700).title(title)
+                .xAxisTitle("size per replica (bytes)").yAxisTitle("busbw (GB/s)").build();
+        chart.getStyler().setXAxisLogarithmic(true);
+        chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
+        chart.getStyler().setChartBackgroundColor(Color.WHITE);
+        chart.getStyler().setPlotGridLinesVisible(true);
+        chart.getStyler().setXAxisTickMarkSpacingHint(60);
+        chart.getStyler().setxAxisTickLabelsFormattingFunction(x -> Sizes.format(Math.round(x)));
+        chart.getStyler().setYAxisMin(0.0);
+
+        boolean severalTypes = report.rows().stream().map(SyncMeasurement::dtype).distinct().count() > 1;
+        Map<String, List<SyncMeasurement>> lines = new LinkedHashMap<>();
+        for (SyncMeasurement m : report.rows()) {
+            String name = m.backend().label() + " (" + m.runtime() + ")" + (severalTypes ? " " + m.dtype().label() : "");
+            lines.computeIfAbsent(name, k -> new ArrayList<>()).add(m);
+        }
+        double minX = Double.MAX_VALUE;
+        double maxX = 0;
+        for (var e : lines.entrySet()) {
+            List<SyncMeasurement> ms = new ArrayList<>(e.getValue());
+            ms.sort((a, b) -> Long.compare(a.bytes(), b.bytes()));
+            double[] x = ms.stream().mapToDouble(SyncMeasurement::bytes).toArray();
+            double[] y = ms.stream().mapToDouble(SyncMeasurement::busbwGBs).toArray();
+            minX = Math.min(minX, x[0]);
+            maxX = Math.max(maxX, x[x.length - 1]);
+            XYSeries series = chart.addSeries(e.getKey(), x, y);
+            series.setMarker(SeriesMarkers.CIRCLE);
+        }
+        if (minX == maxX) { // one size: widen so the bound lines have length
+            minX /= 2;
+            maxX *= 2;
+        }
+        BasicStroke dashed = new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f);
+        for (LinkBound b : report.bounds()) {
+            if (!(b.plotted() > 0) || Double.isInfinite(b.plotted())) {
+                continue;
+            }
+            XYSeries line = chart.addSeries(b.label() + String.format(java.util.Locale.ROOT, " %.1f GB/s", b.plotted()),
+                    new double[] {minX, maxX}, new double[] {b.plotted(), b.plotted()});
+            line.setMarker(SeriesMarkers.NONE);
+            line.setLineStyle(dashed);
+        }
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            try (OutputStream out = Files.newOutputStream(file)) {
+                BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing " + file + ": " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,156 @@
+package io.gradsync.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gradsync.sync.DType;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Everything one {@code gradsync bench} run measured: the rows of every backend, the backends
+ * skipped and why, the link bounds, and the winner per size. Written as JSON that follows
+ * {@code gradsync-bench.schema.json} (a resource of this module; bump {@link #FORMAT} when the
+ * shape changes).
+ */
+public final class BenchReport {
+    public static final String FORMAT = "gradsync-bench/1";
+    public static final String SCHEMA_RESOURCE = "/gradsync-bench.schema.json";
+
+    /** A backend that could not run here, and why. */
+    public record Skipped(String backend, String reason) {
+    }
+
+    /** The fastest backend (highest busbw) for one dtype and size. */
+    public record Winner(DType dtype, long bytes, String backend, double busbwGBs) {
+    }
+
+    private final List<SyncMeasurement> rows = new ArrayList<>();
+    private final List<Skipped> skipped = new ArrayList<>();
+    private final List<LinkBound> bounds = new ArrayList<>();
+
+    public void add(SyncMeasurement m) {
+        rows.add(m);
+    }
+
+    public void skip(String backend, String reason) {
+        skipped.add(new Skipped(backend, reason));
+    }
+
+    public void addBounds(List<LinkBound> b) {
+        bounds.addAll(b);
+    }
+
+    public List<SyncMeasurement> rows() {
+        return rows;
+    }
+
+    public List<Skipped> skipped() {
+        return skipped;
+    }
+
+    public List<LinkBound> bounds() {
+        return bounds;
+    }
+
+    /** Per dtype and size, in the order measured, the backend with the highest busbw. */
+    public List<Winner> winners() {
+        Map<String, Winner> best = new LinkedHashMap<>();
+        for (SyncMeasurement m : rows) {
+            String key = m.dtype() + "/" + m.bytes();
+            Winner w = best.get(key);
+            if (w == null || m.busbwGBs() > w.busbwGBs()) {
+                best.put(key, new Winner(m.dtype(), m.bytes(), m.backend().label(), m.busbwGBs()));
+            }
+        }
+        List<Winner> list = new ArrayList<>(best.values());
+        list.sort(Comparator.comparing(Winner::dtype).thenComparingLong(Winner::bytes));
+        return list;
+    }
+
+    /** The runner-up's busbw for the winner's dtype and size, if another backend ran it. */
+    public Optional<SyncMeasurement> runnerUp(Winner w) {
+        return rows.stream().filter(m -> m.dtype() == w.dtype() && m.bytes() == w.bytes()
+                        && !m.backend().label().equals(w.backend()))
+                .max(Comparator.comparingDouble(SyncMeasurement::busbwGBs));
+    }
+
+    /** The whole report as JSON; {@code machine} from {@link MachineInfo}, {@code settings} as the command had them. */
+    public ObjectNode toJson(ObjectNode machine, ObjectNode settings) {
+        JsonNodeFactory f = JsonNodeFactory.instance;
+        ObjectNode root = f.objectNode();
+        root.put("format", FORMAT);
+        root.put("created", Instant.now().toString());
+        root.set("machine", machine);
+        root.set("settings", settings);
+        ArrayNode results = root.putArray("results");
+        for (SyncMeasurement m : rows) {
+            ObjectNode r = results.addObject();
+            r.put("backend", m.backend().label());
+            r.put("runtime", m.runtime());
+            r.put("replicas", m.replicas());
+            r.put("bytes", m.bytes());
+            r.put("count", m.count());
+            r.put("dtype", m.dtype().label());
+            r.put("timing", m.timing());
+            r.put("iterations", m.iterations());
+            r.put("medianMicros", m.medianMicros());
+            r.put("minMicros", m.minMicros());
+            r.put("maxMicros", m.maxMicros());
+            r.put("spreadPercent", m.spreadPercent());
+            r.put("algbwGBs", m.algbwGBs());
+            r.put("busbwGBs", m.busbwGBs());
+            if (m.wrong() < 0) {
+                r.putNull("wrong");
+            } else {
+                r.put("wrong", m.wrong());
+            }
+        }
+        ArrayNode sk = root.putArray("skipped");
+        for (Skipped s : skipped) {
+            sk.addObject().put("backend", s.backend()).put("reason", s.reason());
+        }
+        ArrayNode bd = root.putArray("bounds");
+        for (LinkBound b : bounds) {
+            ObjectNode o = bd.addObject();
+            o.put("runtime", b.runtime());
+            o.put("link", b.name());
+            o.put("gbPerSecond", b.gbPerSecond());
+            if (Double.isNaN(b.busbwGBs())) {
+                o.putNull("busbwGBs");
+            } else {
+                o.put("busbwGBs", b.busbwGBs());
+            }
+            o.put("label", b.label());
+        }
+        ArrayNode win = root.putArray("winners");
+        for (Winner w : winners()) {
+            win.addObject().put("dtype", w.dtype().label()).put("bytes", w.bytes()).put("backend", w.backend())
+                    .put("busbwGBs", w.busbwGBs());
+        }
+        return root;
+    }
+
+    public static void write(ObjectNode json, Path file) {
+        try {
+            Path parent = file.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing " + file + ": " + e.getMessage(), e);
+        }
+    }
+}

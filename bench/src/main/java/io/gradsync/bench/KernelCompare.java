@@ -1,0 +1,421 @@
+package io.gradsync.bench;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.LongArray;
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.cuda.CudaBuffer;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaFunction;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import io.gradsync.tasks.kernels.OpenClKernels;
+import io.gradsync.tasks.opencl.OpenClQueue;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import jcuda.Pointer;
+
+/**
+ * Times one built-in kernel in each of its forms: the PTX gradsync generates, an nvcc -O3 build
+ * of the same kernel in CUDA C ({@link NvccReference}), the generated OpenCL C, and the Java
+ * method on the JVM. Device variants are timed with device events around each launch, the JVM
+ * one on the host (its work is synchronous); the figure is the median of the timed launches
+ * after warm-up. Inputs are fresh random non-zero values: zeros can be faster than data.
+ *
+ * <p>Effective bandwidth counts each full-length array once, and the first one twice for the
+ * in-place kernels ({@code sumInto*}, {@code scale*}), which read and write it: the traffic a
+ * perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
+ */
+public final class KernelCompare {
+
+    /** The forms of a kernel, in table order. */
+    public enum Variant {
+        PTX("ptx (generated)"), NVCC("nvcc -O3 (CUDA C)"), OPENCL("opencl (generated)"), JVM("jvm (Java)");
+
+        private final String title;
+
+        Variant(String title) {
+            this.title = title;
+        }
+
+        public String title() {
+            return title;
+        }
+    }
+
+    /** A timed variant: median time and effective bandwidth, or why it could not run ({@code unavailable} non-null). */
+    public record Cell(double medianMicros, double gbPerSecond, String unavailable) {
+        public static Cell na(String why) {
+            return new Cell(Double.NaN, Double.NaN, why);
+        }
+
+        public boolean ok() {
+            return unavailable == null;
+        }
+    }
+
+    /** How many times to launch. */
+    public record Repeats(int warmup, int timed) {
+        public Repeats {
+            if (warmup < 0 || timed < 1) {
+                throw new IllegalArgumentException("--warmup must be >= 0 and --iters >= 1, got " + warmup + " and " + timed);
+            }
+        }
+    }
+
+    /** One argument of a kernel as the comparison fills it. */
+    record Arg(KernelParam param, ElementKind element, int count, boolean fullLength, Number scalar) {
+        long bytes() {
+            return (long) count * element.bytes();
+        }
+    }
+
+    private KernelCompare() {
+    }
+
+    /**
+     * The arguments for {@code spec} with {@code n} elements in its full-length arrays: flags
+     * ({@code int} arrays) and the one-element results of the atomic reductions hold one element,
+     * fp64 partials one slot per reduction thread; a scalar named {@code invK} is 1/k for k inputs,
+     * other scalars 0.999 (repeated launches of {@code scale} must not drift to zero or infinity).
+     */
+    static List<Arg> arguments(KernelSpec spec, int n) {
+        CompiledKernel k = spec.compile();
+        List<Arg> args = new ArrayList<>();
+        int arrays = (int) k.parameters().stream().filter(p -> p instanceof KernelParam.ArrayParam).count();
+        boolean first = true;
+        for (KernelParam p : k.parameters()) {
+            switch (p) {
+                case KernelParam.ArrayParam a -> {
+                    int count;
+                    if (first) {
+                        count = n;
+                    } else if (a.element() == ElementKind.I32) {
+                        count = 1;
+                    } else if (spec.style() == KernelStyle.CONTEXT) {
+                        count = a.element() == ElementKind.F64 ? Math.max(1, spec.maxThreads()) : 1;
+                    } else {
+                        count = n;
+                    }
+                    args.add(new Arg(p, a.element(), count, count == n, null));
+                    first = false;
+                }
+                case KernelParam.ScalarParam s -> {
+                    Number v = switch (s.type()) {
+                        case F32 -> s.name().equals("invK") ? 1f / Math.max(1, arrays - 1) : 0.999f;
+                        case F64 -> 0.999;
+                        case I32 -> 1;
+                        case I64 -> 1L;
+                    };
+                    args.add(new Arg(p, null, 0, false, v));
+                }
+                case KernelParam.ContextParam c -> {
+                }
+            }
+        }
+        return args;
+    }
+
+    /** Bytes a perfect kernel moves per launch (see the class comment). */
+    static long traffic(KernelSpec spec, List<Arg> args) {
+        long bytes = 0;
+        Arg firstArray = null;
+        for (Arg a : args) {
+            if (a.element() != null && a.fullLength()) {
+                bytes += a.bytes();
+                if (firstArray == null) {
+                    firstArray = a;
+                }
+            }
+        }
+        boolean inPlace = spec.name().startsWith("sumInto") || spec.name().startsWith("scale");
+        return inPlace && firstArray != null ? bytes + firstArray.bytes() : bytes;
+    }
+
+    /** Elements in a full-length array when its first array takes {@code bytes}. */
+    static int elementsFor(KernelSpec spec, long bytes) {
+        ElementKind first = spec.compile().parameters().stream().filter(p -> p instanceof KernelParam.ArrayParam)
+                .map(p -> ((KernelParam.ArrayParam) p).element()).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException(spec.name() + " has no array parameter"));
+        return (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, bytes / first.bytes()));
+    }
+
+    // ---------------------------------------------------------------- device variants
+
+    /** Runs the kernel {@code launch} (on {@code stream}) timed by events: median microseconds. */
+    private static double timeWithEvents(Device device, DeviceStream stream, Runnable launch, Repeats r) {
+        for (int i = 0; i < r.warmup(); i++) {
+            launch.run();
+        }
+        stream.synchronize();
+        double[] micros = new double[r.timed()];
+        try (DeviceEvent start = device.createEvent(); DeviceEvent end = device.createEvent()) {
+            for (int i = 0; i < r.timed(); i++) {
+                stream.record(start);
+                launch.run();
+                stream.record(end);
+                end.synchronize();
+                micros[i] = end.elapsedMillisSince(start) * 1e3;
+            }
+        }
+        return median(micros);
+    }
+
+    /** Device copy bandwidth (read + write) of {@code bytes}, timed like the kernels. */
+    public static double copyBandwidth(Device device, long bytes, Repeats r) {
+        try (DeviceBuffer a = device.allocate(bytes); DeviceBuffer b = device.allocate(bytes); DeviceStream s = device.createStream()) {
+            s.fill32(a, 0, bytes & ~3L, 0x3F800001);
+            double micros = timeWithEvents(device, s, () -> s.copy(a, 0, b, 0, bytes), r);
+            return 2.0 * bytes / (micros * 1e3);
+        }
+    }
+
+    /** The kernel on a device: fresh random buffers, then timed launches of {@code variant}. */
+    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, Repeats r, NvccReference nvcc) {
+        int n = elementsFor(spec, bytes);
+        List<Arg> args = arguments(spec, n);
+        List<DeviceBuffer> buffers = new ArrayList<>();
+        List<AutoCloseable> toClose = new ArrayList<>();
+        try (DeviceStream stream = device.createStream()) {
+            Object[] kernelArgs = new Object[args.size()];
+            long seed = System.nanoTime();
+            for (int i = 0; i < args.size(); i++) {
+                Arg a = args.get(i);
+                if (a.element() == null) {
+                    kernelArgs[i] = a.scalar();
+                    continue;
+                }
+                DeviceBuffer b = device.allocate(a.bytes());
+                buffers.add(b);
+                try (HostBuffer h = device.allocateHost(a.bytes())) {
+                    fill(a, h.segment(), seed + i);
+                    stream.copyFromHost(h, 0, b, 0, a.bytes());
+                    stream.synchronize();
+                }
+                kernelArgs[i] = new DeviceSlice(b, 0, a.count());
+            }
+            Runnable launch = switch (variant) {
+                case PTX -> {
+                    var prepared = CudaKernels.prepare((CudaDevice) device, spec, n, kernelArgs);
+                    yield () -> prepared.launch((CudaStream) stream);
+                }
+                case NVCC -> {
+                    CudaFunction f = nvcc.function((CudaDevice) device, spec.name());
+                    LaunchShape shape = spec.launchShape(n);
+                    Pointer params = packCuda(args, kernelArgs);
+                    yield () -> f.launch((CudaStream) stream, shape.grid(), shape.block(), 0, params);
+                }
+                case OPENCL -> {
+                    var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec, n, kernelArgs);
+                    toClose.add(prepared);
+                    yield () -> prepared.launch((OpenClQueue) stream);
+                }
+                case JVM -> throw new IllegalArgumentException("the JVM variant runs on the host: use onJvm");
+            };
+            double micros = timeWithEvents(device, stream, launch, r);
+            return new Cell(micros, traffic(spec, args) / (micros * 1e3), null);
+        } finally {
+            for (AutoCloseable c : toClose) {
+                try {
+                    c.close();
+                } catch (Exception ignored) {
+                    // releasing a kernel object; the measurement stands
+                }
+            }
+            buffers.forEach(DeviceBuffer::close);
+        }
+    }
+
+    /** The PTX calling convention (see KernelParam): a 64-bit address and a u32 count per array, scalars by value. */
+    private static Pointer packCuda(List<Arg> args, Object[] values) {
+        List<Pointer> packed = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            Arg a = args.get(i);
+            if (a.element() != null) {
+                DeviceSlice s = (DeviceSlice) values[i];
+                packed.add(Pointer.to(new long[] {((CudaBuffer) s.buffer()).address() + s.byteOffset()}));
+                packed.add(Pointer.to(new int[] {s.count()}));
+            } else {
+                packed.add(switch (a.scalar()) {
+                    case Float f -> Pointer.to(new float[] {f});
+                    case Double d -> Pointer.to(new double[] {d});
+                    case Long l -> Pointer.to(new long[] {l});
+                    default -> Pointer.to(new int[] {a.scalar().intValue()});
+                });
+            }
+        }
+        return Pointer.to(packed.toArray(Pointer[]::new));
+    }
+
+    // ---------------------------------------------------------------- JVM variant
+
+    /**
+     * The Java method itself. Element-wise kernels are split into one slice per core (what a
+     * device's threads do); KernelContext kernels run over their launch shape, spread by JvmKernels.
+     */
+    public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
+        int n = elementsFor(spec, bytes);
+        List<Arg> args = arguments(spec, n);
+        int cores = Runtime.getRuntime().availableProcessors();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] segments = new MemorySegment[args.size()];
+            long seed = System.nanoTime();
+            for (int i = 0; i < args.size(); i++) {
+                Arg a = args.get(i);
+                if (a.element() != null) {
+                    segments[i] = arena.allocate(Math.max(8, a.bytes()), 64);
+                    fill(a, segments[i], seed + i);
+                }
+            }
+            Runnable launch;
+            if (spec.style() == KernelStyle.CONTEXT) {
+                Object[] whole = wrapAll(args, segments, 0, n);
+                LaunchShape shape = spec.launchShape(n);
+                launch = () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), whole);
+            } else {
+                int parts = Math.max(1, Math.min(cores, n / 4096));
+                Object[][] slices = new Object[parts][];
+                for (int p = 0; p < parts; p++) {
+                    int from = (int) ((long) n * p / parts);
+                    int to = (int) ((long) n * (p + 1) / parts);
+                    slices[p] = wrapAll(args, segments, from, to - from);
+                }
+                launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
+            }
+            double micros = timeOnHost(launch::run, r);
+            return new Cell(micros, traffic(spec, args) / (micros * 1e3), null);
+        }
+    }
+
+    /** JVM copy bandwidth (read + write): one parallel copy of {@code bytes}, as the kernels are parallel. */
+    public static double jvmCopyBandwidth(long bytes, Repeats r) {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment a = arena.allocate(bytes, 64);
+            MemorySegment b = arena.allocate(bytes, 64);
+            a.fill((byte) 1);
+            int parts = Math.max(1, Runtime.getRuntime().availableProcessors());
+            double micros = timeOnHost(() -> IntStream.range(0, parts).parallel().forEach(p -> {
+                long from = bytes * p / parts;
+                long to = bytes * (p + 1) / parts;
+                MemorySegment.copy(a, from, b, from, to - from);
+            }), r);
+            return 2.0 * bytes / (micros * 1e3);
+        }
+    }
+
+    private static Object[] wrapAll(List<Arg> args, MemorySegment[] segments, int from, int count) {
+        Object[] out = new Object[args.size()];
+        for (int i = 0; i < args.size(); i++) {
+            Arg a = args.get(i);
+            if (a.element() == null) {
+                out[i] = a.scalar();
+                continue;
+            }
+            // full-length arrays are sliced with the work; flags, results and partials are shared
+            MemorySegment s = a.fullLength()
+                    ? segments[i].asSlice((long) from * a.element().bytes(), (long) count * a.element().bytes())
+                    : segments[i].asSlice(0, a.bytes());
+            out[i] = switch (a.element()) {
+                case F32 -> FloatArray.wrap(s);
+                case F64 -> DoubleArray.wrap(s);
+                case I32 -> IntArray.wrap(s);
+                case I64 -> LongArray.wrap(s);
+                case F16 -> HalfArray.wrap(s);
+                case BF16 -> Bfloat16Array.wrap(s);
+            };
+        }
+        return out;
+    }
+
+    private static double timeOnHost(Runnable work, Repeats r) {
+        for (int i = 0; i < r.warmup(); i++) {
+            work.run();
+        }
+        double[] micros = new double[r.timed()];
+        for (int i = 0; i < r.timed(); i++) {
+            long t0 = System.nanoTime();
+            work.run();
+            micros[i] = (System.nanoTime() - t0) / 1e3;
+        }
+        return median(micros);
+    }
+
+    // ---------------------------------------------------------------- data
+
+    /**
+     * Full-length arrays get random non-zero values of magnitude 0.5..1.5, either sign, stored in
+     * the array's own format; one-element results and flags start at zero (the kernels add to them).
+     */
+    static void fill(Arg a, MemorySegment s, long seed) {
+        if (!a.fullLength() && a.element() != ElementKind.F64) {
+            s.asSlice(0, a.bytes()).fill((byte) 0);
+            return;
+        }
+        int blocks = Math.max(1, a.count() >>> 20);
+        IntStream.range(0, blocks).parallel().forEach(b -> {
+            SplittableRandom rnd = new SplittableRandom(seed * 1_000_003L + b);
+            int from = (int) ((long) a.count() * b / blocks);
+            int to = (int) ((long) a.count() * (b + 1) / blocks);
+            for (int i = from; i < to; i++) {
+                float v = (float) ((0.5 + rnd.nextDouble()) * (rnd.nextBoolean() ? 1 : -1));
+                long at = (long) i * a.element().bytes();
+                switch (a.element()) {
+                    case F32 -> s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, at, v);
+                    case F64 -> s.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, at, v);
+                    case I32 -> s.set(ValueLayout.JAVA_INT_UNALIGNED, at, 1 + rnd.nextInt(1000));
+                    case I64 -> s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, 1 + rnd.nextInt(1000));
+                    // bf16 is the top half of the fp32 bits; truncating keeps it non-zero
+                    case BF16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) (Float.floatToRawIntBits(v) >>> 16));
+                    case F16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, Float.floatToFloat16(v));
+                }
+            }
+        });
+    }
+
+    static double median(double[] values) {
+        double[] v = values.clone();
+        Arrays.sort(v);
+        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+    }
+
+    /** The built-in kernels named in {@code list} (comma separated), or all of them for null/"all". */
+    public static List<KernelSpec> select(String list) {
+        if (list == null || list.isBlank() || list.trim().equalsIgnoreCase("all")) {
+            return BuiltinKernels.all();
+        }
+        List<KernelSpec> specs = new ArrayList<>();
+        for (String name : list.split(",")) {
+            if (name.isBlank()) {
+                continue;
+            }
+            specs.add(BuiltinKernels.byName(name.trim()).orElseThrow(() -> new IllegalArgumentException("unknown kernel '"
+                    + name.trim() + "'; see gradsync kernels for the list")));
+        }
+        if (specs.isEmpty()) {
+            throw new IllegalArgumentException("no kernel named in '" + list + "'");
+        }
+        return specs;
+    }
+}

@@ -1,0 +1,103 @@
+package io.gradsync.bench;
+
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaFunction;
+import io.gradsync.tasks.cuda.CudaModule;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The CUDA C versions of the built-in kernels (resource {@code reference-kernels.cu}), built on
+ * the machine that runs them with {@code nvcc -O3 -cubin -arch=sm_XX} for the GPU's own compute
+ * capability and loaded as a cubin, so the generated PTX is measured against what NVIDIA's own
+ * compiler makes of the same kernel.
+ */
+public final class NvccReference {
+    static final String SOURCE = "reference-kernels.cu";
+
+    private final Path nvcc;
+    private final Map<Integer, byte[]> cubins = new ConcurrentHashMap<>();
+    private final Map<CudaDevice, CudaModule> modules = new ConcurrentHashMap<>();
+
+    private NvccReference(Path nvcc) {
+        this.nvcc = nvcc;
+    }
+
+    /** nvcc from {@code $GRADSYNC_NVCC}, the PATH or {@code /usr/local/cuda/bin}; empty when none is there. */
+    public static Optional<NvccReference> find() {
+        String override = System.getenv("GRADSYNC_NVCC");
+        if (override != null && !override.isBlank()) {
+            Path p = Path.of(override);
+            return Files.isExecutable(p) ? Optional.of(new NvccReference(p)) : Optional.empty();
+        }
+        String path = System.getenv().getOrDefault("PATH", "");
+        for (String dir : (path + ":/usr/local/cuda/bin").split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "nvcc"))) {
+                return Optional.of(new NvccReference(Path.of(dir, "nvcc")));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The CUDA C source, as shipped in this jar. */
+    public static String source() {
+        try (InputStream in = NvccReference.class.getResourceAsStream(SOURCE)) {
+            if (in == null) {
+                throw new IllegalStateException("resource " + SOURCE + " missing from the bench jar");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public Path nvcc() {
+        return nvcc;
+    }
+
+    /** Compiles the reference kernels for compute capability {@code sm} (90 for sm_90), once per capability. */
+    public byte[] cubin(int sm) {
+        return cubins.computeIfAbsent(sm, this::compile);
+    }
+
+    private byte[] compile(int sm) {
+        try {
+            Path dir = Files.createTempDirectory("gradsync-nvcc");
+            try {
+                Path cu = Files.writeString(dir.resolve(SOURCE), source());
+                Path out = dir.resolve("reference-kernels.cubin");
+                List<String> cmd = List.of(nvcc.toString(), "-O3", "-cubin", "-arch=sm_" + sm, "-o", out.toString(), cu.toString());
+                Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+                String log = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+                if (!p.waitFor(5, TimeUnit.MINUTES) || p.exitValue() != 0) {
+                    throw new IllegalStateException(String.join(" ", cmd) + " failed: " + log.lines().findFirst().orElse("(no output)"));
+                }
+                return Files.readAllBytes(out);
+            } finally {
+                try (var files = Files.list(dir)) {
+                    files.forEach(f -> f.toFile().delete());
+                }
+                Files.deleteIfExists(dir);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("running " + nvcc + ": " + e.getMessage(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running nvcc", e);
+        }
+    }
+
+    /** The kernel {@code name} of the reference module loaded on {@code device}. */
+    public CudaFunction function(CudaDevice device, String name) {
+        return modules.computeIfAbsent(device, d -> d.loadModule(cubin(d.smVersion()))).function(name);
+    }
+}

@@ -1,0 +1,217 @@
+package io.gradsync.cli;
+
+import io.gradsync.bench.BackendDevices;
+import io.gradsync.bench.KernelCompare;
+import io.gradsync.bench.KernelCompare.Cell;
+import io.gradsync.bench.KernelCompare.Repeats;
+import io.gradsync.bench.KernelCompare.Variant;
+import io.gradsync.bench.NvccReference;
+import io.gradsync.bench.Sizes;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaRuntime;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.RuntimeStatus;
+import io.gradsync.tasks.kernels.KernelSpec;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import java.io.PrintWriter;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** Each built-in kernel as generated PTX, nvcc-built CUDA C, generated OpenCL C and plain Java, side by side. */
+@Command(name = "compare", mixinStandardHelpOptions = true,
+        description = "Time every built-in kernel in each form: the PTX gradsync generates, an nvcc -O3 build of the same "
+                + "kernel in CUDA C (when nvcc is on the PATH), the generated OpenCL C, and the Java method on the JVM. "
+                + "Prints effective GB/s and %% of the device's measured copy bandwidth; forms this machine cannot run "
+                + "show n/a with the reason. Device forms are timed with device events; median after warm-up.",
+        footer = {"", "Examples:",
+            "  gradsync compare",
+            "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
+            "  gradsync compare --cpu-size 4M --iters 5          # quick, on a laptop",
+            "", "Goals on GPUs: generated PTX >= 97% of the nvcc build for every kernel (ptx/nvcc column), "
+                + "fused averages >= 90% of copy bandwidth."})
+final class CompareCommand implements Callable<Integer> {
+    @Option(names = "--kernels", defaultValue = "all", paramLabel = "LIST",
+            description = "Kernel names, comma separated, or all (default: ${DEFAULT-VALUE}; see gradsync kernels).")
+    String kernels;
+
+    @Option(names = "--size", defaultValue = "256M", paramLabel = "SIZE",
+            description = "Bytes per buffer on GPUs (default: ${DEFAULT-VALUE}); large enough that caches do not help.")
+    String size;
+
+    @Option(names = "--cpu-size", defaultValue = "16M", paramLabel = "SIZE",
+            description = "Bytes per buffer on the JVM and on CPU OpenCL (PoCL) (default: ${DEFAULT-VALUE}).")
+    String cpuSize;
+
+    @Option(names = "--device", defaultValue = "0", paramLabel = "N", description = "CUDA device ordinal (default: ${DEFAULT-VALUE}).")
+    int device;
+
+    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed launches per variant (default: ${DEFAULT-VALUE}).")
+    int warmup;
+
+    @Option(names = "--iters", defaultValue = "10", paramLabel = "N", description = "Timed launches per variant (default: ${DEFAULT-VALUE}).")
+    int iterations;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        List<KernelSpec> specs = usage(() -> KernelCompare.select(kernels));
+        long gpuBytes = usage(() -> Sizes.parse(size));
+        long cpuBytes = usage(() -> Sizes.parse(cpuSize));
+        Repeats repeats = usage(() -> new Repeats(warmup, iterations));
+
+        // Which forms can run here, and on what; the others are n/a for a stated reason.
+        Map<Variant, String> unavailable = new EnumMap<>(Variant.class);
+        Map<Variant, Device> deviceOf = new EnumMap<>(Variant.class);
+        Map<Variant, Long> bytesOf = new EnumMap<>(Variant.class);
+        NvccReference nvcc = null;
+        RuntimeStatus cuda = CudaRuntime.status();
+        if (!cuda.available()) {
+            unavailable.put(Variant.PTX, "CUDA unavailable: " + cuda.detail());
+            unavailable.put(Variant.NVCC, "CUDA unavailable: " + cuda.detail());
+        } else {
+            CudaDevice gpu;
+            try {
+                gpu = CudaRuntime.device(device);
+            } catch (RuntimeException e) {
+                throw usage("--device: " + e.getMessage());
+            }
+            deviceOf.put(Variant.PTX, gpu);
+            bytesOf.put(Variant.PTX, gpuBytes);
+            nvcc = NvccReference.find().orElse(null);
+            if (nvcc == null) {
+                unavailable.put(Variant.NVCC, "nvcc not on the PATH (set GRADSYNC_NVCC or add CUDA's bin folder)");
+            } else {
+                try {
+                    nvcc.cubin(gpu.smVersion());
+                    deviceOf.put(Variant.NVCC, gpu);
+                    bytesOf.put(Variant.NVCC, gpuBytes);
+                } catch (RuntimeException e) {
+                    unavailable.put(Variant.NVCC, firstLine(e));
+                }
+            }
+        }
+        try {
+            OpenClDevice cl = BackendDevices.openCl(1).getFirst();
+            deviceOf.put(Variant.OPENCL, cl);
+            bytesOf.put(Variant.OPENCL, BackendDevices.isPocl(cl) ? cpuBytes : gpuBytes);
+        } catch (RuntimeException e) {
+            unavailable.put(Variant.OPENCL, firstLine(e));
+        }
+        bytesOf.put(Variant.JVM, cpuBytes);
+
+        out.printf(Locale.ROOT, "# gradsync compare: %d kernels, warmup %d, median of %d%n", specs.size(), warmup, iterations);
+        Map<Variant, Double> copy = new EnumMap<>(Variant.class);
+        for (Variant v : Variant.values()) {
+            if (unavailable.containsKey(v)) {
+                out.printf(Locale.ROOT, "# %-20s n/a (%s)%n", v.title() + ":", unavailable.get(v));
+                continue;
+            }
+            try {
+                double c = v == Variant.JVM ? KernelCompare.jvmCopyBandwidth(bytesOf.get(v), repeats)
+                        : copy.containsKey(Variant.PTX) && v == Variant.NVCC ? copy.get(Variant.PTX)
+                        : KernelCompare.copyBandwidth(deviceOf.get(v), bytesOf.get(v), repeats);
+                copy.put(v, c);
+            } catch (RuntimeException e) {
+                copy.put(v, Double.NaN);
+            }
+            Device d = deviceOf.get(v);
+            out.printf(Locale.ROOT, "# %-20s %s, %s per buffer, device copy %.1f GB/s (read+write)%n", v.title() + ":",
+                    d == null ? "host, " + Runtime.getRuntime().availableProcessors() + " cores" : d.id() + " (" + d.name() + ")",
+                    Sizes.format(bytesOf.get(v)), copy.get(v));
+        }
+        out.flush();
+
+        StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "#%-27s", "kernel"));
+        StringBuilder units = new StringBuilder(String.format(Locale.ROOT, "#%-27s", ""));
+        for (Variant v : Variant.values()) {
+            head.append(String.format(Locale.ROOT, " %20s", v.title()));
+            units.append(String.format(Locale.ROOT, " %20s", "GB/s  %copy"));
+        }
+        out.println(head.append(String.format(Locale.ROOT, " %9s", "ptx/nvcc")));
+        out.println(units.append(String.format(Locale.ROOT, " %9s", "")));
+        int ptxGoalMet = 0;
+        int ptxCompared = 0;
+        List<String> slowAverages = new ArrayList<>();
+        for (KernelSpec k : specs) {
+            Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
+            StringBuilder row = new StringBuilder(String.format(Locale.ROOT, " %-27s", k.name()));
+            for (Variant v : Variant.values()) {
+                Cell c;
+                if (unavailable.containsKey(v)) {
+                    c = Cell.na(unavailable.get(v));
+                } else {
+                    try {
+                        c = v == Variant.JVM ? KernelCompare.onJvm(k, bytesOf.get(v), repeats)
+                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), repeats, nvcc);
+                    } catch (RuntimeException e) {
+                        c = Cell.na(firstLine(e));
+                    }
+                }
+                cells.put(v, c);
+                row.append(' ').append(cellText(c, copy.getOrDefault(v, Double.NaN), !unavailable.containsKey(v)));
+            }
+            Cell ptx = cells.get(Variant.PTX);
+            Cell ref = cells.get(Variant.NVCC);
+            if (ptx.ok() && ref.ok()) {
+                double ratio = ptx.gbPerSecond() / ref.gbPerSecond();
+                ptxCompared++;
+                ptxGoalMet += ratio >= 0.97 ? 1 : 0;
+                row.append(String.format(Locale.ROOT, " %8.1f%%", ratio * 100));
+            } else {
+                row.append(String.format(Locale.ROOT, " %9s", "-"));
+            }
+            if (k.name().startsWith("average") && ptx.ok() && ptx.gbPerSecond() < 0.9 * copy.getOrDefault(Variant.PTX, 0.0)) {
+                slowAverages.add(k.name());
+            }
+            out.println(row);
+            out.flush();
+        }
+        if (ptxCompared > 0) {
+            out.printf(Locale.ROOT, "# goal: generated PTX >= 97%% of nvcc -O3: %d of %d kernels%n", ptxCompared == 0 ? 0 : ptxGoalMet, ptxCompared);
+        }
+        if (copy.containsKey(Variant.PTX)) {
+            out.println("# goal: fused averages >= 90% of copy bandwidth: " + (slowAverages.isEmpty() ? "all"
+                    : "not met by " + String.join(", ", slowAverages)));
+        }
+        out.flush();
+        return 0;
+    }
+
+    /** "GB/s %copy" in 20 columns; "n/a" alone where the whole column is unavailable (its reason is above). */
+    private static String cellText(Cell c, double copy, boolean columnRuns) {
+        if (!c.ok()) {
+            String text = columnRuns ? "n/a (" + c.unavailable() + ")" : "n/a";
+            return String.format(Locale.ROOT, "%20s", text.length() > 20 ? text.substring(0, 19) + ")" : text);
+        }
+        return String.format(Locale.ROOT, "%12.1f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
+    }
+
+    private static String firstLine(RuntimeException e) {
+        String m = e.getMessage() == null ? e.toString() : e.getMessage();
+        return m.lines().findFirst().orElse(m);
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+
+    private <T> T usage(java.util.function.Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException e) {
+            throw usage(e.getMessage());
+        }
+    }
+}
