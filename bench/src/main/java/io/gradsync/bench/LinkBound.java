@@ -27,7 +27,7 @@ public record LinkBound(String runtime, String name, double gbPerSecond, double 
         double busFactor = n <= 1 ? 1 : 2.0 * (n - 1) / n;
         for (LinkProbe.Link l : links) {
             double bus = Double.NaN;
-            String label = runtime + " " + l.name() + " (raw)";
+            String label = runtime + " " + l.name() + (l.name().startsWith("D2D") ? " (raw: device memory)" : " (raw)");
             if (l.name().startsWith("peer")) {
                 bus = l.gbPerSecond();
                 label = runtime + " " + l.name() + " (busbw)";
@@ -40,6 +40,11 @@ public record LinkBound(String runtime, String name, double gbPerSecond, double 
                     runtime + " host staging bound (busbw)"));
         }
         return bounds;
+    }
+
+    /** Whether plots draw it: busbw ceilings, and the device copy as the raw memory ceiling. */
+    public boolean drawn() {
+        return !Double.isNaN(busbwGBs) || name.startsWith("D2D");
     }
 
     /** The figure a plot draws: busbw-equivalent where there is one, else the raw bandwidth. */
