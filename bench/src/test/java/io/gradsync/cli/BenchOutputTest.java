@@ -1,0 +1,118 @@
+package io.gradsync.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.networknt.schema.Error;
+import com.networknt.schema.Schema;
+import com.networknt.schema.SchemaRegistry;
+import com.networknt.schema.SpecificationVersion;
+import io.gradsync.bench.BenchReport;
+import java.awt.image.BufferedImage;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.StreamSupport;
+import javax.imageio.ImageIO;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code gradsync bench} on JVM devices end to end: its JSON follows the schema kept in the repo,
+ * its PNG decodes to a real chart, every backend asked for is either measured or skipped with a
+ * reason.
+ */
+class BenchOutputTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static Schema schema;
+
+    @TempDir
+    static Path dir;
+    private static CliRun run;
+    private static JsonNode report;
+
+    @BeforeAll
+    static void runBenchOnce() throws Exception {
+        try (InputStream in = BenchReport.class.getResourceAsStream(BenchReport.SCHEMA_RESOURCE)) {
+            assertNotNull(in, "schema resource " + BenchReport.SCHEMA_RESOURCE);
+            schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(in);
+        }
+        run = CliRun.of("bench", "--backend", "cpu,ptx,nccl", "--runtime", "jvm", "--devices", "2",
+                "--sizes", "64K,256K", "--dtype", "fp32,bf16", "--warmup", "1", "--iters", "3",
+                "--json", dir.resolve("out/bench.json").toString(), "--plot", dir.resolve("out/bench.png").toString());
+        assertEquals(0, run.exitCode(), run.out() + run.err());
+        report = JSON.readTree(dir.resolve("out/bench.json").toFile());
+    }
+
+    @Test
+    void jsonIsValidAgainstItsSchema() {
+        List<Error> errors = schema.validate(report);
+        assertTrue(errors.isEmpty(), errors.toString());
+    }
+
+    @Test
+    void schemaRejectsAReportWithoutMachineOrWithABadRow() {
+        ObjectNode noMachine = report.deepCopy();
+        noMachine.remove("machine");
+        assertFalse(schema.validate(noMachine).isEmpty(), "a report without the machine must not pass");
+        ObjectNode badRow = report.deepCopy();
+        ((ObjectNode) badRow.get("results").get(0)).put("busbwGBs", -1.0);
+        assertFalse(schema.validate(badRow).isEmpty(), "a negative busbw must not pass");
+    }
+
+    @Test
+    void everyRequestedBackendIsMeasuredOrSkippedWithAReason() {
+        Set<String> seen = new HashSet<>();
+        report.get("results").forEach(r -> seen.add(r.get("backend").asText()));
+        report.get("skipped").forEach(s -> {
+            seen.add(s.get("backend").asText());
+            assertFalse(s.get("reason").asText().isBlank());
+            assertTrue(run.out().contains("# " + s.get("backend").asText() + ": skipped: "), run.out());
+        });
+        assertEquals(Set.of("cpu", "ptx", "nccl"), seen);
+        // cpu runs anywhere: 2 sizes x 2 dtypes, checked against the float64 average
+        List<JsonNode> cpu = StreamSupport.stream(report.get("results").spliterator(), false)
+                .filter(r -> r.get("backend").asText().equals("cpu")).toList();
+        assertEquals(4, cpu.size());
+        cpu.forEach(r -> {
+            assertEquals(0, r.get("wrong").asLong());
+            assertEquals(2, r.get("replicas").asInt());
+            assertEquals("jvm", r.get("runtime").asText());
+        });
+        assertEquals(4, report.get("winners").size(), "one winner per dtype and size");
+        assertTrue(report.get("machine").get("devices").size() >= 2);
+        assertTrue(report.get("bounds").size() > 0, "link bounds measured unless --no-bounds");
+    }
+
+    @Test
+    void pngDecodesToAChartWithContent() throws Exception {
+        Path png = dir.resolve("out/bench.png");
+        BufferedImage image = ImageIO.read(png.toFile());
+        assertNotNull(image, "ImageIO decodes " + png);
+        assertTrue(image.getWidth() >= 800 && image.getHeight() >= 500, image.getWidth() + "x" + image.getHeight());
+        Set<Integer> colours = new HashSet<>();
+        for (int y = 0; y < image.getHeight(); y += 3) {
+            for (int x = 0; x < image.getWidth(); x += 3) {
+                colours.add(image.getRGB(x, y));
+            }
+        }
+        assertTrue(colours.size() > 20, "a drawn chart has lines, text and legend colours, got " + colours.size());
+        assertTrue(Files.size(png) > 10_000);
+    }
+
+    @Test
+    void tablesAndFilesAreAnnounced() {
+        assertTrue(run.out().contains("#wrong"), run.out());
+        assertTrue(run.out().contains("# wrote " + dir.resolve("out/bench.json")), run.out());
+        assertTrue(run.out().contains("# Out of bounds values : 0 OK"), run.out());
+    }
+}

@@ -1,0 +1,74 @@
+package io.gradsync.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class KernelsAndCompareTest {
+
+    @ParameterizedTest
+    @CsvSource({"ptx, ptx, '.visible .entry '", "opencl, cl, '__kernel void '"})
+    void emitWritesTheCodeOfEveryBuiltinKernel(String target, String ext, String entry, @TempDir Path dir) throws Exception {
+        CliRun r = CliRun.of("kernels", "--emit", target, "--out", dir.resolve("k").toString());
+        assertEquals(0, r.exitCode(), r.err());
+        List<KernelSpec> all = BuiltinKernels.all();
+        assertTrue(all.size() >= 40, "built-ins: " + all.size());
+        for (KernelSpec k : all) {
+            Path f = dir.resolve("k").resolve(k.name() + "." + ext);
+            assertTrue(Files.isRegularFile(f), f.toString());
+            String code = Files.readString(f);
+            assertTrue(code.contains(entry + k.name() + "("), k.name() + " has its entry point in " + f);
+        }
+        String module = Files.readString(dir.resolve("k/gradsync-kernels." + ext));
+        for (KernelSpec k : all) {
+            assertTrue(module.contains(entry + k.name() + "("), k.name() + " in the module");
+        }
+    }
+
+    @Test
+    void kernelsWithoutEmitListsThemAll() {
+        CliRun r = CliRun.of("kernels");
+        assertEquals(0, r.exitCode());
+        for (KernelSpec k : BuiltinKernels.all()) {
+            assertTrue(r.out().contains(" " + k.name() + " "), k.name());
+        }
+    }
+
+    @Test
+    void compareWithoutCudaPrintsOpenClAndJvmRowsAndSaysWhyCudaIsNot() {
+        CliRun r = CliRun.of("compare", "--kernels", "average4,sumIntoBf16,sumOfSquaresPartials", "--cpu-size", "256K",
+                "--warmup", "1", "--iters", "3");
+        assertEquals(0, r.exitCode(), r.err());
+        boolean cuda = DeviceCatalog.status(DeviceRuntime.CUDA).available();
+        boolean openCl = DeviceCatalog.status(DeviceRuntime.OPENCL).available();
+        if (!cuda) {
+            assertTrue(r.out().contains("ptx (generated):     n/a (CUDA unavailable: "), r.out());
+        }
+        if (!openCl) {
+            assertTrue(r.out().contains("opencl (generated):  n/a ("), r.out());
+        }
+        for (String kernel : List.of("average4", "sumIntoBf16", "sumOfSquaresPartials")) {
+            Optional<String> row = r.out().lines().filter(l -> l.startsWith(" " + kernel + " ")).findFirst();
+            assertTrue(row.isPresent(), kernel + " row in " + r.out());
+            // the JVM column (last before ptx/nvcc) always has a figure: "GB/s %"
+            String[] cells = row.get().trim().split("\\s+");
+            String jvmPercent = cells[cells.length - 2];
+            assertTrue(jvmPercent.endsWith("%") && Double.parseDouble(cells[cells.length - 3]) > 0, row.get());
+            if (openCl) {
+                assertTrue(row.get().chars().filter(c -> c == '%').count() >= 2, "opencl and jvm figures: " + row.get());
+            }
+        }
+    }
+}
