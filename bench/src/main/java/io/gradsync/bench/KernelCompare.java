@@ -194,56 +194,106 @@ public final class KernelCompare {
 
     /** The kernel on a device: fresh random buffers, then timed launches of {@code variant}. */
     public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, Repeats r, NvccReference nvcc) {
-        int n = elementsFor(spec, bytes);
-        List<Arg> args = arguments(spec, n);
-        List<DeviceBuffer> buffers = new ArrayList<>();
-        List<AutoCloseable> toClose = new ArrayList<>();
-        try (DeviceStream stream = device.createStream()) {
-            Object[] kernelArgs = new Object[args.size()];
-            long seed = System.nanoTime();
-            for (int i = 0; i < args.size(); i++) {
-                Arg a = args.get(i);
-                if (a.element() == null) {
-                    kernelArgs[i] = a.scalar();
-                    continue;
-                }
-                DeviceBuffer b = device.allocate(a.bytes());
-                buffers.add(b);
-                try (HostBuffer h = device.allocateHost(a.bytes())) {
-                    fill(a, h.segment(), seed + i);
-                    stream.copyFromHost(h, 0, b, 0, a.bytes());
-                    stream.synchronize();
-                }
-                kernelArgs[i] = new DeviceSlice(b, 0, a.count());
+        try (OnDevice k = OnDevice.prepare(variant, spec, device, bytes, nvcc)) {
+            double micros = timeWithEvents(device, k.stream(), k::launch, r);
+            return new Cell(micros, k.trafficBytes() / (micros * 1e3), null);
+        }
+    }
+
+    /**
+     * One kernel ready to launch on a device: its buffers filled with random non-zero values, its
+     * arguments packed, its stream. Shared by {@code gradsync compare} and the JMH benchmarks.
+     */
+    public static final class OnDevice implements AutoCloseable {
+        private final DeviceStream stream;
+        private final List<DeviceBuffer> buffers;
+        private final List<AutoCloseable> toClose;
+        private final long trafficBytes;
+        private Runnable launch;
+
+        private OnDevice(DeviceStream stream, List<DeviceBuffer> buffers, List<AutoCloseable> toClose, long trafficBytes) {
+            this.stream = stream;
+            this.buffers = buffers;
+            this.toClose = toClose;
+            this.trafficBytes = trafficBytes;
+        }
+
+        /** @param nvcc the reference build, needed for {@link Variant#NVCC} only */
+        public static OnDevice prepare(Variant variant, KernelSpec spec, Device device, long bytes, NvccReference nvcc) {
+            if (variant == Variant.JVM) {
+                throw new IllegalArgumentException("the JVM variant runs on the host: use onJvm");
             }
-            Runnable launch = switch (variant) {
-                case PTX -> {
-                    var prepared = CudaKernels.prepare((CudaDevice) device, spec, n, kernelArgs);
-                    yield () -> prepared.launch((CudaStream) stream);
+            int n = elementsFor(spec, bytes);
+            List<Arg> args = arguments(spec, n);
+            OnDevice k = new OnDevice(device.createStream(), new ArrayList<>(), new ArrayList<>(), traffic(spec, args));
+            try {
+                Object[] kernelArgs = new Object[args.size()];
+                long seed = System.nanoTime();
+                for (int i = 0; i < args.size(); i++) {
+                    Arg a = args.get(i);
+                    if (a.element() == null) {
+                        kernelArgs[i] = a.scalar();
+                        continue;
+                    }
+                    DeviceBuffer b = device.allocate(a.bytes());
+                    k.buffers.add(b);
+                    try (HostBuffer h = device.allocateHost(a.bytes())) {
+                        fill(a, h.segment(), seed + i);
+                        k.stream.copyFromHost(h, 0, b, 0, a.bytes());
+                        k.stream.synchronize();
+                    }
+                    kernelArgs[i] = new DeviceSlice(b, 0, a.count());
                 }
-                case NVCC -> {
-                    CudaFunction f = nvcc.function((CudaDevice) device, spec.name());
-                    LaunchShape shape = spec.launchShape(n);
-                    Pointer params = packCuda(args, kernelArgs);
-                    yield () -> f.launch((CudaStream) stream, shape.grid(), shape.block(), 0, params);
-                }
-                case OPENCL -> {
-                    var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec, n, kernelArgs);
-                    toClose.add(prepared);
-                    yield () -> prepared.launch((OpenClQueue) stream);
-                }
-                case JVM -> throw new IllegalArgumentException("the JVM variant runs on the host: use onJvm");
-            };
-            double micros = timeWithEvents(device, stream, launch, r);
-            return new Cell(micros, traffic(spec, args) / (micros * 1e3), null);
-        } finally {
+                DeviceStream stream = k.stream;
+                k.launch = switch (variant) {
+                    case PTX -> {
+                        var prepared = CudaKernels.prepare((CudaDevice) device, spec, n, kernelArgs);
+                        yield () -> prepared.launch((CudaStream) stream);
+                    }
+                    case NVCC -> {
+                        CudaFunction f = nvcc.function((CudaDevice) device, spec.name());
+                        LaunchShape shape = spec.launchShape(n);
+                        Pointer params = packCuda(args, kernelArgs);
+                        yield () -> f.launch((CudaStream) stream, shape.grid(), shape.block(), 0, params);
+                    }
+                    case OPENCL -> {
+                        var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec, n, kernelArgs);
+                        k.toClose.add(prepared);
+                        yield () -> prepared.launch((OpenClQueue) stream);
+                    }
+                    case JVM -> throw new AssertionError("checked above");
+                };
+                return k;
+            } catch (RuntimeException e) {
+                k.close();
+                throw e;
+            }
+        }
+
+        /** Enqueues one launch (asynchronous; synchronize the stream to wait). */
+        public void launch() {
+            launch.run();
+        }
+
+        public DeviceStream stream() {
+            return stream;
+        }
+
+        /** Bytes a perfect kernel moves per launch. */
+        public long trafficBytes() {
+            return trafficBytes;
+        }
+
+        @Override
+        public void close() {
             for (AutoCloseable c : toClose) {
                 try {
                     c.close();
                 } catch (Exception ignored) {
-                    // releasing a kernel object; the measurement stands
+                    // releasing a kernel object cannot change a measurement already taken
                 }
             }
+            stream.close();
             buffers.forEach(DeviceBuffer::close);
         }
     }
@@ -276,36 +326,65 @@ public final class KernelCompare {
      * device's threads do); KernelContext kernels run over their launch shape, spread by JvmKernels.
      */
     public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
-        int n = elementsFor(spec, bytes);
-        List<Arg> args = arguments(spec, n);
-        int cores = Runtime.getRuntime().availableProcessors();
-        try (Arena arena = Arena.ofShared()) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+            double micros = timeOnHost(k::launch, r);
+            return new Cell(micros, k.trafficBytes() / (micros * 1e3), null);
+        }
+    }
+
+    /** One kernel ready to run as Java: off-heap arrays with random non-zero values, split per core. */
+    public static final class OnJvm implements AutoCloseable {
+        private final Arena arena;
+        private final long trafficBytes;
+        private Runnable launch;
+
+        private OnJvm(Arena arena, long trafficBytes) {
+            this.arena = arena;
+            this.trafficBytes = trafficBytes;
+        }
+
+        public static OnJvm prepare(KernelSpec spec, long bytes) {
+            int n = elementsFor(spec, bytes);
+            List<Arg> args = arguments(spec, n);
+            OnJvm k = new OnJvm(Arena.ofShared(), traffic(spec, args));
             MemorySegment[] segments = new MemorySegment[args.size()];
             long seed = System.nanoTime();
             for (int i = 0; i < args.size(); i++) {
                 Arg a = args.get(i);
                 if (a.element() != null) {
-                    segments[i] = arena.allocate(Math.max(8, a.bytes()), 64);
+                    segments[i] = k.arena.allocate(Math.max(8, a.bytes()), 64);
                     fill(a, segments[i], seed + i);
                 }
             }
-            Runnable launch;
             if (spec.style() == KernelStyle.CONTEXT) {
                 Object[] whole = wrapAll(args, segments, 0, n);
                 LaunchShape shape = spec.launchShape(n);
-                launch = () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), whole);
+                k.launch = () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), whole);
             } else {
-                int parts = Math.max(1, Math.min(cores, n / 4096));
+                int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
                 Object[][] slices = new Object[parts][];
                 for (int p = 0; p < parts; p++) {
                     int from = (int) ((long) n * p / parts);
                     int to = (int) ((long) n * (p + 1) / parts);
                     slices[p] = wrapAll(args, segments, from, to - from);
                 }
-                launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
+                k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
             }
-            double micros = timeOnHost(launch::run, r);
-            return new Cell(micros, traffic(spec, args) / (micros * 1e3), null);
+            return k;
+        }
+
+        /** Runs the kernel once, to completion. */
+        public void launch() {
+            launch.run();
+        }
+
+        public long trafficBytes() {
+            return trafficBytes;
+        }
+
+        @Override
+        public void close() {
+            arena.close();
         }
     }
 

@@ -151,6 +151,9 @@ final class BenchCommand implements Callable<Integer> {
         BenchReport report = new BenchReport();
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
              ProgressBar bar = progressBar(chosen.size() * types.size() * sizeList.size())) {
+            if (bar != null) {
+                out = clearingBar(out);
+            }
             SyncTable table = new SyncTable(out);
             out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, sizes %s, %s, warmup %d, iters %d, Java %s%n", n,
                     n == 1 ? "" : "s", sizes, dtypes, warmup, iterations, Runtime.version());
@@ -277,8 +280,37 @@ final class BenchCommand implements Callable<Integer> {
         if (noProgress || steps < 2 || console == null || !console.isTerminal()) {
             return null;
         }
-        return new ProgressBarBuilder().setTaskName("bench").setInitialMax(steps)
+        return new ProgressBarBuilder().setTaskName("bench").setInitialMax(steps).setUpdateIntervalMillis(250)
                 .setConsumer(new ConsoleProgressBarConsumer(System.err)).build();
+    }
+
+    /**
+     * The bar and the tables share one terminal: each line printed first erases the bar's line
+     * (carriage return, erase line on stderr) so the table stays readable; the bar redraws below.
+     */
+    private static PrintStream clearingBar(PrintStream target) {
+        return new PrintStream(new OutputStream() {
+            private boolean lineStart = true;
+
+            @Override
+            public void write(int b) {
+                if (lineStart) {
+                    System.err.print("\r\033[K");
+                    System.err.flush();
+                    lineStart = false;
+                }
+                target.write(b);
+                if (b == '\n') {
+                    target.flush();
+                    lineStart = true;
+                }
+            }
+
+            @Override
+            public void flush() {
+                target.flush();
+            }
+        }, true);
     }
 
     static List<DType> parseTypes(String text) {
