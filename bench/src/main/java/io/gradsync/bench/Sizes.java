@@ -37,12 +37,31 @@ public final class Sizes {
         }
     }
 
-    /** A comma list of sizes, in the order given. */
+    /**
+     * A comma list of sizes, in the order given; {@code FROM..TO} stands for FROM and its doublings
+     * up to TO (nccl-tests' {@code -b FROM -e TO -f 2}): {@code 1M..1G} is 1M, 2M, 4M, ... 1G.
+     */
     public static List<Long> parseList(String text) {
         List<Long> sizes = new ArrayList<>();
         for (String part : text.split(",")) {
-            if (!part.isBlank()) {
+            if (part.isBlank()) {
+                continue;
+            }
+            int range = part.indexOf("..");
+            if (range < 0) {
                 sizes.add(parse(part));
+                continue;
+            }
+            long from = parse(part.substring(0, range));
+            long to = parse(part.substring(range + 2));
+            if (to < from) {
+                throw new IllegalArgumentException("size range '" + part.trim() + "' runs backwards");
+            }
+            for (long v = from; v <= to; v *= 2) {
+                sizes.add(v);
+                if (v > Long.MAX_VALUE / 2) {
+                    break;
+                }
             }
         }
         if (sizes.isEmpty()) {

@@ -52,7 +52,7 @@ import picocli.CommandLine.Spec;
         footer = {"", "Examples:",
             "  gradsync bench --backend cpu --devices 4 --sizes 1M,16M,256M",
             "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
-            "  gradsync bench --backend all --sizes 1M,4M,16M,64M,256M,1G --dtype fp32,bf16 --plot gpus.png",
+            "  gradsync bench --backend all --sizes 1M..1G --dtype fp32,bf16 --json gpus.json --plot gpus.png",
             "  gradsync bench --backend cpu,opencl --devices 2 --dtype fp32,bf16 --no-bounds",
             "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
             "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets 8)."})
@@ -73,7 +73,7 @@ final class BenchCommand implements Callable<Integer> {
     String runtime;
 
     @Option(names = "--sizes", defaultValue = "1M,16M,256M", paramLabel = "LIST",
-            description = "Bytes per replica, comma separated, with K/M/G suffixes (default: ${DEFAULT-VALUE}).")
+            description = "Bytes per replica, comma separated, with K/M/G suffixes; FROM..TO for FROM and its doublings up to TO (default: ${DEFAULT-VALUE}).")
     String sizes;
 
     @Option(names = "--dtype", defaultValue = "fp32", paramLabel = "LIST",
