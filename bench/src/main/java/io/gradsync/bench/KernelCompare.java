@@ -65,10 +65,14 @@ public final class KernelCompare {
         }
     }
 
-    /** A timed variant: median time and effective bandwidth, or why it could not run ({@code unavailable} non-null). */
-    public record Cell(double medianMicros, double gbPerSecond, String unavailable) {
+    /**
+     * A timed variant: median time and effective bandwidth, or why it could not run
+     * ({@code unavailable} non-null); {@code wrong} counts elements that differ from the Java
+     * reference after one launch on the same inputs (-1: not checked).
+     */
+    public record Cell(double medianMicros, double gbPerSecond, long wrong, String unavailable) {
         public static Cell na(String why) {
-            return new Cell(Double.NaN, Double.NaN, why);
+            return new Cell(Double.NaN, Double.NaN, -1, why);
         }
 
         public boolean ok() {
@@ -193,10 +197,12 @@ public final class KernelCompare {
     }
 
     /** The kernel on a device: fresh random buffers, then timed launches of {@code variant}. */
-    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, Repeats r, NvccReference nvcc) {
+    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, Repeats r, NvccReference nvcc,
+            boolean check) {
         try (OnDevice k = OnDevice.prepare(variant, spec, device, bytes, nvcc)) {
+            long wrong = check ? k.countWrong() : -1; // first launch, on the inputs as filled
             double micros = timeWithEvents(device, k.stream(), k::launch, r);
-            return new Cell(micros, k.trafficBytes() / (micros * 1e3), null);
+            return new Cell(micros, k.trafficBytes() / (micros * 1e3), wrong, null);
         }
     }
 
@@ -210,12 +216,52 @@ public final class KernelCompare {
         private final List<AutoCloseable> toClose;
         private final long trafficBytes;
         private Runnable launch;
+        private KernelSpec spec;
+        private List<Arg> args;
+        private long seed;
 
         private OnDevice(DeviceStream stream, List<DeviceBuffer> buffers, List<AutoCloseable> toClose, long trafficBytes) {
             this.stream = stream;
             this.buffers = buffers;
             this.toClose = toClose;
             this.trafficBytes = trafficBytes;
+        }
+
+        /**
+         * Launches once and compares every array with the Java method run on the same inputs:
+         * elements that differ (bit for bit; within 1e-5 relative for the one-element results of
+         * atomic reductions, whose addition order is the hardware's). Call before any other launch.
+         */
+        public long countWrong() {
+            launch();
+            stream.synchronize();
+            Device device = stream.device();
+            try (Arena arena = Arena.ofShared()) { // shared: fill and the reference run in parallel
+                MemorySegment[] expected = new MemorySegment[args.size()];
+                for (int i = 0; i < args.size(); i++) {
+                    Arg a = args.get(i);
+                    if (a.element() != null) {
+                        expected[i] = arena.allocate(Math.max(8, a.bytes()), 64);
+                        fill(a, expected[i], seed + i);
+                    }
+                }
+                int n = args.stream().filter(Arg::fullLength).mapToInt(Arg::count).findFirst().orElse(1);
+                runJava(spec, args, expected, n);
+                long wrong = 0;
+                int b = 0;
+                for (int i = 0; i < args.size(); i++) {
+                    Arg a = args.get(i);
+                    if (a.element() == null) {
+                        continue;
+                    }
+                    try (HostBuffer h = device.allocateHost(a.bytes())) {
+                        stream.copyToHost(buffers.get(b++), 0, h, 0, a.bytes());
+                        stream.synchronize();
+                        wrong += differences(a, expected[i], h.segment(), spec.style() == KernelStyle.CONTEXT && !a.fullLength());
+                    }
+                }
+                return wrong;
+            }
         }
 
         /** @param nvcc the reference build, needed for {@link Variant#NVCC} only */
@@ -226,9 +272,12 @@ public final class KernelCompare {
             int n = elementsFor(spec, bytes);
             List<Arg> args = arguments(spec, n);
             OnDevice k = new OnDevice(device.createStream(), new ArrayList<>(), new ArrayList<>(), traffic(spec, args));
+            k.spec = spec;
+            k.args = args;
+            k.seed = System.nanoTime();
+            long seed = k.seed;
             try {
                 Object[] kernelArgs = new Object[args.size()];
-                long seed = System.nanoTime();
                 for (int i = 0; i < args.size(); i++) {
                     Arg a = args.get(i);
                     if (a.element() == null) {
@@ -328,7 +377,7 @@ public final class KernelCompare {
     public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
         try (OnJvm k = OnJvm.prepare(spec, bytes)) {
             double micros = timeOnHost(k::launch, r);
-            return new Cell(micros, k.trafficBytes() / (micros * 1e3), null);
+            return new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null); // it is the reference
         }
     }
 
@@ -439,6 +488,49 @@ public final class KernelCompare {
             micros[i] = (System.nanoTime() - t0) / 1e3;
         }
         return median(micros);
+    }
+
+    /** The Java method once over whole arrays: the reference every device form is checked against. */
+    static void runJava(KernelSpec spec, List<Arg> args, MemorySegment[] segments, int n) {
+        if (spec.style() == KernelStyle.CONTEXT) {
+            LaunchShape shape = spec.launchShape(n);
+            JvmKernels.run(spec, shape.globalSize(), shape.block(), wrapAll(args, segments, 0, n));
+            return;
+        }
+        // element-wise: slices per core give the same result as one pass, sooner
+        int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
+        IntStream.range(0, parts).parallel().forEach(p -> {
+            int from = (int) ((long) n * p / parts);
+            int to = (int) ((long) n * (p + 1) / parts);
+            JvmKernels.run(spec, 1, 1, wrapAll(args, segments, from, to - from));
+        });
+    }
+
+    /** Elements of {@code actual} that differ from {@code expected}; {@code approximate}: within 1e-5 relative. */
+    static long differences(Arg a, MemorySegment expected, MemorySegment actual, boolean approximate) {
+        int size = a.element().bytes();
+        long first = 0;
+        if (!approximate) {
+            long m = MemorySegment.mismatch(expected, 0, a.bytes(), actual, 0, a.bytes());
+            if (m < 0) {
+                return 0; // the common case, without a per-element loop
+            }
+            first = m / size;
+        }
+        long wrong = 0;
+        for (long i = first; i < a.count(); i++) {
+            long at = i * size;
+            if (approximate && (a.element() == ElementKind.F32 || a.element() == ElementKind.F64)) {
+                double e = a.element() == ElementKind.F32 ? expected.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at)
+                        : expected.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at);
+                double x = a.element() == ElementKind.F32 ? actual.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at)
+                        : actual.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at);
+                wrong += Math.abs(e - x) <= 1e-5 * Math.abs(e) ? 0 : 1;
+            } else if (MemorySegment.mismatch(expected, at, at + size, actual, at, at + size) >= 0) {
+                wrong++;
+            }
+        }
+        return wrong;
     }
 
     // ---------------------------------------------------------------- data

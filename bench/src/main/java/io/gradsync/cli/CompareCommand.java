@@ -31,7 +31,9 @@ import picocli.CommandLine.Spec;
         description = "Time every built-in kernel in each form: the PTX gradsync generates, an nvcc -O3 build of the same "
                 + "kernel in CUDA C (when nvcc is on the PATH), the generated OpenCL C, and the Java method on the JVM. "
                 + "Prints effective GB/s and %% of the device's measured copy bandwidth; forms this machine cannot run "
-                + "show n/a with the reason. Device forms are timed with device events; median after warm-up.",
+                + "show n/a with the reason. Device forms are timed with device events; median after warm-up. Each "
+                + "device form's first launch is checked against the Java method on the same inputs; any difference "
+                + "fails the command.",
         footer = {"", "Examples:",
             "  gradsync compare",
             "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
@@ -59,6 +61,10 @@ final class CompareCommand implements Callable<Integer> {
 
     @Option(names = "--iters", defaultValue = "10", paramLabel = "N", description = "Timed launches per variant (default: ${DEFAULT-VALUE}).")
     int iterations;
+
+    @Option(names = "--no-check", negatable = false,
+            description = "Skip checking each device form's result against the Java method on the same inputs.")
+    boolean noCheck;
 
     @Spec
     CommandSpec spec;
@@ -139,8 +145,9 @@ final class CompareCommand implements Callable<Integer> {
             head.append(String.format(Locale.ROOT, " %20s", v.title()));
             units.append(String.format(Locale.ROOT, " %20s", "GB/s  %copy"));
         }
-        out.println(head.append(String.format(Locale.ROOT, " %9s", "ptx/nvcc")));
+        out.println(head.append(String.format(Locale.ROOT, " %9s  %s", "ptx/nvcc", "check (vs Java)")));
         out.println(units.append(String.format(Locale.ROOT, " %9s", "")));
+        long wrongTotal = 0;
         int ptxGoalMet = 0;
         int ptxCompared = 0;
         List<String> slowAverages = new ArrayList<>();
@@ -154,9 +161,9 @@ final class CompareCommand implements Callable<Integer> {
                 } else {
                     try {
                         c = v == Variant.JVM ? KernelCompare.onJvm(k, bytesOf.get(v), repeats)
-                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), repeats, nvcc);
+                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), repeats, nvcc, !noCheck);
                     } catch (RuntimeException e) {
-                        c = Cell.na(firstLine(e));
+                        c = Cell.na(e.getClass().getSimpleName() + ": " + firstLine(e));
                     }
                 }
                 cells.put(v, c);
@@ -172,10 +179,24 @@ final class CompareCommand implements Callable<Integer> {
             } else {
                 row.append(String.format(Locale.ROOT, " %9s", "-"));
             }
+            List<String> wrong = new ArrayList<>();
+            for (var e : cells.entrySet()) {
+                if (e.getValue().wrong() > 0) {
+                    wrong.add(e.getKey().name().toLowerCase(Locale.ROOT) + " " + e.getValue().wrong() + " wrong");
+                    wrongTotal += e.getValue().wrong();
+                }
+            }
+            boolean checked = cells.values().stream().anyMatch(c -> c.wrong() >= 0);
+            row.append("  ").append(!wrong.isEmpty() ? "WRONG: " + String.join(", ", wrong) : checked ? "ok" : "-");
             if (k.name().startsWith("average") && ptx.ok() && ptx.gbPerSecond() < 0.9 * copy.getOrDefault(Variant.PTX, 0.0)) {
                 slowAverages.add(k.name());
             }
             out.println(row);
+            for (var e : cells.entrySet()) { // a form that failed on this kernel alone: the whole reason, below the row
+                if (!e.getValue().ok() && !unavailable.containsKey(e.getKey())) {
+                    out.println("#   " + e.getKey().title() + ", " + k.name() + ": " + e.getValue().unavailable());
+                }
+            }
             out.flush();
         }
         if (ptxCompared > 0) {
@@ -185,15 +206,17 @@ final class CompareCommand implements Callable<Integer> {
             out.println("# goal: fused averages >= 90% of copy bandwidth: " + (slowAverages.isEmpty() ? "all"
                     : "not met by " + String.join(", ", slowAverages)));
         }
+        if (wrongTotal > 0) {
+            out.println("# FAILED: " + wrongTotal + " elements differ from the Java reference");
+        }
         out.flush();
-        return 0;
+        return wrongTotal == 0 ? 0 : 1;
     }
 
     /** "GB/s %copy" in 20 columns; "n/a" alone where the whole column is unavailable (its reason is above). */
     private static String cellText(Cell c, double copy, boolean columnRuns) {
         if (!c.ok()) {
-            String text = columnRuns ? "n/a (" + c.unavailable() + ")" : "n/a";
-            return String.format(Locale.ROOT, "%20s", text.length() > 20 ? text.substring(0, 19) + ")" : text);
+            return String.format(Locale.ROOT, "%20s", columnRuns ? "failed (see below)" : "n/a");
         }
         return String.format(Locale.ROOT, "%12.1f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
     }
