@@ -222,6 +222,10 @@ final class BenchCommand implements Callable<Integer> {
         long largest = sizeList.stream().mapToLong(Long::longValue).max().orElse(1L << 20);
         long bytes = Math.max(1L << 20, Math.min(largest, 256L << 20)); // big enough to be bandwidth-bound, quick
         for (var e : pool.selected().entrySet()) {
+            String rt = e.getKey().label();
+            if (report.rows().stream().noneMatch(m -> m.runtime().equals(rt))) {
+                continue; // no backend ran on these devices: their links bound nothing shown
+            }
             try {
                 List<LinkProbe.Link> links = LinkProbe.measure(e.getValue(), bytes, 5);
                 out.printf(Locale.ROOT, "# link bounds, %s (%s per copy, median of 5):%n", e.getKey().label(), Sizes.format(bytes));
