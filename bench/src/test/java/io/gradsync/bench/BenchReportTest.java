@@ -6,7 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.device.Device;
+import java.util.HashSet;
 import java.util.List;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class BenchReportTest {
@@ -57,5 +61,20 @@ class BenchReportTest {
         assertEquals(DeviceRuntime.CUDA, d.runtimeOf(SyncBackend.PTX));
         assertEquals(DeviceRuntime.CUDA, d.runtimeOf(SyncBackend.NCCL));
         d.close();
+    }
+
+    @Test
+    void openClBackendGetsDistinctOpenClDevicesOfOnePlatformAndTooManyIsExplained() {
+        Assumptions.assumeTrue(DeviceCatalog.status(DeviceRuntime.OPENCL).available(), "no OpenCL here");
+        int listed = DeviceCatalog.listed(DeviceRuntime.OPENCL).size();
+        try (BackendDevices pool = new BackendDevices(DeviceRuntime.JVM, Math.min(2, listed))) {
+            List<? extends Device> d = pool.devicesFor(SyncBackend.OPENCL);
+            assertEquals(Math.min(2, listed), new HashSet<>(d).size());
+            d.forEach(x -> assertEquals(DeviceRuntime.OPENCL, x.runtime()));
+            assertEquals(DeviceRuntime.JVM, pool.devicesFor(SyncBackend.CPU).getFirst().runtime());
+        }
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> BackendDevices.openCl(listed + 1));
+        assertTrue(e.getMessage().contains((listed + 1) + " OpenCL devices"), e.getMessage());
     }
 }
