@@ -142,6 +142,13 @@ final class BenchCommand implements Callable<Integer> {
         }
         List<Long> sizeList = usage(() -> Sizes.parseList(sizes));
         List<DType> types = usage(() -> parseTypes(dtypes));
+        for (long size : sizeList) {
+            for (DType t : types) {
+                if (size < t.bytes()) {
+                    throw usage("--sizes: " + size + " B holds no " + t.label() + " element");
+                }
+            }
+        }
         SyncOptions options = usage(this::options);
         List<SyncBackend> chosen = usage(() -> chooseBackends(backends, n));
         if (plot != null && !plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
@@ -169,7 +176,14 @@ final class BenchCommand implements Callable<Integer> {
                     skip(out, report, backend, e, bar, types.size() * sizeList.size());
                     continue;
                 }
-                try (GradientSynchronizer sync = Synchronizers.create(backend, selected, options)) {
+                GradientSynchronizer created;
+                try {
+                    created = Synchronizers.create(backend, selected, options);
+                } catch (UnsupportedOperationException | IllegalArgumentException e) {
+                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
+                    continue;
+                }
+                try (GradientSynchronizer sync = created) {
                     for (DType dtype : types) {
                         table.header("backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
                                 + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), " + dtype.label());
@@ -188,8 +202,6 @@ final class BenchCommand implements Callable<Integer> {
                             }
                         }
                     }
-                } catch (UnsupportedOperationException | IllegalArgumentException e) {
-                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
                 }
             }
             if (pool != null && !noBounds) {
