@@ -218,7 +218,7 @@ final class CompareCommand implements Callable<Integer> {
         if (!c.ok()) {
             return String.format(Locale.ROOT, "%20s", columnRuns ? "failed (see below)" : "n/a");
         }
-        return String.format(Locale.ROOT, "%12.1f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
+        return String.format(Locale.ROOT, "%12.2f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
     }
 
     private static String firstLine(RuntimeException e) {

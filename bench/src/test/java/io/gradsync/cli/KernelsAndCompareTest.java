@@ -65,7 +65,8 @@ class KernelsAndCompareTest {
             // the JVM column (before ptx/nvcc and the check) always has a figure: "GB/s %"
             String[] cells = row.get().trim().split("\\s+");
             String jvmPercent = cells[cells.length - 3];
-            assertTrue(jvmPercent.endsWith("%") && Double.parseDouble(cells[cells.length - 4]) > 0, row.get());
+            // (a figure, not n/a; a loaded CI machine may make it tiny)
+            assertTrue(jvmPercent.endsWith("%") && Double.parseDouble(cells[cells.length - 4]) >= 0, row.get());
             if (openCl) {
                 assertTrue(row.get().chars().filter(c -> c == '%').count() >= 2, "opencl and jvm figures: " + row.get());
                 assertTrue(row.get().endsWith("  ok"), "the generated OpenCL C computes what the Java does: " + row.get());
