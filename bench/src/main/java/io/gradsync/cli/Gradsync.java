@@ -13,7 +13,8 @@ import picocli.CommandLine.Command;
             "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
             "  gradsync compare --size 64M",
             "  gradsync kernels --emit ptx --out build/ptx",
-            "  gradsync bench --help"})
+            "  gradsync bench --help",
+            "", "scripts/gradsync --print-flags shows the Java, JVM flags and environment the launcher uses."})
 public final class Gradsync {
 
     public static void main(String[] args) {
