@@ -197,9 +197,9 @@ public final class KernelCompare {
     }
 
     /** The kernel on a device: fresh random buffers, then timed launches of {@code variant}. */
-    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, Repeats r, NvccReference nvcc,
-            boolean check) {
-        try (OnDevice k = OnDevice.prepare(variant, spec, device, bytes, nvcc)) {
+    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, int grid, Repeats r,
+            NvccReference nvcc, boolean check) {
+        try (OnDevice k = OnDevice.prepare(variant, spec, device, bytes, grid, nvcc)) {
             long wrong = check ? k.countWrong() : -1; // first launch, on the inputs as filled
             double micros = timeWithEvents(device, k.stream(), k::launch, r);
             return new Cell(micros, k.trafficBytes() / (micros * 1e3), wrong, null);
@@ -264,8 +264,12 @@ public final class KernelCompare {
             }
         }
 
-        /** @param nvcc the reference build, needed for {@link Variant#NVCC} only */
-        public static OnDevice prepare(Variant variant, KernelSpec spec, Device device, long bytes, NvccReference nvcc) {
+        /**
+         * @param grid thread blocks for the element-wise kernels (grid-stride loops, so any grid is
+         *             correct), 0 for one thread per element; reductions keep their own bounded launch
+         * @param nvcc the reference build, needed for {@link Variant#NVCC} only
+         */
+        public static OnDevice prepare(Variant variant, KernelSpec spec, Device device, long bytes, int grid, NvccReference nvcc) {
             if (variant == Variant.JVM) {
                 throw new IllegalArgumentException("the JVM variant runs on the host: use onJvm");
             }
@@ -294,19 +298,19 @@ public final class KernelCompare {
                     kernelArgs[i] = new DeviceSlice(b, 0, a.count());
                 }
                 DeviceStream stream = k.stream;
+                LaunchShape shape = launchShape(spec, n, grid);
                 k.launch = switch (variant) {
                     case PTX -> {
-                        var prepared = CudaKernels.prepare((CudaDevice) device, spec, n, kernelArgs);
+                        var prepared = CudaKernels.prepare((CudaDevice) device, spec.compile(), shape, kernelArgs);
                         yield () -> prepared.launch((CudaStream) stream);
                     }
                     case NVCC -> {
                         CudaFunction f = nvcc.function((CudaDevice) device, spec.name());
-                        LaunchShape shape = spec.launchShape(n);
                         Pointer params = packCuda(args, kernelArgs);
                         yield () -> f.launch((CudaStream) stream, shape.grid(), shape.block(), 0, params);
                     }
                     case OPENCL -> {
-                        var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec, n, kernelArgs);
+                        var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec.compile(), shape, kernelArgs);
                         k.toClose.add(prepared);
                         yield () -> prepared.launch((OpenClQueue) stream);
                     }
@@ -488,6 +492,11 @@ public final class KernelCompare {
             micros[i] = (System.nanoTime() - t0) / 1e3;
         }
         return median(micros);
+    }
+
+    /** The launch every device form of {@code spec} gets, so that their times compare like with like. */
+    static LaunchShape launchShape(KernelSpec spec, int n, int grid) {
+        return grid > 0 && spec.style() != KernelStyle.CONTEXT ? new LaunchShape(grid, LaunchShape.DEFAULT_BLOCK) : spec.launchShape(n);
     }
 
     /** The Java method once over whole arrays: the reference every device form is checked against. */

@@ -7,6 +7,7 @@ import io.gradsync.bench.KernelCompare.Repeats;
 import io.gradsync.bench.KernelCompare.Variant;
 import io.gradsync.bench.NvccReference;
 import io.gradsync.bench.Sizes;
+import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaRuntime;
 import io.gradsync.tasks.device.Device;
@@ -38,6 +39,7 @@ import picocli.CommandLine.Spec;
             "  gradsync compare",
             "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
             "  gradsync compare --cpu-size 4M --iters 5          # quick, on a laptop",
+            "  gradsync compare --grid 1056                      # 8 blocks per SM on an H200",
             "", "Goals on GPUs: generated PTX >= 97% of the nvcc build for every kernel (ptx/nvcc column), "
                 + "fused averages >= 90% of copy bandwidth."})
 final class CompareCommand implements Callable<Integer> {
@@ -62,6 +64,12 @@ final class CompareCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "10", paramLabel = "N", description = "Timed launches per variant (default: ${DEFAULT-VALUE}).")
     int iterations;
 
+    @Option(names = "--grid", defaultValue = "0", paramLabel = "BLOCKS",
+            description = "Thread blocks (of 256) for the element-wise kernels, the same for every device form; 0: one "
+                    + "thread per element (default: ${DEFAULT-VALUE}). Their loops are grid-stride, so any grid is correct; "
+                    + "e.g. 8 per SM (1056 on an H200) often beats one thread per element.")
+    int grid;
+
     @Option(names = "--no-check", negatable = false,
             description = "Skip checking each device form's result against the Java method on the same inputs.")
     boolean noCheck;
@@ -76,6 +84,9 @@ final class CompareCommand implements Callable<Integer> {
         long gpuBytes = usage(() -> Sizes.parse(size));
         long cpuBytes = usage(() -> Sizes.parse(cpuSize));
         Repeats repeats = usage(() -> new Repeats(warmup, iterations));
+        if (grid < 0) {
+            throw usage("--grid must be 0 (one thread per element) or a number of blocks, got " + grid);
+        }
 
         // Which forms can run here, and on what; the others are n/a for a stated reason.
         Map<Variant, String> unavailable = new EnumMap<>(Variant.class);
@@ -117,7 +128,8 @@ final class CompareCommand implements Callable<Integer> {
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
-        out.printf(Locale.ROOT, "# gradsync compare: %d kernels, warmup %d, median of %d%n", specs.size(), warmup, iterations);
+        out.printf(Locale.ROOT, "# gradsync compare: %d kernels, warmup %d, median of %d, %s%n", specs.size(), warmup, iterations,
+                grid == 0 ? "one thread per element" : grid + " blocks of " + LaunchShape.DEFAULT_BLOCK + " (element-wise kernels)");
         Map<Variant, Double> copy = new EnumMap<>(Variant.class);
         for (Variant v : Variant.values()) {
             if (unavailable.containsKey(v)) {
@@ -161,7 +173,7 @@ final class CompareCommand implements Callable<Integer> {
                 } else {
                     try {
                         c = v == Variant.JVM ? KernelCompare.onJvm(k, bytesOf.get(v), repeats)
-                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), repeats, nvcc, !noCheck);
+                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), grid, repeats, nvcc, !noCheck);
                     } catch (RuntimeException e) {
                         c = Cell.na(e.getClass().getSimpleName() + ": " + firstLine(e));
                     }

@@ -40,6 +40,7 @@ class LauncherScriptTest {
         assertTrue(out.contains("NCCL_NVLS_ENABLE=0"), out);
         assertTrue(out.lines().anyMatch(l -> l.equals("POCL_DEVICES=pthread pthread pthread")), "one PoCL device per --devices: " + out);
         assertTrue(out.contains("io.gradsync.cli.Gradsync"), out);
+        assertTrue(out.lines().anyMatch(l -> l.startsWith("LD_PRELOAD=") && l.contains("/lib/libjsig.so")), "signal chaining: " + out);
     }
 
     @Test

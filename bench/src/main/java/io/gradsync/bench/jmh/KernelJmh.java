@@ -52,6 +52,10 @@ public class KernelJmh {
     @Param({"16777216"})
     public long bytes;
 
+    /** Thread blocks for element-wise kernels; 0: one thread per element. */
+    @Param({"0"})
+    public int grid;
+
     private KernelCompare.OnDevice onDevice;
 
     @Setup(Level.Trial)
@@ -66,7 +70,7 @@ public class KernelJmh {
         Device device = variant == KernelCompare.Variant.OPENCL ? BackendDevices.openCl(1).getFirst() : CudaRuntime.device(0);
         NvccReference nvcc = variant == KernelCompare.Variant.NVCC
                 ? NvccReference.find().orElseThrow(() -> new IllegalStateException("nvcc not on the PATH")) : null;
-        onDevice = KernelCompare.OnDevice.prepare(variant, spec, device, bytes, nvcc);
+        onDevice = KernelCompare.OnDevice.prepare(variant, spec, device, bytes, grid, nvcc);
     }
 
     @Benchmark
