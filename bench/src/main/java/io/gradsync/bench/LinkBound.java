@@ -42,9 +42,12 @@ public record LinkBound(String runtime, String name, double gbPerSecond, double 
         return bounds;
     }
 
-    /** Whether plots draw it: busbw ceilings, and the device copy as the raw memory ceiling. */
+    /**
+     * Whether plots draw it: busbw ceilings only. Raw figures (device memory copy: thousands of
+     * GB/s on a GPU) are in the text and the JSON; on the plot they would flatten every curve.
+     */
     public boolean drawn() {
-        return !Double.isNaN(busbwGBs) || name.startsWith("D2D");
+        return !Double.isNaN(busbwGBs);
     }
 
     /** The figure a plot draws: busbw-equivalent where there is one, else the raw bandwidth. */

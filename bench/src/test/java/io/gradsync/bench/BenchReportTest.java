@@ -49,7 +49,7 @@ class BenchReportTest {
         LinkBound peer = bounds.stream().filter(b -> b.name().startsWith("peer")).findFirst().orElseThrow();
         assertEquals(30, peer.busbwGBs(), 1e-9);
         assertTrue(Double.isNaN(bounds.stream().filter(b -> b.name().startsWith("H2D")).findFirst().orElseThrow().busbwGBs()));
-        assertEquals(List.of("peer jvm:0->jvm:1", "D2D jvm:0 (read+write)", "host staging"),
+        assertEquals(List.of("peer jvm:0->jvm:1", "host staging"),
                 bounds.stream().filter(LinkBound::drawn).map(LinkBound::name).toList());
     }
 

@@ -1,5 +1,6 @@
 package io.gradsync.bench.jmh;
 
+import io.gradsync.bench.BackendDevices;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
@@ -48,7 +49,7 @@ public class SyncJmh {
     @Param({"cpu"})
     public String backend;
 
-    /** auto: CUDA when present, else JVM devices. */
+    /** For cpu (and single): auto is CUDA when present, else JVM devices. Other backends have their own runtime. */
     @Param({"auto"})
     public String runtime;
 
@@ -61,6 +62,7 @@ public class SyncJmh {
     @Param({"fp32"})
     public String dtype;
 
+    private BackendDevices pool;
     private List<? extends Device> selected;
     private final List<DeviceBuffer> buffers = new ArrayList<>();
     private List<Replica> replicas;
@@ -70,7 +72,9 @@ public class SyncJmh {
     public void setUp() {
         DeviceRuntime rt = runtime.equals("auto") ? DeviceCatalog.preferredRuntime()
                 : DeviceRuntime.valueOf(runtime.toUpperCase(Locale.ROOT));
-        selected = DeviceCatalog.select(rt, devices);
+        // as gradsync bench: opencl on OpenCL devices, ptx and nccl on CUDA, cpu on the runtime asked for
+        pool = new BackendDevices(rt, devices);
+        selected = pool.devicesFor(SyncBackend.parse(backend));
         DType type = DType.parse(dtype);
         replicas = new ArrayList<>();
         for (Device d : selected) {
@@ -94,8 +98,6 @@ public class SyncJmh {
     public void tearDown() {
         sync.close();
         buffers.forEach(DeviceBuffer::close);
-        if (selected.getFirst().runtime() == DeviceRuntime.JVM) {
-            selected.forEach(Device::close);
-        }
+        pool.close();
     }
 }
