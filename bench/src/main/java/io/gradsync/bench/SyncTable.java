@@ -13,14 +13,14 @@ public final class SyncTable {
 
     public void header(String title) {
         out.println("# " + title);
-        out.printf(Locale.ROOT, "#%12s %12s %9s %6s %10s %10s %8s %8s %7s%n",
+        out.printf(Locale.ROOT, "#%12s %12s %9s %6s %10s %13s %8s %8s %7s%n",
                 "size", "count", "type", "redop", "time", "spread", "algbw", "busbw", "#wrong");
-        out.printf(Locale.ROOT, "#%12s %12s %9s %6s %10s %10s %8s %8s %7s%n",
+        out.printf(Locale.ROOT, "#%12s %12s %9s %6s %10s %13s %8s %8s %7s%n",
                 "(B)", "(elements)", "", "", "(us)", "(us)", "(GB/s)", "(GB/s)", "");
     }
 
     public void row(SyncMeasurement m) {
-        out.printf(Locale.ROOT, " %12d %12d %9s %6s %10.1f %10s %8.2f %8.2f %7s%n",
+        out.printf(Locale.ROOT, " %12d %12d %9s %6s %10.1f %13s %8.2f %8.2f %7s%n",
                 m.bytes(), m.count(), m.dtype().tableName(), "avg", m.medianMicros(),
                 String.format(Locale.ROOT, "%.0f-%.0f", m.minMicros(), m.maxMicros()),
                 m.algbwGBs(), m.busbwGBs(), m.wrong() < 0 ? "N/A" : Long.toString(m.wrong()));
