@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** The {@code gradsync} command line. */
 @Command(name = "gradsync", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "Averages gradients across devices for data-parallel training; lists devices and measures sync throughput.",
-        subcommands = {DevicesCommand.class, BenchCommand.class, LinksCommand.class, CommandLine.HelpCommand.class},
+        subcommands = {DevicesCommand.class, BenchCommand.class, LinksCommand.class, TrainCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Examples:", "  gradsync devices", "  gradsync bench --backend cpu --devices 4 --sizes 1M,16M,256M"})
 public final class Gradsync {
 

@@ -315,7 +315,7 @@ public final class DataParallelTrainer implements AutoCloseable {
             KernelArray[] gb16 = new KernelArray[layers];
             FloatArray[] act = new FloatArray[layers + 1];   // act[0] input, act[layers] logits
             FloatArray[] delta = new FloatArray[layers + 1]; // delta[l + 1]: gradient at layer l's output
-            input = new FloatArray(rows * dims.getFirst());
+            input = owned(rows * dims.getFirst(), null); // bound: backward of the first layer reads it too
             labels = new IntArray(rows);
             probTrue = new FloatArray(rows);
             act[0] = input;
@@ -462,7 +462,6 @@ public final class DataParallelTrainer implements AutoCloseable {
             for (KernelArray a : bound.keySet()) {
                 a.close();
             }
-            input.close();
             labels.close();
             probTrue.close();
             hyper.close();

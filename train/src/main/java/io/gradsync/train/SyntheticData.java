@@ -29,7 +29,7 @@ public final class SyntheticData {
         float[][] centers = new float[classes][features];
         for (float[] c : centers) {
             for (int f = 0; f < features; f++) {
-                c[f] = (float) gaussian(random) * 1.5f;
+                c[f] = (float) gaussian(random) * 0.4f;
             }
         }
         float[] x = new float[samples * features];

@@ -132,7 +132,7 @@ class DataParallelEquivalenceTest {
                 last = t.step(DATA).loss();
             }
             assertTrue(first > 1.0, "an untrained 5-class model starts near ln 5: " + first);
-            assertTrue(last < 0.3 * first, "loss " + first + " -> " + last);
+            assertTrue(last < 0.6 * first, "loss " + first + " -> " + last);
         }
     }
 
