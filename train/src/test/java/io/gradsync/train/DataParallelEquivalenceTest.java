@@ -27,7 +27,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * step by step: the proof that the sync averages the right things at the right time.
  */
 class DataParallelEquivalenceTest {
-    private static final SyntheticData DATA = SyntheticData.generate(7, 512, 12, 5);
+    static final SyntheticData DATA = SyntheticData.generate(7, 512, 12, 5);
 
     private final List<Device> opened = new ArrayList<>();
 
@@ -49,7 +49,7 @@ class DataParallelEquivalenceTest {
     }
 
     /** Steps both trainers together and compares every parameter after every step. */
-    private static void assertSameTrajectory(DataParallelTrainer many, DataParallelTrainer one, int steps, double tolerance) {
+    static void assertSameTrajectory(DataParallelTrainer many, DataParallelTrainer one, int steps, double tolerance) {
         for (int s = 0; s < steps; s++) {
             DataParallelTrainer.StepStats a = many.step(DATA);
             DataParallelTrainer.StepStats b = one.step(DATA);

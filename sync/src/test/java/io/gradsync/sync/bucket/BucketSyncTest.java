@@ -57,14 +57,14 @@ class BucketSyncTest {
     record Param(String name, long count, DType dtype) {
     }
 
-    private static GradientBuckets buckets(List<? extends Device> devices, List<Param> params, long bucketBytes) {
+    static GradientBuckets buckets(List<? extends Device> devices, List<Param> params, long bucketBytes) {
         GradientBuckets.Builder b = GradientBuckets.builder(devices).bucketBytes(bucketBytes);
         params.forEach(p -> b.add(p.name(), p.count(), p.dtype()));
         return b.build();
     }
 
     /** Random values for every parameter of every replica, written into the views; returned for checking. */
-    private static List<List<MemorySegment>> fillRandom(GradientBuckets buckets, List<Param> params, long seed) {
+    static List<List<MemorySegment>> fillRandom(GradientBuckets buckets, List<Param> params, long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         List<List<MemorySegment>> inputs = new ArrayList<>();
         for (int r = 0; r < buckets.devices().size(); r++) {
