@@ -225,9 +225,8 @@ public final class DataParallelTrainer implements AutoCloseable {
         FloatArray handle = index % 2 == 0 ? r.weights[index / 2] : r.biases[index / 2];
         DeviceSlice slice = r.bound.get(handle);
         float[] out = new float[handle.getSize()];
-        try (HostBuffer h = r.device.allocateHost(slice.byteOffset() + (long) out.length * 4);
-                DeviceStream s = r.device.createStream()) {
-            s.copyToHost(slice.buffer(), 0, h, 0, (long) out.length * 4);
+        try (HostBuffer h = r.device.allocateHost((long) out.length * 4); DeviceStream s = r.device.createStream()) {
+            s.copyToHost(slice.buffer(), slice.byteOffset(), h, 0, (long) out.length * 4);
             s.synchronize();
             for (int i = 0; i < out.length; i++) {
                 out[i] = h.segment().getAtIndex(ValueLayout.JAVA_FLOAT, i);

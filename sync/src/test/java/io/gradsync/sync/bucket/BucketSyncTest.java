@@ -155,6 +155,12 @@ class BucketSyncTest {
             assertEquals(8192, b.bucketOf("b").byteSize());
             assertEquals(b.buffer(1, 0), b.gradient(1, "d").buffer(), "a view into the bucket, not a copy");
             assertEquals(List.of("a", "b", "c", "d", "e"), b.parameters());
+            MemorySegment ones = java.lang.foreign.Arena.ofAuto().allocate(300 * 4);
+            ones.fill((byte) 1);
+            write(b.gradient(1, "d"), ones);
+            assertEquals(0x01010101, read(b.gradient(1, "d")).getAtIndex(ValueLayout.JAVA_INT, 299));
+            b.zero();
+            assertEquals(-1L, read(b.gradient(1, "d")).mismatch(java.lang.foreign.Arena.ofAuto().allocate(300 * 4)), "zeroed");
             IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> b.gradient(0, "f"));
             assertTrue(unknown.getMessage().contains("'f'"), unknown.getMessage());
         }
