@@ -39,8 +39,8 @@ import java.util.concurrent.Future;
  * <p>Optional post-averaging pass in {@code finish()}: the global L2 norm over all buckets
  * (float64 accumulation), a finite check (the norm is finite exactly when every element is), and
  * clipping to {@link Options#maxNorm()}. It runs once all buckets are averaged because the norm
- * needs all of them; on JVM devices it reads device memory directly, elsewhere it stages each
- * bucket through host memory (see {@link BucketNorms}).
+ * needs all of them; on JVM devices it reads the buckets where they are, on CUDA and OpenCL devices
+ * it runs the built-in sum-of-squares and a scaling kernel on the bucket memory (see {@code BucketNorms}).
  *
  * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
  * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
