@@ -191,6 +191,7 @@ class RendezvousTest {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
         while (true) {
             try (Socket s = new Socket("127.0.0.1", port)) {
+                s.setSoTimeout(10_000); // a test must fail, not hang, if rank 0 never answers
                 DataOutputStream out = new DataOutputStream(s.getOutputStream());
                 out.writeInt(magic);
                 out.writeInt(Rendezvous.VERSION);

@@ -1,30 +1,21 @@
 package io.gradsync.tasks.api;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /** An off-heap array of fp32 values. */
-public final class FloatArray implements KernelArray {
+public final class FloatArray extends OffHeapArray implements KernelArray {
     private static final ValueLayout.OfFloat LAYOUT = ValueLayout.JAVA_FLOAT;
     /** Bytes per element. */
     public static final int ELEMENT_BYTES = 4;
 
-    private final MemorySegment segment;
-    private final Arena arena;
-    private final int size;
-
     /** Allocates {@code size} zeroed elements off-heap; {@link #close()} frees them. */
     public FloatArray(int size) {
-        this.arena = ArrayMemory.newArena();
-        this.segment = ArrayMemory.allocate(arena, size, ELEMENT_BYTES).asSlice(0, (long) size * ELEMENT_BYTES);
-        this.size = size;
+        super(size, ELEMENT_BYTES);
     }
 
     private FloatArray(MemorySegment segment) {
-        this.arena = null;
-        this.segment = segment;
-        this.size = ArrayMemory.sizeOf(segment, ELEMENT_BYTES);
+        super(segment, ELEMENT_BYTES);
     }
 
     /** A view of existing memory (for example a device runtime's buffer); closing it frees nothing. */
@@ -51,39 +42,17 @@ public final class FloatArray implements KernelArray {
 
     /** Sets every element to {@code value}. */
     public void fill(float value) {
-        for (int i = 0; i < size; i++) {
+        for (int i = 0; i < getSize(); i++) {
             set(i, value);
         }
     }
 
     /** A heap copy of the elements. */
     public float[] toArray() {
-        float[] copy = new float[size];
-        for (int i = 0; i < size; i++) {
+        float[] copy = new float[getSize()];
+        for (int i = 0; i < getSize(); i++) {
             copy[i] = get(i);
         }
         return copy;
-    }
-
-    @Override
-    public int getSize() {
-        return size;
-    }
-
-    @Override
-    public int elementBytes() {
-        return ELEMENT_BYTES;
-    }
-
-    @Override
-    public MemorySegment segment() {
-        return segment;
-    }
-
-    @Override
-    public void close() {
-        if (arena != null) {
-            arena.close();
-        }
     }
 }

@@ -1,6 +1,5 @@
 package io.gradsync.tasks.api;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -11,26 +10,18 @@ import java.lang.foreign.ValueLayout;
  * even), which is how kernels use it: load, compute in fp32, store. {@link #getBits(int)} and
  * {@link #setBits(int, short)} reach the raw 16-bit patterns.
  */
-public final class HalfArray implements KernelArray {
+public final class HalfArray extends OffHeapArray implements KernelArray {
     private static final ValueLayout.OfShort LAYOUT = ValueLayout.JAVA_SHORT;
     /** Bytes per element. */
     public static final int ELEMENT_BYTES = 2;
 
-    private final MemorySegment segment;
-    private final Arena arena;
-    private final int size;
-
     /** Allocates {@code size} zeroed elements off-heap; {@link #close()} frees them. */
     public HalfArray(int size) {
-        this.arena = ArrayMemory.newArena();
-        this.segment = ArrayMemory.allocate(arena, size, ELEMENT_BYTES).asSlice(0, (long) size * ELEMENT_BYTES);
-        this.size = size;
+        super(size, ELEMENT_BYTES);
     }
 
     private HalfArray(MemorySegment segment) {
-        this.arena = null;
-        this.segment = segment;
-        this.size = ArrayMemory.sizeOf(segment, ELEMENT_BYTES);
+        super(segment, ELEMENT_BYTES);
     }
 
     /** A view of existing memory (for example a device runtime's buffer); closing it frees nothing. */
@@ -70,39 +61,17 @@ public final class HalfArray implements KernelArray {
     /** Sets every element to {@code value} (rounded once). */
     public void fill(float value) {
         short bits = HalfFloats.floatToHalf(value);
-        for (int i = 0; i < size; i++) {
+        for (int i = 0; i < getSize(); i++) {
             setBits(i, bits);
         }
     }
 
     /** The elements widened to fp32, on the heap. */
     public float[] toArray() {
-        float[] copy = new float[size];
-        for (int i = 0; i < size; i++) {
+        float[] copy = new float[getSize()];
+        for (int i = 0; i < getSize(); i++) {
             copy[i] = get(i);
         }
         return copy;
-    }
-
-    @Override
-    public int getSize() {
-        return size;
-    }
-
-    @Override
-    public int elementBytes() {
-        return ELEMENT_BYTES;
-    }
-
-    @Override
-    public MemorySegment segment() {
-        return segment;
-    }
-
-    @Override
-    public void close() {
-        if (arena != null) {
-            arena.close();
-        }
     }
 }
