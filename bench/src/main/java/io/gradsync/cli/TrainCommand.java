@@ -10,6 +10,9 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.train.DataParallelTrainer;
 import io.gradsync.train.SyntheticData;
+import io.gradsync.sync.nccl.RendezvousConfig;
+import io.gradsync.tasks.cuda.CudaRuntime;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
@@ -75,12 +78,15 @@ public final class TrainCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        PrintStream out = System.out;
+        // Multi-process (torchrun, scripts/gradsync-multiproc): one GPU per process, rank 0 prints.
+        RendezvousConfig launch = RendezvousConfig.isLaunched() ? RendezvousConfig.fromEnvironment() : null;
+        PrintStream out = launch == null || launch.rank() == 0 ? System.out
+                : new PrintStream(OutputStream.nullOutputStream());
         if (steps < 1) {
             throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
         }
         DeviceRuntime rt = BenchCommand.parseRuntime(runtime);
-        int n = devices != null ? devices : rt == DeviceRuntime.JVM ? 4 : DeviceCatalog.listed(rt).size();
+        int n = launch != null ? 1 : devices != null ? devices : rt == DeviceRuntime.JVM ? 4 : DeviceCatalog.listed(rt).size();
         if (n < 1) {
             throw new IllegalArgumentException("--devices must be at least 1, got " + n);
         }
@@ -99,17 +105,19 @@ public final class TrainCommand implements Callable<Integer> {
             }
         }
         var config = new DataParallelTrainer.Config(widths, batch, DType.parse(dtype), opt, lr, Sizes.parse(bucket), maxNorm, seed);
-        if (batch % n != 0) {
-            throw new IllegalArgumentException("--batch " + batch + " does not split evenly over " + n + " devices");
+        int world = launch != null ? launch.worldSize() : n;
+        if (batch % world != 0) {
+            throw new IllegalArgumentException("--batch " + batch + " does not split evenly over " + world + " devices");
         }
         SyntheticData data = SyntheticData.generate(seed, samples, widths.getFirst(), widths.getLast());
-        List<? extends Device> selected = DeviceCatalog.select(rt, n);
-        boolean terminal = System.console() != null && System.console().isTerminal();
+        List<? extends Device> selected = launch != null ? List.of(CudaRuntime.device(launch.localRank()))
+                : DeviceCatalog.select(rt, n);
+        boolean terminal = (launch == null || launch.rank() == 0) && System.console() != null && System.console().isTerminal();
         List<String> summary = new ArrayList<>();
         int failures = 0;
         try {
             out.printf(Locale.ROOT, "# gradsync train: %d x %s (%s), MLP %s, batch %d (%d per replica), %s gradients, %s lr %s, %d steps%n",
-                    n, rt.label(), selected.getFirst().name(), widths, batch, batch / n, config.gradType().label(),
+                    world, launch != null ? "cuda" : rt.label(), selected.getFirst().name(), widths, batch, batch / world, config.gradType().label(),
                     opt.name().toLowerCase(Locale.ROOT), lr, steps);
             for (SyncBackend backend : BenchCommand.chooseBackends(backends, n)) {
                 try (GradientSynchronizer sync = Synchronizers.create(backend, selected);
@@ -182,7 +190,7 @@ public final class TrainCommand implements Callable<Integer> {
         double syncMs = syncNanos / 1e6 / timed;
         double exposedMs = exposedNanos / 1e6 / timed;
         return String.format(Locale.ROOT, "%-8s %8d %8d %10.4f %10.3f %12.3f %12.3f %7.1f%% %9.0f", label,
-                trainer.buckets().devices().size(), trainer.buckets().buckets().size(), loss, ms, syncMs, exposedMs,
+                sync.worldSize(), trainer.buckets().buckets().size(), loss, ms, syncMs, exposedMs,
                 100 * exposedMs / ms, batch / (ms / 1e3));
     }
 }

@@ -84,7 +84,7 @@ public final class DataParallelTrainer implements AutoCloseable {
     }
 
     /**
-     * @param loss           mean cross-entropy over the global batch
+     * @param loss           mean cross-entropy over this process's shards (the global batch in one process)
      * @param applied        false when the averaged gradients were not finite and the update was skipped
      * @param gradNorm       global gradient norm before clipping (NaN when neither clipping nor asked)
      * @param syncNanos      from the first bucket's all-reduce to the last one's end
@@ -104,6 +104,8 @@ public final class DataParallelTrainer implements AutoCloseable {
     private final BucketSync sync;
     private final List<ReplicaState> replicas = new ArrayList<>();
     private final ExecutorService workers;
+    private final int worldSize;   // replicas over all processes: the batch splits into this many shards
+    private final int firstShard;  // this process's first replica's shard (its global rank)
     private int step;
 
     /**
@@ -112,9 +114,16 @@ public final class DataParallelTrainer implements AutoCloseable {
     public DataParallelTrainer(List<? extends Device> devices, GradientSynchronizer synchronizer, Config config) {
         this.config = Objects.requireNonNull(config, "config");
         this.devices = List.copyOf(devices);
-        if (config.globalBatch() % devices.size() != 0) {
+        // one process drives all replicas, or (nccl under a launcher) each process one of WORLD_SIZE
+        this.worldSize = synchronizer.worldSize();
+        this.firstShard = synchronizer.rank();
+        if (firstShard + devices.size() > worldSize) {
+            throw new IllegalArgumentException("synchronizer averages " + worldSize + " replicas from rank " + firstShard
+                    + ", but " + devices.size() + " devices were given");
+        }
+        if (config.globalBatch() % worldSize != 0) {
             throw new IllegalArgumentException("batch " + config.globalBatch() + " does not split evenly over "
-                    + devices.size() + " replicas");
+                    + worldSize + " replicas");
         }
         GradientBuckets.Builder b = GradientBuckets.builder(devices).bucketBytes(config.bucketBytes());
         for (int l = 0; l < config.layerCount(); l++) {
@@ -187,7 +196,7 @@ public final class DataParallelTrainer implements AutoCloseable {
                     + " classes, the model " + config.layers().getFirst() + " and " + config.layers().getLast());
         }
         long start = System.nanoTime();
-        int shard = config.globalBatch() / replicas.size();
+        int shard = config.globalBatch() / worldSize;
         forEachReplica(r -> r.forward(data, step, shard));
         for (int l = config.layerCount() - 1; l >= 0; l--) {
             int layer = l;
@@ -206,7 +215,7 @@ public final class DataParallelTrainer implements AutoCloseable {
                 loss -= Math.log(Math.max(r.probTrue.get(i), Float.MIN_NORMAL));
             }
         }
-        return new StepStats(loss / config.globalBatch(), result.finite(), result.globalNorm(), System.nanoTime() - start,
+        return new StepStats(loss / ((long) shard * replicas.size()), result.finite(), result.globalNorm(), System.nanoTime() - start,
                 result.syncNanos(), result.waitNanos());
     }
 
@@ -303,7 +312,7 @@ public final class DataParallelTrainer implements AutoCloseable {
         ReplicaState(int index, Device device, float[][] init) {
             this.device = device;
             Config c = config;
-            int rows = c.globalBatch() / devices.size();
+            int rows = c.globalBatch() / worldSize;
             int layers = c.layerCount();
             List<Integer> dims = c.layers();
             weights = new FloatArray[layers];
@@ -432,7 +441,7 @@ public final class DataParallelTrainer implements AutoCloseable {
         }
 
         void forward(SyntheticData data, int step, int shard) {
-            int first = replicas.indexOf(this) * shard;
+            int first = (firstShard + replicas.indexOf(this)) * shard;
             int features = data.features();
             for (int i = 0; i < shard; i++) {
                 int row = data.row(step, config.globalBatch(), first + i);
