@@ -85,7 +85,8 @@ public final class BucketSync implements AutoCloseable {
      *                   clipped; the caller should skip the step); true when not checked
      * @param globalNorm L2 norm of all averaged gradients before clipping; NaN when not computed
      * @param clipScale  the factor every gradient was multiplied by (1 when not clipped)
-     * @param syncNanos  from the first bucket's start to the last one's end, including the norm pass
+     * @param syncNanos  from the first bucket's start to the end of finish(), including the norm pass
+     * @param waitNanos  how long finish() blocked: the part of the sync that backward did not hide
      */
     public record StepResult(boolean finite, double globalNorm, double clipScale, long syncNanos, long waitNanos) {
     }
