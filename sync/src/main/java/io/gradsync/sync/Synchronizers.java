@@ -57,7 +57,7 @@ public final class Synchronizers {
             case CPU -> new CpuStagingSynchronizer(devices, options);
             case NCCL -> nccl(devices, options);
             case PTX -> PtxSynchronizer.create(devices, options);
-            case OPENCL -> opencl(devices);
+            case OPENCL -> opencl(devices, options);
             case AUTO -> throw new AssertionError("auto resolved above");
         };
     }
@@ -93,7 +93,7 @@ public final class Synchronizers {
     }
 
     /** The opencl backend: OpenCL devices of one platform (logical devices over one physical device count as several). */
-    private static GradientSynchronizer opencl(List<? extends Device> devices) {
+    private static GradientSynchronizer opencl(List<? extends Device> devices, SyncOptions options) {
         List<OpenClDevice> cl = new ArrayList<>();
         for (Device d : devices) {
             if (!(d instanceof OpenClDevice o)) {
@@ -107,7 +107,7 @@ public final class Synchronizers {
             cl.add(o);
         }
         checkKernelArity("opencl", devices);
-        return new OpenClSynchronizer(cl);
+        return new OpenClSynchronizer(cl, options);
     }
 
     /** The fused average kernels take 2..8 inputs. */

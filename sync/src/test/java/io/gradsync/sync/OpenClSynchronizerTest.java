@@ -27,6 +27,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * queues standing in for N devices, exact against float64, guards intact.
  */
 class OpenClSynchronizerTest {
+    /** 4 KiB pipeline steps: even short tests run many steps through both queues of each device. */
+    private static final SyncOptions SMALL_STEPS = new SyncOptions(4096, 2, 1);
+
     private List<OpenClDevice> devices = List.of();
 
     static List<OpenClDevice> logical(int n) {
@@ -41,14 +44,16 @@ class OpenClSynchronizerTest {
 
     static Stream<Arguments> shapes() {
         return Stream.of(1, 2, 3, 4).flatMap(n -> Stream.of(1L, 7L, 63L, 65L, 1023L, 4099L, 100_003L)
-                .flatMap(len -> Stream.of(DType.values()).map(t -> Arguments.of(n, len, t))));
+                .flatMap(len -> Stream.of(DType.values()).flatMap(t -> Stream.of(true, false)
+                        .map(small -> Arguments.of(n, len, t, small)))));
     }
 
-    @ParameterizedTest(name = "N={0} length={1} {2}")
+    @ParameterizedTest(name = "N={0} length={1} {2} small steps={3}")
     @MethodSource("shapes")
-    void averagesEveryReplicaExactly(int n, long length, DType dtype) {
+    void averagesEveryReplicaExactly(int n, long length, DType dtype, boolean smallSteps) {
         devices = logical(n);
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices,
+                smallSteps ? SMALL_STEPS : SyncOptions.defaults());
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, seed())) {
             sync.synchronize(f.replicas);
             f.assertAveraged();
@@ -64,10 +69,11 @@ class OpenClSynchronizerTest {
         long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129};
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
             DType.FP32, DType.BF16, DType.FP16};
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices, SMALL_STEPS);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
             sync.synchronize(f.replicas);
             f.assertAveraged();
+            RepeatCheck.assertReplicasIdentical(f);
         }
     }
 
@@ -129,7 +135,7 @@ class OpenClSynchronizerTest {
     @ValueSource(ints = {2, 3, 4})
     void repeatedRandomSizesAreExactAndDeterministic(int n) {
         devices = logical(n);
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices)) {
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices, SMALL_STEPS)) {
             RepeatCheck.randomRounds(sync, devices, 15, 40_000, seed());
         }
     }
