@@ -1,13 +1,15 @@
 package io.gradsync.sync;
 
-import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaEvent;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.KernelSpec;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -53,26 +55,44 @@ import java.util.List;
  * arrives and are kept; kernel launches are prepared once per layout (a new layout, or new
  * buffers, re-plan). The all-gather could also be a gather kernel reading the peers (SMs instead of
  * copy engines); the copy-engine pull is the one implemented, to be compared on the node.
+ *
+ * <p>The schedule uses only the runtime-neutral stream API plus a {@link Launcher}; on CUDA
+ * ({@link #create}) kernels are the PTX ones and peers are real. Tests also run the very same
+ * schedule on JVM devices (kernels as Java, any P2P matrix), so its ordering and offsets are
+ * checked in CI where there is no GPU.
  */
 final class PtxSynchronizer implements GradientSynchronizer {
-    private final List<CudaDevice> devices;
+    /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
+    @FunctionalInterface
+    interface Launcher {
+        Launch prepare(int device, KernelSpec spec, int count, Object[] args);
+    }
+
+    /** A prepared kernel launch. */
+    @FunctionalInterface
+    interface Launch {
+        void launch(DeviceStream stream);
+    }
+
+    private final List<Device> devices;
+    private final Launcher launcher;
     private final PtxOptions options;
     /** p2p[i][j]: GPUs i and j read each other's memory directly (true on the diagonal). */
     private final boolean[][] p2p;
     private final boolean allP2p;
     /** lacksPeer[i]: some GPU reads GPU i's slices through host memory. */
     private final boolean[] lacksPeer;
-    private final CudaStream[] streams;
-    private final CudaEvent[] staged;
-    private final CudaEvent[] reduced;
-    private final CudaBuffer[] scratch;
+    private final DeviceStream[] streams;
+    private final DeviceEvent[] staged;
+    private final DeviceEvent[] reduced;
+    private final DeviceBuffer[] scratch;
     private final HostBuffer[] host;
     private HostBuffer result;
     private final SyncStats stats = new SyncStats();
     private SlicePlan plan;
     private boolean[] oneShot;
     /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
-    private CudaKernels.PreparedLaunch[][] launches;
+    private Launch[][] launches;
     /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
     private long[][] scratchAt;
     private volatile boolean closed;
@@ -86,7 +106,28 @@ final class PtxSynchronizer implements GradientSynchronizer {
             gpus.add(gpu);
         }
         Synchronizers.checkKernelArity("ptx", devices);
-        return new PtxSynchronizer(gpus, options.ptx());
+        PtxOptions ptx = options.ptx();
+        int n = gpus.size();
+        boolean[][] p2p = new boolean[n][n];
+        for (int i = 0; i < n; i++) {
+            p2p[i][i] = true;
+            for (int j = i + 1; j < n; j++) {
+                CudaDevice a = gpus.get(i);
+                CudaDevice b = gpus.get(j);
+                boolean direct = ptx.peerAccess() && a.canAccessPeer(b) && b.canAccessPeer(a);
+                if (direct) {
+                    a.enablePeerAccess(b); // kernels on a read b's slices, copies on a pull from b
+                    b.enablePeerAccess(a);
+                }
+                p2p[i][j] = direct;
+                p2p[j][i] = direct;
+            }
+        }
+        Launcher ptxKernels = (device, spec, count, args) -> {
+            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpus.get(device), spec, count, args);
+            return stream -> launch.launch((CudaStream) stream);
+        };
+        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels);
     }
 
     /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
@@ -108,51 +149,47 @@ final class PtxSynchronizer implements GradientSynchronizer {
         }
     }
 
-    private PtxSynchronizer(List<CudaDevice> devices, PtxOptions options) {
+    /**
+     * @param p2p      p2p[i][j]: device i's kernels and copies reach device j's memory directly
+     *                 (symmetric, true on the diagonal)
+     * @param launcher prepares the fused average kernels on each device
+     */
+    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher) {
         this.devices = List.copyOf(devices);
         this.options = options;
+        this.launcher = launcher;
         int n = devices.size();
-        p2p = new boolean[n][n];
+        this.p2p = new boolean[n][];
         lacksPeer = new boolean[n];
-        streams = new CudaStream[n];
-        staged = new CudaEvent[n];
-        reduced = new CudaEvent[n];
-        scratch = new CudaBuffer[n];
+        streams = new DeviceStream[n];
+        staged = new DeviceEvent[n];
+        reduced = new DeviceEvent[n];
+        scratch = new DeviceBuffer[n];
         host = new HostBuffer[n];
         boolean all = true;
-        try {
-            for (int i = 0; i < n; i++) {
-                p2p[i][i] = true;
-                for (int j = i + 1; j < n; j++) {
-                    CudaDevice a = devices.get(i);
-                    CudaDevice b = devices.get(j);
-                    boolean direct = options.peerAccess() && a.canAccessPeer(b) && b.canAccessPeer(a);
-                    if (direct) {
-                        a.enablePeerAccess(b);
-                        b.enablePeerAccess(a);
-                    }
-                    p2p[i][j] = direct;
-                    p2p[j][i] = direct;
-                    all &= direct;
+        for (int i = 0; i < n; i++) {
+            this.p2p[i] = p2p[i].clone();
+            for (int j = 0; j < n; j++) {
+                if (p2p[i][j] != p2p[j][i] || (i == j && !p2p[i][j])) {
+                    throw new IllegalArgumentException("peer matrix must be symmetric with a true diagonal");
                 }
+                lacksPeer[i] |= !p2p[i][j];
+                all &= p2p[i][j];
             }
-            for (int i = 0; i < n; i++) {
-                for (int j = 0; j < n; j++) {
-                    lacksPeer[i] |= !p2p[i][j];
-                }
-            }
-            if (n > 1) {
+        }
+        allP2p = all;
+        if (n > 1) {
+            try {
                 for (int i = 0; i < n; i++) {
                     streams[i] = devices.get(i).createStream();
                     staged[i] = devices.get(i).createEvent();
                     reduced[i] = devices.get(i).createEvent();
                 }
+            } catch (RuntimeException e) {
+                releaseAll();
+                throw e;
             }
-        } catch (RuntimeException e) {
-            releaseAll();
-            throw e;
         }
-        allP2p = all;
     }
 
     @Override
@@ -204,7 +241,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
         if (runs.isEmpty()) {
             return;
         }
-        for (CudaDevice d : devices) {
+        for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
         long t1 = System.nanoTime();
@@ -221,7 +258,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
         }
         long t2 = System.nanoTime();
         stats.phase("enqueue", t2 - t1);
-        for (CudaStream s : streams) {
+        for (DeviceStream s : streams) {
             s.synchronize();
         }
         stats.phase("wait", System.nanoTime() - t2);
@@ -247,7 +284,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
     /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place. */
     private void reduce(int i, List<SlicePlan.Run> runs) {
         int n = devices.size();
-        CudaStream s = streams[i];
+        DeviceStream s = streams[i];
         for (int j = 0; j < n; j++) {
             if (!p2p[i][j]) {
                 s.waitFor(staged[j]);
@@ -281,7 +318,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
     /** Phase 2 on GPU j, after every GPU's reduce: copy one-shot results back, pull the other slices. */
     private void gather(int j, List<SlicePlan.Run> runs) {
         int n = devices.size();
-        CudaStream s = streams[j];
+        DeviceStream s = streams[j];
         for (int i = 0; i < n; i++) {
             if (i != j) {
                 s.waitFor(reduced[i]);
@@ -347,7 +384,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
             result = null;
             result = devices.getFirst().allocateHost(p.packedBytes()); // portable: every GPU copies from it
         }
-        CudaKernels.PreparedLaunch[][] prepared = new CudaKernels.PreparedLaunch[n][runs.size()];
+        Launch[][] prepared = new Launch[n][runs.size()];
         float invK = 1.0f / n;
         for (int i = 0; i < n; i++) {
             for (int k = 0; k < runs.size(); k++) {
@@ -377,7 +414,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
                         }
                     }
                 }
-                prepared[i][k] = CudaKernels.prepare(devices.get(i), SlicePlan.averageKernel(run.dtype(), n), count, args);
+                prepared[i][k] = launcher.prepare(i, SlicePlan.averageKernel(run.dtype(), n), count, args);
             }
         }
         oneShot = small;
@@ -394,7 +431,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
     @Override
     public void barrier() {
         checkOpen();
-        for (CudaDevice d : devices) {
+        for (Device d : devices) {
             d.synchronize();
         }
     }
@@ -415,7 +452,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
 
     private void releaseAll() {
         RuntimeException failure = null;
-        for (CudaStream s : streams) {
+        for (DeviceStream s : streams) {
             if (s != null) {
                 try {
                     s.synchronize();
@@ -425,8 +462,8 @@ final class PtxSynchronizer implements GradientSynchronizer {
                 closeQuietly(s);
             }
         }
-        for (CudaEvent[] events : new CudaEvent[][] {staged, reduced}) {
-            for (CudaEvent e : events) {
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced}) {
+            for (DeviceEvent e : events) {
                 closeQuietly(e);
             }
         }
