@@ -101,7 +101,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
         List<CudaDevice> gpus = new ArrayList<>();
         for (Device d : devices) {
             if (!(d instanceof CudaDevice gpu)) {
-                throw new IllegalArgumentException("backend ptx needs CUDA GPUs, got " + devices.stream().map(Device::id).toList());
+                throw new UnsupportedOperationException("backend ptx needs CUDA GPUs, got " + devices.stream().map(Device::id).toList());
             }
             gpus.add(gpu);
         }

@@ -27,6 +27,9 @@ public final class Synchronizers {
      * @param devices one per replica, in replica order; all of one runtime
      * @throws IllegalArgumentException for an empty or mixed device list, or a backend that cannot
      *                                  serve these devices (the message says which and why)
+     * @throws UnsupportedOperationException when the backend does not run here or on this runtime's
+     *                                  devices (nccl without NCCL, ptx without CUDA GPUs, opencl
+     *                                  without OpenCL devices), so that callers trying every backend skip it
      */
     public static GradientSynchronizer create(SyncBackend backend, List<? extends Device> devices, SyncOptions options) {
         Objects.requireNonNull(backend, "backend");
@@ -97,7 +100,7 @@ public final class Synchronizers {
         List<OpenClDevice> cl = new ArrayList<>();
         for (Device d : devices) {
             if (!(d instanceof OpenClDevice o)) {
-                throw new IllegalArgumentException("backend opencl needs OpenCL devices, got "
+                throw new UnsupportedOperationException("backend opencl needs OpenCL devices, got "
                         + devices.stream().map(Device::id).toList());
             }
             if (o.platform() != ((OpenClDevice) devices.getFirst()).platform()) {
