@@ -5,22 +5,30 @@ import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
 import static org.jocl.CL.CL_DEVICE_NAME;
 import static org.jocl.CL.CL_DEVICE_VERSION;
 import static org.jocl.CL.CL_MEM_READ_WRITE;
+import static org.jocl.CL.CL_PROGRAM_BUILD_LOG;
+import static org.jocl.CL.clBuildProgram;
 import static org.jocl.CL.clCreateBuffer;
+import static org.jocl.CL.clCreateProgramWithSource;
+import static org.jocl.CL.clGetProgramBuildInfo;
+import static org.jocl.CL.clReleaseProgram;
 import static org.jocl.CL.clGetDeviceInfo;
 
 import io.gradsync.tasks.device.AbstractHostBuffer;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceException;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jocl.CL;
 import org.jocl.Pointer;
 import org.jocl.Sizeof;
 import org.jocl.cl_device_id;
 import org.jocl.cl_mem;
+import org.jocl.cl_program;
 
 /**
  * One OpenCL device. Its id is {@code opencl:N}, N its index over all platforms. A <em>logical</em>
@@ -136,6 +144,29 @@ public final class OpenClDevice implements Device {
                 arena.close();
             }
         };
+    }
+
+    /**
+     * Compiles OpenCL C {@code source} for this device in its platform's context. A failed build
+     * throws with the compiler's log; the caller releases the program it gets.
+     *
+     * @param what names the program in errors (a kernel name)
+     */
+    public cl_program buildProgram(String source, String what) {
+        int[] rc = {0};
+        cl_program program = clCreateProgramWithSource(platform.context(), 1, new String[] {source}, null, rc);
+        check(rc[0], "clCreateProgramWithSource(" + what + ")", id());
+        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, "", null, null);
+        if (built != CL.CL_SUCCESS) {
+            long[] size = {0};
+            clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);
+            byte[] log = new byte[(int) size[0]];
+            clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, log.length, Pointer.to(log), null);
+            clReleaseProgram(program);
+            throw new DeviceException("clBuildProgram(" + what + ")", id(), built,
+                    CL.stringFor_errorCode(built) + "; build log:\n" + cString(log));
+        }
+        return program;
     }
 
     @Override
