@@ -14,26 +14,40 @@ package io.gradsync.sync;
  * @param peerAccess      use direct peer access where a pair of GPUs supports it; false forces every
  *                        pair through pinned host memory (the path taken where P2P is missing), so
  *                        that path can be tested on a machine with P2P
+ * @param gather          how a GPU fetches the peers' averaged slices in the all-gather
  */
-public record PtxOptions(long oneShotMaxBytes, boolean peerAccess) {
+public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather) {
+
+    /** How the all-gather moves an averaged slice from its GPU to a peer. */
+    public enum Gather {
+        /** {@code cuMemcpyPeerAsync} pulled by the receiving GPU: copy engines, SMs stay free. */
+        COPY_ENGINE,
+        /** A copy kernel on the receiving GPU reading the peer's memory: SMs, no copy-engine latency. */
+        KERNEL
+    }
     /** Default of {@link #oneShotMaxBytes()}: 1 MiB, to be replaced by the measured crossover. */
     public static final long DEFAULT_ONE_SHOT_MAX_BYTES = 1L << 20;
 
     public PtxOptions {
+        java.util.Objects.requireNonNull(gather, "gather");
         if (oneShotMaxBytes < 0) {
             throw new IllegalArgumentException("oneShotMaxBytes must be >= 0, got " + oneShotMaxBytes);
         }
     }
 
     public static PtxOptions defaults() {
-        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true);
+        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE);
     }
 
     public PtxOptions withOneShotMaxBytes(long bytes) {
-        return new PtxOptions(bytes, peerAccess);
+        return new PtxOptions(bytes, peerAccess, gather);
     }
 
     public PtxOptions withPeerAccess(boolean enabled) {
-        return new PtxOptions(oneShotMaxBytes, enabled);
+        return new PtxOptions(oneShotMaxBytes, enabled, gather);
+    }
+
+    public PtxOptions withGather(Gather how) {
+        return new PtxOptions(oneShotMaxBytes, peerAccess, how);
     }
 }

@@ -53,8 +53,9 @@ import java.util.List;
  *
  * <p>Streams and events are made once; scratch and pinned buffers grow when a larger layout
  * arrives and are kept; kernel launches are prepared once per layout (a new layout, or new
- * buffers, re-plan). The all-gather could also be a gather kernel reading the peers (SMs instead of
- * copy engines); the copy-engine pull is the one implemented, to be compared on the node.
+ * buffers, re-plan). The all-gather pulls with copy engines by default; {@link PtxOptions.Gather#KERNEL}
+ * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
+ * which is faster at which size is for the node to tell.
  *
  * <p>The schedule uses only the runtime-neutral stream API plus a {@link Launcher}; on CUDA
  * ({@link #create}) kernels are the PTX ones and peers are real. Tests also run the very same
@@ -93,6 +94,8 @@ final class PtxSynchronizer implements GradientSynchronizer {
     private boolean[] oneShot;
     /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
     private Launch[][] launches;
+    /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
+    private Launch[][][] gathers;
     /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
     private long[][] scratchAt;
     private volatile boolean closed;
@@ -335,7 +338,9 @@ final class PtxSynchronizer implements GradientSynchronizer {
                 if (i == j || bytes == 0) {
                     continue;
                 }
-                if (p2p[i][j]) {
+                if (p2p[i][j] && gathers != null) {
+                    gathers[j][k][i].launch(s);
+                } else if (p2p[i][j]) {
                     s.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
                 } else {
                     s.copyFromHost(result, run.packedSliceOffset(i), run.buffers()[j], run.sliceOffset(j, i), bytes);
@@ -348,6 +353,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
     private void replan(List<Replica> replicas) {
         plan = null;
         launches = null;
+        gathers = null;
         SlicePlan p = SlicePlan.of(replicas);
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
@@ -417,9 +423,28 @@ final class PtxSynchronizer implements GradientSynchronizer {
                 prepared[i][k] = launcher.prepare(i, SlicePlan.averageKernel(run.dtype(), n), count, args);
             }
         }
+        Launch[][][] pulls = null;
+        if (options.gather() == PtxOptions.Gather.KERNEL) {
+            pulls = new Launch[n][runs.size()][n];
+            for (int j = 0; j < n; j++) {
+                for (int k = 0; k < runs.size(); k++) {
+                    SlicePlan.Run run = runs.get(k);
+                    for (int i = 0; i < n; i++) {
+                        int count = Math.toIntExact(run.sliceCount(i));
+                        if (small[k] || i == j || !p2p[i][j] || count == 0) {
+                            continue;
+                        }
+                        pulls[j][k][i] = launcher.prepare(j, SlicePlan.copyKernel(run.dtype()), count, new Object[] {
+                            new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count),
+                            new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count)});
+                    }
+                }
+            }
+        }
         oneShot = small;
         scratchAt = at;
         launches = prepared;
+        gathers = pulls;
         plan = p;
     }
 

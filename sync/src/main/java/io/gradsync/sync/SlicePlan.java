@@ -156,6 +156,11 @@ final class SlicePlan {
         return (bytes + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
     }
 
+    /** The element-wise copy for {@code dtype}. */
+    static KernelSpec copyKernel(DType dtype) {
+        return BuiltinKernels.copy(dtype.bytes(), dtype == DType.BF16);
+    }
+
     /** The fused average of {@code n} inputs for {@code dtype}, accumulating in fp32. */
     static KernelSpec averageKernel(DType dtype, int n) {
         return switch (dtype) {

@@ -25,12 +25,14 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Tag("gpu")
 class PtxGpuTest {
-    /** The three ways a run can go. */
+    /** The ways a run can go. */
     enum Path {
         DEFAULT(SyncOptions.defaults()),
         ONE_SHOT(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE))),
         REDUCE_SCATTER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0))),
-        NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false)));
+        NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false))),
+        GATHER_KERNEL(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0)
+                .withGather(PtxOptions.Gather.KERNEL)));
 
         final SyncOptions options;
 

@@ -73,9 +73,12 @@ class PtxScheduleTest {
     }
 
     private PtxSynchronizer schedule(int n, Peers peers, long oneShotMaxBytes) {
+        return schedule(n, peers, PtxOptions.defaults().withOneShotMaxBytes(oneShotMaxBytes));
+    }
+
+    private PtxSynchronizer schedule(int n, Peers peers, PtxOptions options) {
         devices = JvmRuntime.createDevices(n);
-        return new PtxSynchronizer(devices, PtxOptions.defaults().withOneShotMaxBytes(oneShotMaxBytes), peers.matrix(n),
-                jvmKernels());
+        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels());
     }
 
     static Stream<Arguments> shapes() {
@@ -111,6 +114,26 @@ class PtxScheduleTest {
             sync.synchronize(f.replicas); // cached plan and launches
             f.assertAveraged();
         }
+    }
+
+    /** The all-gather by copy kernels reading the peers, every dtype, with a peer missing too. */
+    @ParameterizedTest(name = "N={0} peers={1} {2}")
+    @MethodSource("gatherShapes")
+    void gatherByKernelAveragesExactly(int n, Peers peers, DType dtype) {
+        PtxOptions byKernel = PtxOptions.defaults().withOneShotMaxBytes(0).withGather(PtxOptions.Gather.KERNEL);
+        try (PtxSynchronizer sync = schedule(n, peers, byKernel)) {
+            RepeatCheck.randomRounds(sync, devices, 4, 20_000, seed());
+            try (ReplicaFixture f = ReplicaFixture.flat(devices, 10_007, dtype, seed())) {
+                sync.synchronize(f.replicas);
+                f.assertAveraged();
+                RepeatCheck.assertReplicasIdentical(f);
+            }
+        }
+    }
+
+    static Stream<Arguments> gatherShapes() {
+        return Stream.of(2, 4).flatMap(n -> Stream.of(Peers.ALL, Peers.PARTIAL)
+                .flatMap(p -> Stream.of(DType.values()).map(t -> Arguments.of(n, p, t))));
     }
 
     static Stream<Peers> peerKinds() {
