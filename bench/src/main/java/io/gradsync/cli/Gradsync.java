@@ -6,13 +6,14 @@ import picocli.CommandLine.Command;
 /** The {@code gradsync} command line. */
 @Command(name = "gradsync", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "Averages gradients across devices for data-parallel training; lists devices, measures sync "
-                + "throughput and compares the generated kernels.",
+                + "throughput, compares the generated kernels and trains a data-parallel demo model.",
         subcommands = {DevicesCommand.class, BenchCommand.class, CompareCommand.class, KernelsCommand.class,
-            LinksCommand.class, CommandLine.HelpCommand.class},
+            TrainCommand.class, LinksCommand.class, CommandLine.HelpCommand.class},
         footer = {"", "Examples:", "  gradsync devices",
             "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
             "  gradsync compare --size 64M",
             "  gradsync kernels --emit ptx --out build/ptx",
+            "  gradsync train --backend all --devices 4",
             "  gradsync bench --help",
             "", "scripts/gradsync --print-flags shows the Java, JVM flags and environment the launcher uses."})
 public final class Gradsync {

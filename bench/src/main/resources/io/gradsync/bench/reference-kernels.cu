@@ -26,8 +26,11 @@
 
 #define ARR(T, name) T* __restrict__ name, unsigned name##_len
 
-// sumInto / scale / checkFinite / sumOfSquares(Partials), one set per storage type
+// copy / sumInto / scale / checkFinite / sumOfSquares(Partials), one set per storage type
 #define ELEMENTWISE(SUF, P)                                                                        \
+extern "C" __global__ void copy##SUF(ARR(P##_T, out), ARR(const P##_T, in)) {                     \
+    GS_LOOP(out_len) { P##_ST(out, i, P##_LD(in, i)); }                                            \
+}                                                                                                  \
 extern "C" __global__ void sumInto##SUF(ARR(P##_T, acc), ARR(const P##_T, x)) {                   \
     GS_LOOP(acc_len) { P##_ST(acc, i, P##_LD(acc, i) + P##_LD(x, i)); }                           \
 }                                                                                                  \

@@ -20,7 +20,7 @@ class NvccReferenceTest {
             String name = k.name();
             // written out, or made by one of the macros (ELEMENTWISE, AVERAGE) from a stem and suffix
             boolean direct = Pattern.compile("__global__ void " + name + "\\(").matcher(source).find();
-            boolean viaMacro = Pattern.compile("^(sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?$")
+            boolean viaMacro = Pattern.compile("^(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?$")
                     .matcher(name).matches();
             assertTrue(direct || viaMacro, name + " has no CUDA C reference");
         }

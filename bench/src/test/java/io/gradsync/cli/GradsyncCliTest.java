@@ -40,7 +40,7 @@ class GradsyncCliTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"devices", "bench", "compare", "kernels", "links"})
+    @ValueSource(strings = {"devices", "bench", "compare", "kernels", "train", "links"})
     void helpOfEachSubcommandShowsExamples(String command) {
         CliRun r = CliRun.of(command, "--help");
         assertEquals(0, r.exitCode(), r.err());
@@ -52,7 +52,7 @@ class GradsyncCliTest {
     void topLevelHelpListsEverySubcommand() {
         CliRun r = CliRun.of("--help");
         assertEquals(0, r.exitCode());
-        for (String c : List.of("devices", "bench", "compare", "kernels", "links")) {
+        for (String c : List.of("devices", "bench", "compare", "kernels", "train", "links")) {
             assertTrue(r.out().contains("  " + c + " "), c + " in " + r.out());
         }
     }

@@ -12,8 +12,10 @@ import java.util.Objects;
  * @param timeout     nccl: how long a collective, a barrier or the rendezvous may take before the
  *                    communicators are aborted and the call fails (a rank died or never came)
  * @param layoutCheck nccl, one process per GPU: when the ranks compare their gradient layouts
+ * @param ptx         ptx: one-shot threshold and peer access ({@link PtxOptions})
  */
-public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck) {
+public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
+        PtxOptions ptx) {
 
     /** Default of {@link #timeout()}: long enough for NCCL's first-call connection setup on a busy node. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
@@ -51,9 +53,15 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
         }
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(layoutCheck, "layoutCheck");
+        Objects.requireNonNull(ptx, "ptx");
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
+    }
+
+    /** Everything but the ptx options, which take their defaults. */
+    public SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck) {
+        this(chunkBytes, slots, threads, timeout, layoutCheck, PtxOptions.defaults());
     }
 
     /** The host-staging options with the default timeout and layout check. */
@@ -62,22 +70,27 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
     }
 
     public SyncOptions withChunkBytes(long bytes) {
-        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck);
+        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx);
     }
 
     public SyncOptions withSlots(int count) {
-        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck);
+        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx);
     }
 
     public SyncOptions withThreads(int count) {
-        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck);
+        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx);
     }
 
     public SyncOptions withTimeout(Duration limit) {
-        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck);
+        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx);
     }
 
     public SyncOptions withLayoutCheck(LayoutCheck check) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, check);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx);
+    }
+
+    /** The ptx backend's options; the bench sweeps {@link PtxOptions#oneShotMaxBytes()} through this. */
+    public SyncOptions withPtx(PtxOptions options) {
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options);
     }
 }

@@ -5,6 +5,7 @@ import io.gradsync.nccl.NcclAvailability;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.opencl.OpenClDevice;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -12,6 +13,9 @@ import java.util.Objects;
 
 /** Builds the synchronizer a {@link SyncBackend} names, for a list of local devices. */
 public final class Synchronizers {
+    /** Most devices the ptx and opencl backends average over. */
+    static final int MAX_DEVICE_REPLICAS = 8;
+
     private Synchronizers() {
     }
 
@@ -23,6 +27,9 @@ public final class Synchronizers {
      * @param devices one per replica, in replica order; all of one runtime
      * @throws IllegalArgumentException for an empty or mixed device list, or a backend that cannot
      *                                  serve these devices (the message says which and why)
+     * @throws UnsupportedOperationException when the backend does not run here or on this runtime's
+     *                                  devices (nccl without NCCL, ptx without CUDA GPUs, opencl
+     *                                  without OpenCL devices), so that callers trying every backend skip it
      */
     public static GradientSynchronizer create(SyncBackend backend, List<? extends Device> devices, SyncOptions options) {
         Objects.requireNonNull(backend, "backend");
@@ -52,14 +59,15 @@ public final class Synchronizers {
             }
             case CPU -> new CpuStagingSynchronizer(devices, options);
             case NCCL -> nccl(devices, options);
-            case PTX, OPENCL -> throw new UnsupportedOperationException("backend " + chosen.label()
-                    + " is not available in this build yet");
+            case PTX -> PtxSynchronizer.create(devices, options);
+            case OPENCL -> opencl(devices, options);
             case AUTO -> throw new AssertionError("auto resolved above");
         };
     }
 
     /**
-     * One device needs nothing; several CUDA GPUs use nccl where NCCL loads, else cpu. Under a
+     * One device needs nothing; several CUDA GPUs use nccl where NCCL loads, else ptx where every
+     * pair of them has peer access (and there are at most 8), else cpu. opencl is never chosen. Under a
      * launcher (WORLD_SIZE set, more than one rank) only nccl can average across processes.
      */
     static SyncBackend resolveAuto(List<? extends Device> devices) {
@@ -81,7 +89,36 @@ public final class Synchronizers {
         if (devices.size() == 1) {
             return SyncBackend.SINGLE;
         }
-        return allCuda && nccl.isAvailable() ? SyncBackend.NCCL : SyncBackend.CPU;
+        if (allCuda && nccl.isAvailable()) {
+            return SyncBackend.NCCL;
+        }
+        return allCuda && PtxSynchronizer.usable(devices) ? SyncBackend.PTX : SyncBackend.CPU;
+    }
+
+    /** The opencl backend: OpenCL devices of one platform (logical devices over one physical device count as several). */
+    private static GradientSynchronizer opencl(List<? extends Device> devices, SyncOptions options) {
+        List<OpenClDevice> cl = new ArrayList<>();
+        for (Device d : devices) {
+            if (!(d instanceof OpenClDevice o)) {
+                throw new UnsupportedOperationException("backend opencl needs OpenCL devices, got "
+                        + devices.stream().map(Device::id).toList());
+            }
+            if (o.platform() != ((OpenClDevice) devices.getFirst()).platform()) {
+                throw new IllegalArgumentException("backend opencl needs devices of one OpenCL platform, got "
+                        + devices.stream().map(x -> x.id() + " (" + ((OpenClDevice) x).platform().name() + ")").toList());
+            }
+            cl.add(o);
+        }
+        checkKernelArity("opencl", devices);
+        return new OpenClSynchronizer(cl, options);
+    }
+
+    /** The fused average kernels take 2..8 inputs. */
+    static void checkKernelArity(String backend, List<? extends Device> devices) {
+        if (devices.size() > MAX_DEVICE_REPLICAS) {
+            throw new IllegalArgumentException("backend " + backend + " averages at most " + MAX_DEVICE_REPLICAS
+                    + " devices (its fused kernels take 2..8 inputs), got " + devices.size());
+        }
     }
 
     /**

@@ -6,6 +6,8 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.RuntimeStatus;
 import io.gradsync.tasks.jvm.JvmRuntime;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import io.gradsync.tasks.opencl.OpenClPlatform;
 import io.gradsync.tasks.opencl.OpenClRuntime;
 import java.util.List;
 
@@ -41,7 +43,9 @@ public final class DeviceCatalog {
 
     /**
      * The first {@code count} devices of {@code runtime}. JVM devices are created fresh (the
-     * caller closes them); CUDA and OpenCL devices are the process-wide ones.
+     * caller closes them); CUDA and OpenCL devices are the process-wide ones. OpenCL devices come
+     * from the first platform that has {@code count} of them (events and copies between devices
+     * work within a platform), else from the list as it is.
      *
      * @throws IllegalArgumentException when the runtime is unavailable or has fewer devices
      */
@@ -57,6 +61,14 @@ public final class DeviceCatalog {
             throw new IllegalArgumentException(runtime.label() + " is unavailable: " + s.detail());
         }
         List<? extends Device> all = listed(runtime);
+        if (runtime == DeviceRuntime.OPENCL) {
+            for (OpenClPlatform p : OpenClRuntime.platforms()) {
+                List<OpenClDevice> same = OpenClRuntime.devices().stream().filter(d -> d.platform() == p).toList();
+                if (same.size() >= count) {
+                    return same.subList(0, count);
+                }
+            }
+        }
         if (all.size() < count) {
             throw new IllegalArgumentException(count + " " + runtime.label() + " devices asked for, this machine has "
                     + all.size());

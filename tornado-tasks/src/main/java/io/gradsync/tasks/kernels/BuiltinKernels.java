@@ -49,6 +49,12 @@ public final class BuiltinKernels {
         return byName("average" + k + "F16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
     }
 
+    /** The element-wise copy for 4-byte floats (4) or bf16 / fp16 ({@code bf16} true / false) of 2 bytes. */
+    public static KernelSpec copy(int elementBytes, boolean bf16) {
+        String name = elementBytes == 4 ? "copy" : bf16 ? "copyBf16" : "copyF16";
+        return byName(name).orElseThrow();
+    }
+
     private static List<KernelSpec> scan() {
         List<KernelSpec> specs = new ArrayList<>();
         for (Method m : GradientKernels.class.getDeclaredMethods()) {

@@ -47,6 +47,7 @@ import java.util.Map;
 public final class ExecutionPlan implements AutoCloseable {
     private final ImmutableTaskGraph graph;
     private final Map<String, Device> taskDevices = new HashMap<>();
+    private final Map<Device, Map<KernelArray, DeviceSlice>> bound = new HashMap<>();
     private Device defaultDevice;
     private Map<Device, DeviceState> states;
     private List<Device[]> taskPlacement;
@@ -71,6 +72,26 @@ public final class ExecutionPlan implements AutoCloseable {
             throw new IllegalArgumentException("graph " + graph.name() + " has no task " + taskName);
         }
         taskDevices.put(taskName, device);
+        return this;
+    }
+
+    /**
+     * Keeps {@code array} in caller-owned device memory on {@code device}: {@code slice} (as many
+     * elements as the array has, at the slice's offset) instead of a buffer the plan allocates.
+     * Several plans bound to the same slice share the data without copies (weights used by a
+     * forward and an update plan; a gradient written straight into its bucket for the
+     * synchronizer). The plan never frees bound memory, and does not zero it.
+     */
+    public ExecutionPlan bind(KernelArray array, Device device, DeviceSlice slice) {
+        checkNotStarted();
+        if (slice.buffer().device() != device) {
+            throw new IllegalArgumentException("bound buffer is on " + slice.buffer().device().id() + ", not on " + device.id());
+        }
+        if (slice.count() != array.getSize()) {
+            throw new IllegalArgumentException("bound slice has " + slice.count() + " elements, the array " + array.getSize());
+        }
+        slice.check(array.elementBytes(), "bound array");
+        bound.computeIfAbsent(device, d -> new IdentityHashMap<>()).put(array, slice);
         return this;
     }
 
@@ -188,7 +209,7 @@ public final class ExecutionPlan implements AutoCloseable {
                     }
                 }
             }
-            states.computeIfAbsent(d, DeviceState::new).addTask(run, k);
+            states.computeIfAbsent(d, dev -> new DeviceState(dev, bound.getOrDefault(dev, Map.of()))).addTask(run, k);
         }
     }
 
@@ -214,13 +235,25 @@ public final class ExecutionPlan implements AutoCloseable {
         private final Map<String, Runnable> launches = new HashMap<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
         private final List<KernelArray> pendingOut = new ArrayList<>();
+        private final Map<KernelArray, DeviceSlice> bound;
 
-        DeviceState(Device device) {
+        DeviceState(Device device, Map<KernelArray, DeviceSlice> bound) {
             this.device = device;
+            this.bound = bound;
             this.stream = device.createStream();
         }
 
+        /** Byte offset of the array in {@link #buffer}: nonzero only for bound slices. */
+        private long offset(KernelArray array) {
+            DeviceSlice s = bound.get(array);
+            return s == null ? 0 : s.byteOffset();
+        }
+
         private DeviceBuffer buffer(KernelArray array) {
+            DeviceSlice s = bound.get(array);
+            if (s != null) {
+                return s.buffer();
+            }
             return buffers.computeIfAbsent(array, a -> {
                 long bytes = Math.max(4, (a.segment().byteSize() + 3) & ~3L);
                 DeviceBuffer b = device.allocate(bytes);
@@ -244,8 +277,8 @@ public final class ExecutionPlan implements AutoCloseable {
                 Object arg = argFor(run, k, p);
                 if (arg instanceof KernelArray array) {
                     DeviceBuffer b = buffer(array);
-                    deviceArgs.add(new DeviceSlice(b, 0, array.getSize()));
-                    jvmArgs.add(b instanceof JvmBuffer jb ? view(array, jb) : null);
+                    deviceArgs.add(new DeviceSlice(b, offset(array), array.getSize()));
+                    jvmArgs.add(b instanceof JvmBuffer jb ? view(array, jb, offset(array)) : null);
                     workItems = workItems < 0 ? array.getSize() : workItems;
                 } else {
                     deviceArgs.add(arg);
@@ -275,8 +308,8 @@ public final class ExecutionPlan implements AutoCloseable {
         }
 
         /** A view of the JVM device buffer as the array's own type. */
-        private static KernelArray view(KernelArray array, JvmBuffer buffer) {
-            var seg = buffer.segment().asSlice(0, array.segment().byteSize());
+        private static KernelArray view(KernelArray array, JvmBuffer buffer, long offset) {
+            var seg = buffer.segment().asSlice(offset, array.segment().byteSize());
             return switch (array) {
                 case FloatArray f -> FloatArray.wrap(seg);
                 case io.gradsync.tasks.api.DoubleArray d -> io.gradsync.tasks.api.DoubleArray.wrap(seg);
@@ -288,7 +321,7 @@ public final class ExecutionPlan implements AutoCloseable {
         }
 
         void copyIn(KernelArray array) {
-            DeviceBuffer b = buffers.get(array);
+            DeviceBuffer b = bound.containsKey(array) ? bound.get(array).buffer() : buffers.get(array);
             if (b == null) {
                 return; // no task on this device uses it
             }
@@ -298,7 +331,7 @@ public final class ExecutionPlan implements AutoCloseable {
                 finish(); // its staging buffer still holds a copy back of this run: deliver it first
             }
             h.segment().asSlice(0, bytes).copyFrom(array.segment());
-            stream.copyFromHost(h, 0, b, 0, bytes);
+            stream.copyFromHost(h, 0, b, offset(array), bytes);
         }
 
         void launch(String task) {
@@ -307,7 +340,7 @@ public final class ExecutionPlan implements AutoCloseable {
 
         void copyOut(KernelArray array) {
             long bytes = array.segment().byteSize();
-            stream.copyToHost(buffer(array), 0, staging(array), 0, bytes);
+            stream.copyToHost(buffer(array), offset(array), staging(array), 0, bytes);
             pendingOut.add(array);
         }
 

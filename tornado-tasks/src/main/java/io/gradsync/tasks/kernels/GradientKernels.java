@@ -219,6 +219,27 @@ public final class GradientKernels {
         }
     }
 
+    /** {@code out[i] = in[i]}: a copy through the SMs, e.g. reading a peer GPU's memory (an all-gather). */
+    public static void copy(FloatArray out, FloatArray in) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** {@code out[i] = in[i]} (exact for every value but NaN payloads). */
+    public static void copyBf16(Bfloat16Array out, Bfloat16Array in) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
+    /** {@code out[i] = in[i]} (exact for every value but NaN payloads). */
+    public static void copyF16(HalfArray out, HalfArray in) {
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i));
+        }
+    }
+
     /** Widens bf16 to fp32 (exact). */
     public static void bf16ToF32(Bfloat16Array in, FloatArray out) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {

@@ -10,9 +10,6 @@ import io.gradsync.tasks.opencl.OpenClQueue;
 import org.jocl.CL;
 import org.jocl.Pointer;
 import org.jocl.Sizeof;
-import org.jocl.cl_command_queue;
-import org.jocl.cl_context;
-import org.jocl.cl_device_id;
 import org.jocl.cl_kernel;
 import org.jocl.cl_program;
 
@@ -25,9 +22,7 @@ import static org.jocl.CL.*;
  * Compiled kernels built for OpenCL devices: one program per (device, kernel), built once from
  * the generated OpenCL C and kept for the process.
  *
- * <p>The context and device handles are taken from one of the device's queues, so this needs only
- * the runtime's public API; when {@code OpenClDevice} offers program building this class should
- * use it. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
+ * <p>Programs are built by {@link OpenClDevice#buildProgram}. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
  * arguments set) and {@link PreparedLaunch#launch launch} it every step.
  */
 public final class OpenClKernels {
@@ -45,27 +40,8 @@ public final class OpenClKernels {
     /** Builds (once) the kernel's program for the device of {@code queue}. */
     private static cl_program program(OpenClQueue queue, CompiledKernel kernel) {
         OpenClDevice device = queue.device();
-        return PROGRAMS.computeIfAbsent(new Key(device, kernel), k -> {
-            cl_command_queue q = queue.handle();
-            cl_context context = new cl_context();
-            cl_device_id id = new cl_device_id();
-            check(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, Sizeof.cl_context, Pointer.to(context), null), "clGetCommandQueueInfo", device);
-            check(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, Sizeof.cl_device_id, Pointer.to(id), null), "clGetCommandQueueInfo", device);
-            int[] rc = {0};
-            cl_program program = clCreateProgramWithSource(context, 1, new String[]{kernel.openCl()}, null, rc);
-            check(rc[0], "clCreateProgramWithSource(" + kernel.entryName() + ")", device);
-            int built = clBuildProgram(program, 1, new cl_device_id[]{id}, "", null, null);
-            if (built != CL_SUCCESS) {
-                long[] size = {0};
-                clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);
-                byte[] log = new byte[(int) size[0]];
-                clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, log.length, Pointer.to(log), null);
-                clReleaseProgram(program);
-                throw new DeviceException("clBuildProgram(" + kernel.entryName() + ")", device.id(), built,
-                        CL.stringFor_errorCode(built) + "; build log:\n" + new String(log).trim());
-            }
-            return new Built(program, device);
-        }).program();
+        return PROGRAMS.computeIfAbsent(new Key(device, kernel),
+                k -> new Built(device.buildProgram(kernel.openCl(), kernel.entryName()), device)).program();
     }
 
     /**

@@ -5,26 +5,41 @@ import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
 import static org.jocl.CL.CL_DEVICE_NAME;
 import static org.jocl.CL.CL_DEVICE_VERSION;
 import static org.jocl.CL.CL_MEM_READ_WRITE;
+import static org.jocl.CL.CL_PROGRAM_BUILD_LOG;
+import static org.jocl.CL.clBuildProgram;
 import static org.jocl.CL.clCreateBuffer;
+import static org.jocl.CL.clCreateProgramWithSource;
+import static org.jocl.CL.clGetProgramBuildInfo;
+import static org.jocl.CL.clReleaseProgram;
 import static org.jocl.CL.clGetDeviceInfo;
 
 import io.gradsync.tasks.device.AbstractHostBuffer;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceException;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.Arena;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.jocl.CL;
 import org.jocl.Pointer;
 import org.jocl.Sizeof;
 import org.jocl.cl_device_id;
 import org.jocl.cl_mem;
+import org.jocl.cl_program;
 
-/** One OpenCL device. Its id is {@code opencl:N}, N its index over all platforms. */
+/**
+ * One OpenCL device. Its id is {@code opencl:N}, N its index over all platforms. A <em>logical</em>
+ * device ({@link OpenClRuntime#logicalDevices}) is a second view of a physical device with its own
+ * queues, id {@code opencl:N#L}: several of them stand in for several devices where there is one
+ * (PoCL in CI). Buffers of one platform share its context, so any of its devices may copy them.
+ */
 public final class OpenClDevice implements Device {
     private final int ordinal;
+    /** -1 for the discovered device, else the index among logical devices. */
+    private final int logical;
     private final OpenClPlatform platform;
     private final cl_device_id id;
     private final String name;
@@ -33,7 +48,17 @@ public final class OpenClDevice implements Device {
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
 
     OpenClDevice(int ordinal, OpenClPlatform platform, cl_device_id id) {
+        this(ordinal, platform, id, -1);
+    }
+
+    /** A logical view of {@code physical}, with queues of its own. */
+    OpenClDevice(OpenClDevice physical, int logical) {
+        this(physical.ordinal, physical.platform, physical.id, logical);
+    }
+
+    private OpenClDevice(int ordinal, OpenClPlatform platform, cl_device_id id, int logical) {
         this.ordinal = ordinal;
+        this.logical = logical;
         this.platform = platform;
         this.id = id;
         this.name = stringInfo(id, CL_DEVICE_NAME);
@@ -51,6 +76,16 @@ public final class OpenClDevice implements Device {
     @Override
     public int ordinal() {
         return ordinal;
+    }
+
+    @Override
+    public String id() {
+        return logical < 0 ? Device.super.id() : Device.super.id() + "#" + logical;
+    }
+
+    /** True for a view made by {@link OpenClRuntime#logicalDevices}. */
+    public boolean isLogical() {
+        return logical >= 0;
     }
 
     @Override
@@ -88,11 +123,19 @@ public final class OpenClDevice implements Device {
         return new OpenClBuffer(this, mem, bytes);
     }
 
-    /** Off-heap host memory; OpenCL reads and writes it through the queue's copies. */
+    /**
+     * Host memory the device copies at full speed: a {@code CL_MEM_ALLOC_HOST_PTR} buffer mapped
+     * once for its lifetime (NVIDIA's OpenCL backs it with pinned memory and copies from it by DMA;
+     * ordinary host memory goes through a bounce buffer at a fraction of the speed). Sizes above
+     * what one mapping can return to Java (2 GiB) get ordinary off-heap memory instead.
+     */
     @Override
     public HostBuffer allocateHost(long bytes) {
         if (bytes <= 0) {
             throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
+        }
+        if (bytes <= Integer.MAX_VALUE) {
+            return OpenClMappedBuffer.allocate(this, bytes);
         }
         Arena arena = Arena.ofShared();
         return new AbstractHostBuffer(arena.allocate(bytes, 4096), false) {
@@ -101,6 +144,29 @@ public final class OpenClDevice implements Device {
                 arena.close();
             }
         };
+    }
+
+    /**
+     * Compiles OpenCL C {@code source} for this device in its platform's context. A failed build
+     * throws with the compiler's log; the caller releases the program it gets.
+     *
+     * @param what names the program in errors (a kernel name)
+     */
+    public cl_program buildProgram(String source, String what) {
+        int[] rc = {0};
+        cl_program program = clCreateProgramWithSource(platform.context(), 1, new String[] {source}, null, rc);
+        check(rc[0], "clCreateProgramWithSource(" + what + ")", id());
+        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, "", null, null);
+        if (built != CL.CL_SUCCESS) {
+            long[] size = {0};
+            clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);
+            byte[] log = new byte[(int) size[0]];
+            clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, log.length, Pointer.to(log), null);
+            clReleaseProgram(program);
+            throw new DeviceException("clBuildProgram(" + what + ")", id(), built,
+                    CL.stringFor_errorCode(built) + "; build log:\n" + cString(log));
+        }
+        return program;
     }
 
     @Override

@@ -67,6 +67,27 @@ public final class OpenClRuntime {
         return devices.get(ordinal);
     }
 
+    /**
+     * {@code n} distinct logical devices over the physical ones, cycling through them in
+     * {@link #devices()} order: on one PoCL device, {@code logicalDevices(4)} gives four devices
+     * with queues of their own, which is how tests run multi-device code where there is one device.
+     * Each call makes new ones; the caller closes them (that closes their queues, nothing else).
+     */
+    public static List<OpenClDevice> logicalDevices(int n) {
+        RuntimeStatus s = status();
+        if (!s.available()) {
+            throw new IllegalStateException("OpenCL is unavailable: " + s.detail());
+        }
+        if (n < 1) {
+            throw new IllegalArgumentException("logical device count must be >= 1, got " + n);
+        }
+        List<OpenClDevice> logical = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            logical.add(new OpenClDevice(devices.get(i % devices.size()), i));
+        }
+        return List.copyOf(logical);
+    }
+
     private static RuntimeStatus initialize() {
         int[] count = {0};
         int rc;

@@ -6,6 +6,7 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.ImmutableTaskGraph;
 import io.gradsync.tasks.api.TaskGraph;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;
@@ -113,6 +114,49 @@ abstract class ExecutionPlanChecks {
                     FloatArray.class, float.class), a, "x"));
             g.task("t", GradientKernels::scale, a, 2f);
             assertThrows(IllegalArgumentException.class, () -> g.task("t", GradientKernels::scale, a, 2f), "duplicate name");
+        }
+    }
+
+    @Test
+    void plansBoundToOneSliceShareItAndTouchNothingElse() {
+        Device d = device();
+        int n = 1000;
+        long offset = 512;
+        int sentinel = 0x7FC0BEEF;
+        try (DeviceBuffer buffer = d.allocate(offset + n * 4L + 512); FloatArray a = new FloatArray(n);
+                io.gradsync.tasks.device.DeviceStream stream = d.createStream()) {
+            stream.fill32(buffer, 0, buffer.byteSize(), sentinel);
+            stream.synchronize();
+            for (int i = 0; i < n; i++) {
+                a.set(i, i);
+            }
+            DeviceSlice slice = new DeviceSlice(buffer, offset, n);
+            ImmutableTaskGraph first = new TaskGraph("first")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, a)
+                    .task("double", GradientKernels::scale, a, 2f)
+                    .snapshot();
+            ImmutableTaskGraph second = new TaskGraph("second")
+                    .task("triple", GradientKernels::scale, a, 3f)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, a)
+                    .snapshot();
+            try (ExecutionPlan p1 = new ExecutionPlan(first).withDevice(d).bind(a, d, slice);
+                    ExecutionPlan p2 = new ExecutionPlan(second).withDevice(d).bind(a, d, slice)) {
+                p1.execute();
+                a.fill(Float.NaN); // the host copy is stale now: only the device slice holds the data
+                p2.execute();
+            }
+            for (int i = 0; i < n; i++) {
+                assertEquals(6f * i, a.get(i), "element " + i);
+            }
+            try (io.gradsync.tasks.device.HostBuffer host = d.allocateHost(buffer.byteSize())) {
+                stream.copyToHost(buffer, 0, host, 0, buffer.byteSize());
+                stream.synchronize();
+                for (long i = 0; i < buffer.byteSize() / 4; i++) {
+                    if (i < offset / 4 || i >= offset / 4 + n) {
+                        assertEquals(sentinel, host.segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, i), "int " + i + " outside the slice");
+                    }
+                }
+            }
         }
     }
 }

@@ -1,0 +1,53 @@
+package io.gradsync.sync;
+
+/**
+ * Tuning of the {@code ptx} backend.
+ *
+ * @param oneShotMaxBytes runs (back-to-back gradients) of at most this many bytes per replica are
+ *                        averaged one-shot (every GPU averages the whole run, reading all peers, into
+ *                        scratch, then copies it back): one kernel and one local copy instead of a
+ *                        reduce-scatter plus N-1 peer copies, which wins while latency, not
+ *                        bandwidth, sets the time. 0 turns one-shot off; {@code Long.MAX_VALUE}
+ *                        uses it always. The default is a first estimate from the link figures
+ *                        (NVLink ~390 GB/s, a launch or peer copy ~5 us); measure with the bench's
+ *                        sweep of this option and set the crossover found on the node.
+ * @param peerAccess      use direct peer access where a pair of GPUs supports it; false forces every
+ *                        pair through pinned host memory (the path taken where P2P is missing), so
+ *                        that path can be tested on a machine with P2P
+ * @param gather          how a GPU fetches the peers' averaged slices in the all-gather
+ */
+public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather) {
+
+    /** How the all-gather moves an averaged slice from its GPU to a peer. */
+    public enum Gather {
+        /** {@code cuMemcpyPeerAsync} pulled by the receiving GPU: copy engines, SMs stay free. */
+        COPY_ENGINE,
+        /** A copy kernel on the receiving GPU reading the peer's memory: SMs, no copy-engine latency. */
+        KERNEL
+    }
+    /** Default of {@link #oneShotMaxBytes()}: 1 MiB, to be replaced by the measured crossover. */
+    public static final long DEFAULT_ONE_SHOT_MAX_BYTES = 1L << 20;
+
+    public PtxOptions {
+        java.util.Objects.requireNonNull(gather, "gather");
+        if (oneShotMaxBytes < 0) {
+            throw new IllegalArgumentException("oneShotMaxBytes must be >= 0, got " + oneShotMaxBytes);
+        }
+    }
+
+    public static PtxOptions defaults() {
+        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE);
+    }
+
+    public PtxOptions withOneShotMaxBytes(long bytes) {
+        return new PtxOptions(bytes, peerAccess, gather);
+    }
+
+    public PtxOptions withPeerAccess(boolean enabled) {
+        return new PtxOptions(oneShotMaxBytes, enabled, gather);
+    }
+
+    public PtxOptions withGather(Gather how) {
+        return new PtxOptions(oneShotMaxBytes, peerAccess, how);
+    }
+}

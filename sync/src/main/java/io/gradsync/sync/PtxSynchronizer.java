@@ -1,0 +1,514 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.KernelSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The project's fused average kernels compiled to PTX, one process driving N GPUs (2..8) whose
+ * kernels read their peers' memory directly (P2P), in place on the replicas' own buffers.
+ *
+ * <p>Gradients are grouped into runs (back-to-back in one buffer, one dtype; {@link SlicePlan})
+ * and each run is averaged one of two ways, chosen per run by size
+ * ({@link PtxOptions#oneShotMaxBytes()}, default 1 MiB, meant to be set from a measured sweep):
+ * <ul>
+ * <li><b>reduce-scatter + all-gather</b> (large runs): the run is cut into N slices; GPU i
+ * averages slice i of every replica ({@code average<N>} reading the peers' slices through their
+ * pointers) and writes it into slice i of its own replica; then every GPU j pulls each averaged
+ * slice i from GPU i with {@code cuMemcpyPeerAsync} (copy engines) into its replica.</li>
+ * <li><b>one-shot</b> (small runs, only where every pair has P2P): GPU i averages the whole run,
+ * reading every replica, into its own scratch, then copies scratch into its replica: one kernel
+ * and one local copy, no per-slice peer copies.</li>
+ * </ul>
+ *
+ * <p>Ordering, all on one stream per GPU, with one event per GPU and phase:
+ * <ul>
+ * <li>The caller's work on every GPU is done before any reduce starts: each call begins by
+ * synchronizing every device (as the other backends do), since caller work may sit on any stream.</li>
+ * <li>Reduce-scatter in place is safe element-wise (GPU i alone writes slice i of replica i, after
+ * reading it), but GPU j's all-gather overwrites slice i of replica j, which GPU i reads in its
+ * reduce; and one-shot's copy-back overwrites replica j, which every GPU reads. So every GPU's
+ * second phase waits on every GPU's {@code reduced} event: the same wait also makes the averaged
+ * slices available. All events of a phase are recorded, for all GPUs, before any stream waits on
+ * them, so no wait can see a previous call's record.</li>
+ * <li>A call ends by synchronizing every stream: the next call cannot start reducing while this
+ * call's all-gathers still read slices, and the caller sees the average when the call returns.</li>
+ * </ul>
+ *
+ * <p>Where a pair of GPUs has no P2P (or {@link PtxOptions#peerAccess()} is off), the slices
+ * between them move through pinned host memory: GPU j copies slice i of its replica into its
+ * host buffer (phase 0, event {@code staged}), GPU i uploads it into scratch and reads it from
+ * there; GPU i also downloads its averaged slice into a shared pinned {@code result} buffer from
+ * which GPU j uploads it in the all-gather. One-shot is then off (it would read peers). Results
+ * are the same either way: the kernel sums the same values in the same (replica) order.
+ *
+ * <p>Streams and events are made once; scratch and pinned buffers grow when a larger layout
+ * arrives and are kept; kernel launches are prepared once per layout (a new layout, or new
+ * buffers, re-plan). The all-gather pulls with copy engines by default; {@link PtxOptions.Gather#KERNEL}
+ * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
+ * which is faster at which size is for the node to tell.
+ *
+ * <p>The schedule uses only the runtime-neutral stream API plus a {@link Launcher}; on CUDA
+ * ({@link #create}) kernels are the PTX ones and peers are real. Tests also run the very same
+ * schedule on JVM devices (kernels as Java, any P2P matrix), so its ordering and offsets are
+ * checked in CI where there is no GPU.
+ */
+final class PtxSynchronizer implements GradientSynchronizer {
+    /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
+    @FunctionalInterface
+    interface Launcher {
+        Launch prepare(int device, KernelSpec spec, int count, Object[] args);
+    }
+
+    /** A prepared kernel launch. */
+    @FunctionalInterface
+    interface Launch {
+        void launch(DeviceStream stream);
+    }
+
+    private final List<Device> devices;
+    private final Launcher launcher;
+    private final PtxOptions options;
+    /** p2p[i][j]: GPUs i and j read each other's memory directly (true on the diagonal). */
+    private final boolean[][] p2p;
+    private final boolean allP2p;
+    /** lacksPeer[i]: some GPU reads GPU i's slices through host memory. */
+    private final boolean[] lacksPeer;
+    private final DeviceStream[] streams;
+    private final DeviceEvent[] staged;
+    private final DeviceEvent[] reduced;
+    private final DeviceBuffer[] scratch;
+    private final HostBuffer[] host;
+    private HostBuffer result;
+    private final SyncStats stats = new SyncStats();
+    private SlicePlan plan;
+    private boolean[] oneShot;
+    /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
+    private Launch[][] launches;
+    /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
+    private Launch[][][] gathers;
+    /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
+    private long[][] scratchAt;
+    private volatile boolean closed;
+
+    static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
+        List<CudaDevice> gpus = new ArrayList<>();
+        for (Device d : devices) {
+            if (!(d instanceof CudaDevice gpu)) {
+                throw new UnsupportedOperationException("backend ptx needs CUDA GPUs, got " + devices.stream().map(Device::id).toList());
+            }
+            gpus.add(gpu);
+        }
+        Synchronizers.checkKernelArity("ptx", devices);
+        PtxOptions ptx = options.ptx();
+        int n = gpus.size();
+        boolean[][] p2p = new boolean[n][n];
+        for (int i = 0; i < n; i++) {
+            p2p[i][i] = true;
+            for (int j = i + 1; j < n; j++) {
+                CudaDevice a = gpus.get(i);
+                CudaDevice b = gpus.get(j);
+                boolean direct = ptx.peerAccess() && a.canAccessPeer(b) && b.canAccessPeer(a);
+                if (direct) {
+                    a.enablePeerAccess(b); // kernels on a read b's slices, copies on a pull from b
+                    b.enablePeerAccess(a);
+                }
+                p2p[i][j] = direct;
+                p2p[j][i] = direct;
+            }
+        }
+        Launcher ptxKernels = (device, spec, count, args) -> {
+            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpus.get(device), spec, count, args);
+            return stream -> launch.launch((CudaStream) stream);
+        };
+        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels);
+    }
+
+    /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
+    static boolean usable(List<? extends Device> devices) {
+        if (devices.size() < 2 || devices.size() > Synchronizers.MAX_DEVICE_REPLICAS) {
+            return false;
+        }
+        try {
+            for (Device a : devices) {
+                for (Device b : devices) {
+                    if (!(a instanceof CudaDevice ga) || !(b instanceof CudaDevice gb) || !ga.canAccessPeer(gb)) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        } catch (RuntimeException e) {
+            return false; // a driver that cannot answer cannot be relied on for P2P either
+        }
+    }
+
+    /**
+     * @param p2p      p2p[i][j]: device i's kernels and copies reach device j's memory directly
+     *                 (symmetric, true on the diagonal)
+     * @param launcher prepares the fused average kernels on each device
+     */
+    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher) {
+        this.devices = List.copyOf(devices);
+        this.options = options;
+        this.launcher = launcher;
+        int n = devices.size();
+        this.p2p = new boolean[n][];
+        lacksPeer = new boolean[n];
+        streams = new DeviceStream[n];
+        staged = new DeviceEvent[n];
+        reduced = new DeviceEvent[n];
+        scratch = new DeviceBuffer[n];
+        host = new HostBuffer[n];
+        boolean all = true;
+        for (int i = 0; i < n; i++) {
+            this.p2p[i] = p2p[i].clone();
+            for (int j = 0; j < n; j++) {
+                if (p2p[i][j] != p2p[j][i] || (i == j && !p2p[i][j])) {
+                    throw new IllegalArgumentException("peer matrix must be symmetric with a true diagonal");
+                }
+                lacksPeer[i] |= !p2p[i][j];
+                all &= p2p[i][j];
+            }
+        }
+        allP2p = all;
+        if (n > 1) {
+            try {
+                for (int i = 0; i < n; i++) {
+                    streams[i] = devices.get(i).createStream();
+                    staged[i] = devices.get(i).createEvent();
+                    reduced[i] = devices.get(i).createEvent();
+                }
+            } catch (RuntimeException e) {
+                releaseAll();
+                throw e;
+            }
+        }
+    }
+
+    @Override
+    public SyncBackend backend() {
+        return SyncBackend.PTX;
+    }
+
+    @Override
+    public int localRank() {
+        return 0;
+    }
+
+    @Override
+    public int rank() {
+        return 0;
+    }
+
+    @Override
+    public int worldSize() {
+        return devices.size();
+    }
+
+    /** Whether GPUs {@code i} and {@code j} (indices in this synchronizer) read each other directly. */
+    boolean peerToPeer(int i, int j) {
+        return p2p[i][j];
+    }
+
+    @Override
+    public synchronized void synchronize(List<Replica> replicas) {
+        checkOpen();
+        long t0 = System.nanoTime();
+        ReplicaCheck.check(replicas, devices);
+        long bytes = 0;
+        for (Gradient g : replicas.getFirst().gradients()) {
+            bytes += g.byteSize();
+        }
+        if (devices.size() > 1) {
+            run(replicas);
+        }
+        stats.call(bytes, System.nanoTime() - t0);
+    }
+
+    private void run(List<Replica> replicas) {
+        long t0 = System.nanoTime();
+        if (plan == null || !plan.madeFor(replicas)) {
+            replan(replicas);
+        }
+        List<SlicePlan.Run> runs = plan.runs();
+        if (runs.isEmpty()) {
+            return;
+        }
+        for (Device d : devices) {
+            d.synchronize(); // the caller's work on the gradients comes first
+        }
+        long t1 = System.nanoTime();
+        stats.phase("prepare", t1 - t0);
+        int n = devices.size();
+        if (!allP2p) {
+            stageForPeersWithoutP2p(runs);
+        }
+        for (int i = 0; i < n; i++) {
+            reduce(i, runs);
+        }
+        for (int j = 0; j < n; j++) {
+            gather(j, runs);
+        }
+        long t2 = System.nanoTime();
+        stats.phase("enqueue", t2 - t1);
+        for (DeviceStream s : streams) {
+            s.synchronize();
+        }
+        stats.phase("wait", System.nanoTime() - t2);
+    }
+
+    /** Phase 0: GPU j puts slice i of its replica in host memory for every GPU i it has no P2P with. */
+    private void stageForPeersWithoutP2p(List<SlicePlan.Run> runs) {
+        int n = devices.size();
+        for (int j = 0; j < n; j++) {
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                for (int i = 0; i < n; i++) {
+                    long bytes = run.sliceCount(i) * run.dtype().bytes();
+                    if (!p2p[i][j] && bytes > 0) {
+                        streams[j].copyToHost(run.buffers()[j], run.sliceOffset(j, i), host[j], run.packedSliceOffset(i), bytes);
+                    }
+                }
+            }
+            streams[j].record(staged[j]);
+        }
+    }
+
+    /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place. */
+    private void reduce(int i, List<SlicePlan.Run> runs) {
+        int n = devices.size();
+        DeviceStream s = streams[i];
+        for (int j = 0; j < n; j++) {
+            if (!p2p[i][j]) {
+                s.waitFor(staged[j]);
+            }
+        }
+        for (int k = 0; k < runs.size(); k++) {
+            SlicePlan.Run run = runs.get(k);
+            if (oneShot[k]) {
+                launches[i][k].launch(s);
+                continue;
+            }
+            long bytes = run.sliceCount(i) * run.dtype().bytes();
+            if (bytes == 0) {
+                continue;
+            }
+            long at = scratchAt[i][k];
+            for (int j = 0; j < n; j++) {
+                if (!p2p[i][j]) {
+                    s.copyFromHost(host[j], run.packedSliceOffset(i), scratch[i], at, bytes);
+                    at += SlicePlan.align(bytes);
+                }
+            }
+            launches[i][k].launch(s);
+            if (lacksPeer[i]) {
+                s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), result, run.packedSliceOffset(i), bytes);
+            }
+        }
+        s.record(reduced[i]);
+    }
+
+    /** Phase 2 on GPU j, after every GPU's reduce: copy one-shot results back, pull the other slices. */
+    private void gather(int j, List<SlicePlan.Run> runs) {
+        int n = devices.size();
+        DeviceStream s = streams[j];
+        for (int i = 0; i < n; i++) {
+            if (i != j) {
+                s.waitFor(reduced[i]);
+            }
+        }
+        for (int k = 0; k < runs.size(); k++) {
+            SlicePlan.Run run = runs.get(k);
+            if (oneShot[k]) {
+                s.copy(scratch[j], scratchAt[j][k], run.buffers()[j], run.offsets()[j], run.bytes());
+                continue;
+            }
+            for (int i = 0; i < n; i++) {
+                long bytes = run.sliceCount(i) * run.dtype().bytes();
+                if (i == j || bytes == 0) {
+                    continue;
+                }
+                if (p2p[i][j] && gathers != null) {
+                    gathers[j][k][i].launch(s);
+                } else if (p2p[i][j]) {
+                    s.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                } else {
+                    s.copyFromHost(result, run.packedSliceOffset(i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                }
+            }
+        }
+    }
+
+    /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
+    private void replan(List<Replica> replicas) {
+        plan = null;
+        launches = null;
+        gathers = null;
+        SlicePlan p = SlicePlan.of(replicas);
+        int n = devices.size();
+        List<SlicePlan.Run> runs = p.runs();
+        boolean[] small = new boolean[runs.size()];
+        long[][] at = new long[n][runs.size()];
+        for (int k = 0; k < runs.size(); k++) {
+            small[k] = allP2p && runs.get(k).bytes() <= options.oneShotMaxBytes();
+        }
+        for (int i = 0; i < n; i++) {
+            int missing = 0;
+            for (int j = 0; j < n; j++) {
+                missing += p2p[i][j] ? 0 : 1;
+            }
+            long used = 0;
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                at[i][k] = used;
+                used += small[k] ? SlicePlan.align(run.bytes())
+                        : missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes());
+            }
+            if (used > 0 && (scratch[i] == null || scratch[i].byteSize() < used)) {
+                closeQuietly(scratch[i]);
+                scratch[i] = null;
+                scratch[i] = devices.get(i).allocate(used);
+            }
+            if (!allP2p && (host[i] == null || host[i].byteSize() < p.packedBytes())) {
+                closeQuietly(host[i]);
+                host[i] = null;
+                host[i] = devices.get(i).allocateHost(p.packedBytes());
+            }
+        }
+        if (!allP2p && (result == null || result.byteSize() < p.packedBytes())) {
+            closeQuietly(result);
+            result = null;
+            result = devices.getFirst().allocateHost(p.packedBytes()); // portable: every GPU copies from it
+        }
+        Launch[][] prepared = new Launch[n][runs.size()];
+        float invK = 1.0f / n;
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                Object[] args = new Object[n + 2];
+                args[n + 1] = invK;
+                int count;
+                if (small[k]) {
+                    count = Math.toIntExact(run.count());
+                    args[0] = new DeviceSlice(scratch[i], at[i][k], count);
+                    for (int j = 0; j < n; j++) {
+                        args[1 + j] = new DeviceSlice(run.buffers()[j], run.offsets()[j], count);
+                    }
+                } else {
+                    count = Math.toIntExact(run.sliceCount(i));
+                    if (count == 0) {
+                        continue;
+                    }
+                    long slot = at[i][k];
+                    args[0] = new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count);
+                    for (int j = 0; j < n; j++) {
+                        if (p2p[i][j]) {
+                            args[1 + j] = new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count);
+                        } else {
+                            args[1 + j] = new DeviceSlice(scratch[i], slot, count);
+                            slot += SlicePlan.align((long) count * run.dtype().bytes());
+                        }
+                    }
+                }
+                prepared[i][k] = launcher.prepare(i, SlicePlan.averageKernel(run.dtype(), n), count, args);
+            }
+        }
+        Launch[][][] pulls = null;
+        if (options.gather() == PtxOptions.Gather.KERNEL) {
+            pulls = new Launch[n][runs.size()][n];
+            for (int j = 0; j < n; j++) {
+                for (int k = 0; k < runs.size(); k++) {
+                    SlicePlan.Run run = runs.get(k);
+                    for (int i = 0; i < n; i++) {
+                        int count = Math.toIntExact(run.sliceCount(i));
+                        if (small[k] || i == j || !p2p[i][j] || count == 0) {
+                            continue;
+                        }
+                        pulls[j][k][i] = launcher.prepare(j, SlicePlan.copyKernel(run.dtype()), count, new Object[] {
+                            new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count),
+                            new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count)});
+                    }
+                }
+            }
+        }
+        oneShot = small;
+        scratchAt = at;
+        launches = prepared;
+        gathers = pulls;
+        plan = p;
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
+    }
+
+    @Override
+    public void barrier() {
+        checkOpen();
+        for (Device d : devices) {
+            d.synchronize();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("ptx synchronizer is closed");
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            releaseAll();
+        }
+    }
+
+    private void releaseAll() {
+        RuntimeException failure = null;
+        for (DeviceStream s : streams) {
+            if (s != null) {
+                try {
+                    s.synchronize();
+                } catch (RuntimeException e) {
+                    failure = failure == null ? e : failure;
+                }
+                closeQuietly(s);
+            }
+        }
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced}) {
+            for (DeviceEvent e : events) {
+                closeQuietly(e);
+            }
+        }
+        for (int i = 0; i < scratch.length; i++) {
+            closeQuietly(scratch[i]);
+            closeQuietly(host[i]);
+        }
+        closeQuietly(result);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (Exception ignored) {
+                // releasing on the way out; the first failure is already being reported
+            }
+        }
+    }
+}

@@ -1,0 +1,172 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * How the device backends ({@code ptx}, {@code opencl}) cut a replica set into work: gradients
+ * that follow each other directly in one buffer with one dtype on every replica form one
+ * <em>run</em>, and each run is split into N contiguous <em>slices</em>, slice i owned (averaged)
+ * by device i. Slice bounds are multiples of {@link #ALIGN_ELEMENTS} elements (whole cache lines
+ * and coalesced accesses), so the last slices take the remainder and may be shorter or empty.
+ * Every run also has a place in a packed layout (host staging, scratch), 256-byte aligned.
+ *
+ * <p>Made once per replica set and reused while the replicas are equal (same buffers, offsets,
+ * counts and dtypes): {@link #madeFor} compares without allocating.
+ */
+final class SlicePlan {
+    /** Slice bounds are multiples of this many elements. */
+    static final int ALIGN_ELEMENTS = 64;
+    /** Runs are cut at this many elements so that a slice always fits a kernel's int count. */
+    static final long MAX_RUN_ELEMENTS = 1L << 30;
+    private static final long PACK_ALIGN = 256;
+
+    /**
+     * @param first     index of the run's first gradient
+     * @param dtype     element type
+     * @param count     elements in the run
+     * @param buffers   per replica, the buffer holding the run
+     * @param offsets   per replica, the byte offset of the run's first element in its buffer
+     * @param packed    byte offset of the run in the packed layout
+     * @param bounds    n + 1 element bounds: slice i is {@code [bounds[i], bounds[i + 1])}
+     */
+    record Run(int first, DType dtype, long count, DeviceBuffer[] buffers, long[] offsets, long packed, long[] bounds) {
+        long bytes() {
+            return count * dtype.bytes();
+        }
+
+        long sliceStart(int i) {
+            return bounds[i];
+        }
+
+        long sliceCount(int i) {
+            return bounds[i + 1] - bounds[i];
+        }
+
+        /** Byte offset of slice {@code i}'s first element in replica {@code r}'s buffer. */
+        long sliceOffset(int r, int i) {
+            return offsets[r] + bounds[i] * dtype.bytes();
+        }
+
+        /** Byte offset of slice {@code i}'s first element in the packed layout. */
+        long packedSliceOffset(int i) {
+            return packed + bounds[i] * dtype.bytes();
+        }
+    }
+
+    private final List<Replica> key;
+    private final List<Run> runs;
+    private final long packedBytes;
+    private final long replicaBytes;
+
+    private SlicePlan(List<Replica> key, List<Run> runs, long packedBytes, long replicaBytes) {
+        this.key = key;
+        this.runs = runs;
+        this.packedBytes = packedBytes;
+        this.replicaBytes = replicaBytes;
+    }
+
+    List<Run> runs() {
+        return runs;
+    }
+
+    /** Bytes of the packed layout: every run, aligned. */
+    long packedBytes() {
+        return packedBytes;
+    }
+
+    /** Bytes of gradients per replica. */
+    long replicaBytes() {
+        return replicaBytes;
+    }
+
+    /** True when {@code replicas} equal the ones this plan was made for (records compare by value, buffers by identity). */
+    boolean madeFor(List<Replica> replicas) {
+        return key.equals(replicas);
+    }
+
+    static SlicePlan of(List<Replica> replicas) {
+        int n = replicas.size();
+        List<Gradient> first = replicas.getFirst().gradients();
+        List<Run> runs = new ArrayList<>();
+        long packed = 0;
+        long total = 0;
+        int g = 0;
+        while (g < first.size()) {
+            Gradient head = first.get(g);
+            total += head.byteSize();
+            if (head.count() == 0) {
+                g++;
+                continue;
+            }
+            long count = head.count();
+            int last = g;
+            while (last + 1 < first.size() && follows(replicas, last, last + 1)
+                    && count + first.get(last + 1).count() <= MAX_RUN_ELEMENTS) {
+                last++;
+                count += first.get(last).count();
+                total += first.get(last).byteSize();
+            }
+            // a gradient longer than MAX_RUN_ELEMENTS becomes several runs
+            for (long done = 0; done < count; done += MAX_RUN_ELEMENTS) {
+                long c = Math.min(MAX_RUN_ELEMENTS, count - done);
+                DeviceBuffer[] buffers = new DeviceBuffer[n];
+                long[] offsets = new long[n];
+                for (int r = 0; r < n; r++) {
+                    Gradient h = replicas.get(r).gradients().get(g);
+                    buffers[r] = h.buffer();
+                    offsets[r] = h.byteOffset() + done * h.dtype().bytes();
+                }
+                runs.add(new Run(g, head.dtype(), c, buffers, offsets, packed, bounds(c, n)));
+                packed = align(packed + c * head.dtype().bytes());
+            }
+            g = last + 1;
+        }
+        return new SlicePlan(List.copyOf(replicas), List.copyOf(runs), Math.max(packed, PACK_ALIGN), total);
+    }
+
+    /** Gradient {@code b} starts where {@code a} ends, in the same buffer, with the same dtype, on every replica. */
+    private static boolean follows(List<Replica> replicas, int a, int b) {
+        for (Replica r : replicas) {
+            Gradient ga = r.gradients().get(a);
+            Gradient gb = r.gradients().get(b);
+            if (gb.count() == 0 || ga.buffer() != gb.buffer() || ga.dtype() != gb.dtype()
+                    || ga.byteOffset() + ga.byteSize() != gb.byteOffset()) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** N contiguous slices of whole {@link #ALIGN_ELEMENTS} blocks; the remainder shortens the last ones. */
+    static long[] bounds(long count, int n) {
+        long per = (count + n - 1) / n;
+        per = (per + ALIGN_ELEMENTS - 1) / ALIGN_ELEMENTS * ALIGN_ELEMENTS;
+        long[] bounds = new long[n + 1];
+        for (int i = 0; i <= n; i++) {
+            bounds[i] = Math.min(count, i * per);
+        }
+        return bounds;
+    }
+
+    static long align(long bytes) {
+        return (bytes + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+    }
+
+    /** The element-wise copy for {@code dtype}. */
+    static KernelSpec copyKernel(DType dtype) {
+        return BuiltinKernels.copy(dtype.bytes(), dtype == DType.BF16);
+    }
+
+    /** The fused average of {@code n} inputs for {@code dtype}, accumulating in fp32. */
+    static KernelSpec averageKernel(DType dtype, int n) {
+        return switch (dtype) {
+            case FP32 -> BuiltinKernels.average(n);
+            case BF16 -> BuiltinKernels.averageBf16(n);
+            case FP16 -> BuiltinKernels.averageF16(n);
+        };
+    }
+}

@@ -1,0 +1,238 @@
+package io.gradsync.sync.bucket;
+
+import io.gradsync.sync.GradientSynchronizer;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Averages {@link GradientBuckets} through a {@link GradientSynchronizer}, overlapping the
+ * collectives with backward: a bucket starts its all-reduce, asynchronously, as soon as its last
+ * parameter is {@linkplain #markReady marked ready}; {@link #finish()} waits for all of them.
+ *
+ * <pre>{@code
+ * for (layer from last to first) {
+ *     backward(layer) on every replica;            // writes buckets.gradient(r, name) in place
+ *     sync.markReady(layer.weight); sync.markReady(layer.bias);
+ * }
+ * StepResult r = sync.finish();                    // every replica holds the average
+ * if (r.finite()) optimizer.step();
+ * }</pre>
+ *
+ * <p><b>Ready means every local replica.</b> In one process driving several devices,
+ * {@code markReady(p)} says that backward of {@code p} has finished on all replicas of this
+ * process (the synchronizer averages all of them in one call). Under a multi-process launcher each
+ * process has one replica and marks its own. Buckets start in the order they become ready; with
+ * several processes that order must be the same on every rank, which holds when every rank marks
+ * parameters in the same order (as the same backward does).
+ *
+ * <p>Collectives run on one background thread, one bucket after another: a synchronizer is one
+ * ordered stream of collectives (its calls are serialized anyway), and a single thread keeps the
+ * same order on every rank. The caller's thread never blocks in {@code markReady}.
+ *
+ * <p>Optional post-averaging pass in {@code finish()}: the global L2 norm over all buckets
+ * (float64 accumulation), a finite check (the norm is finite exactly when every element is), and
+ * clipping to {@link Options#maxNorm()}. It runs once all buckets are averaged because the norm
+ * needs all of them; on JVM devices it reads the buckets where they are, on CUDA and OpenCL devices
+ * it runs the built-in sum-of-squares and a scaling kernel on the bucket memory (see {@code BucketNorms}).
+ *
+ * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
+ * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
+ */
+public final class BucketSync implements AutoCloseable {
+
+    /**
+     * @param maxNorm     clip the averaged gradients to this global L2 norm; 0 for no clipping
+     * @param computeNorm compute the global norm and finite flag even without clipping
+     */
+    public record Options(double maxNorm, boolean computeNorm) {
+        public Options {
+            if (!(maxNorm >= 0) || Double.isInfinite(maxNorm)) {
+                throw new IllegalArgumentException("maxNorm must be finite and >= 0 (0 = no clipping), got " + maxNorm);
+            }
+        }
+
+        /** Averaging only. */
+        public static Options averageOnly() {
+            return new Options(0, false);
+        }
+
+        /** Also reports the global norm and whether every gradient is finite. */
+        public Options withNorm() {
+            return new Options(maxNorm, true);
+        }
+
+        /** Clips to {@code norm} (implies computing the norm). */
+        public Options withClipping(double norm) {
+            return new Options(norm, true);
+        }
+
+        boolean needsNorm() {
+            return computeNorm || maxNorm > 0;
+        }
+    }
+
+    /**
+     * What one step did.
+     *
+     * @param finite     false when some averaged gradient is NaN or infinite (then nothing was
+     *                   clipped; the caller should skip the step); true when not checked
+     * @param globalNorm L2 norm of all averaged gradients before clipping; NaN when not computed
+     * @param clipScale  the factor every gradient was multiplied by (1 when not clipped)
+     * @param syncNanos  from the first bucket's start to the end of finish(), including the norm pass
+     * @param waitNanos  how long finish() blocked: the part of the sync that backward did not hide
+     */
+    public record StepResult(boolean finite, double globalNorm, double clipScale, long syncNanos, long waitNanos) {
+    }
+
+    private final GradientBuckets buckets;
+    private final GradientSynchronizer synchronizer;
+    private final Options options;
+    private final BucketNorms norms;
+    private final ExecutorService executor;
+    private final int[] pending;           // parameters not yet ready, per bucket
+    private final Set<String> ready = new HashSet<>();
+    private final List<Future<?>> inFlight = new ArrayList<>();
+    private long firstStart;
+    private boolean closed;
+
+    public BucketSync(GradientBuckets buckets, GradientSynchronizer synchronizer, Options options) {
+        this.buckets = Objects.requireNonNull(buckets, "buckets");
+        this.synchronizer = Objects.requireNonNull(synchronizer, "synchronizer");
+        this.options = Objects.requireNonNull(options, "options");
+        this.norms = new BucketNorms(buckets);
+        this.pending = new int[buckets.buckets().size()];
+        this.executor = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "gradsync-buckets");
+            t.setDaemon(true);
+            return t;
+        });
+        resetStep();
+    }
+
+    public GradientBuckets buckets() {
+        return buckets;
+    }
+
+    /**
+     * Marks {@code parameter}'s gradient final on every local replica; when it completes its
+     * bucket, that bucket's all-reduce starts in the background.
+     *
+     * @throws IllegalArgumentException for an unknown parameter
+     * @throws IllegalStateException    when it was already marked in this step
+     */
+    public synchronized void markReady(String parameter) {
+        checkOpen();
+        GradientBuckets.Bucket bucket = buckets.bucketOf(parameter);
+        if (!ready.add(parameter)) {
+            throw new IllegalStateException("parameter '" + parameter + "' is already marked ready in this step");
+        }
+        if (--pending[bucket.index()] == 0) {
+            if (inFlight.isEmpty()) {
+                firstStart = System.nanoTime();
+            }
+            inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket.index()))));
+        }
+    }
+
+    /** Marks every parameter not yet marked in this step. */
+    public synchronized void markAllReady() {
+        for (String p : buckets.parameters()) {
+            if (!ready.contains(p)) {
+                markReady(p);
+            }
+        }
+    }
+
+    /** The synchronous path: marks everything ready and finishes. */
+    public synchronized StepResult synchronize() {
+        markAllReady();
+        return finish();
+    }
+
+    /**
+     * Waits for every bucket's all-reduce, runs the norm / finite / clipping pass if asked, and
+     * starts the next step.
+     *
+     * @throws IllegalStateException  naming the parameters not marked ready (nothing is waited
+     *                                for or changed: mark them and call again)
+     * @throws BucketSyncException    when a collective failed; the step is over either way
+     */
+    public synchronized StepResult finish() {
+        checkOpen();
+        if (ready.size() != buckets.parameters().size()) {
+            List<String> missing = buckets.parameters().stream().filter(p -> !ready.contains(p)).toList();
+            throw new IllegalStateException("finish: " + missing.size() + " parameter(s) not marked ready: "
+                    + GradientBuckets.summary(missing));
+        }
+        long waitStart = System.nanoTime();
+        try {
+            Throwable failure = null;
+            for (Future<?> f : inFlight) { // wait for all, even after a failure: none may run into the next step
+                try {
+                    f.get();
+                } catch (ExecutionException e) {
+                    failure = failure == null ? e.getCause() : failure;
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new BucketSyncException("interrupted while waiting for gradient buckets", e);
+                }
+            }
+            if (failure != null) {
+                throw new BucketSyncException("all-reduce of a gradient bucket failed: " + failure.getMessage(), failure);
+            }
+            boolean finite = true;
+            double norm = Double.NaN;
+            double scale = 1;
+            if (options.needsNorm()) {
+                double sumSquares = norms.sumOfSquares();
+                norm = Math.sqrt(sumSquares);
+                finite = Double.isFinite(sumSquares);
+                if (finite && options.maxNorm() > 0 && norm > options.maxNorm()) {
+                    // same rule as torch.nn.utils.clip_grad_norm_: the epsilon keeps the result just under maxNorm
+                    scale = options.maxNorm() / (norm + 1e-6);
+                    norms.scaleAll((float) scale);
+                }
+            }
+            long end = System.nanoTime();
+            return new StepResult(finite, norm, scale, end - firstStart, end - waitStart);
+        } finally {
+            resetStep();
+        }
+    }
+
+    private void resetStep() {
+        ready.clear();
+        inFlight.clear();
+        for (GradientBuckets.Bucket b : buckets.buckets()) {
+            pending[b.index()] = b.parameters().size();
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("bucket sync is closed");
+        }
+    }
+
+    /** Stops the background thread after the collectives already started; frees staging memory. */
+    @Override
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
+            executor.shutdown();
+            try {
+                executor.awaitTermination(java.time.Duration.ofMinutes(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            norms.close();
+        }
+    }
+}

@@ -1,0 +1,277 @@
+package io.gradsync.sync.bucket;
+
+import io.gradsync.sync.DType;
+import io.gradsync.sync.Gradient;
+import io.gradsync.sync.Replica;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The gradients of a model's parameters packed into flat buckets, one device buffer per bucket
+ * per replica, so that one collective serves many tensors and packing copies nothing: each
+ * parameter's gradient is a {@link Gradient} view into its bucket, which backward writes directly.
+ *
+ * <p>Parameters are assigned to buckets in <em>reverse</em> registration order, the order
+ * backward produces them, so the first bucket fills (and can start its all-reduce) while earlier
+ * layers are still being differentiated. A bucket holds at most {@link Builder#bucketBytes} bytes
+ * (default 25 MiB) and one dtype; a parameter larger than that gets a bucket of its own. Views
+ * start on {@value #ALIGN_BYTES}-byte boundaries; the gaps are zero and stay zero under averaging.
+ *
+ * <p>Buffers are zeroed on allocation and freed by {@link #close()}.
+ */
+public final class GradientBuckets implements AutoCloseable {
+    /** PyTorch DDP's default: big enough to amortize a collective's latency, small enough to overlap. */
+    public static final long DEFAULT_BUCKET_BYTES = 25L << 20;
+    /** View alignment: coalesced device access and vector loads for every dtype. */
+    public static final int ALIGN_BYTES = 256;
+
+    /** One bucket: its dtype, its size in bytes and its parameters in bucket (backward) order. */
+    public record Bucket(int index, DType dtype, long byteSize, List<String> parameters) {
+        public Bucket {
+            parameters = List.copyOf(parameters);
+        }
+
+        /** Elements the bucket's collective averages, gaps included. */
+        public long count() {
+            return byteSize / dtype.bytes();
+        }
+    }
+
+    private record Slot(int bucket, long byteOffset, long count, DType dtype, int registration) {
+    }
+
+    private final List<Device> devices;
+    private final List<String> parameters;
+    private final Map<String, Slot> slots;
+    private final List<Bucket> buckets;
+    private final DeviceBuffer[][] buffers; // [replica][bucket]
+    private final List<List<Replica>> bucketReplicas;
+    private boolean closed;
+
+    private GradientBuckets(List<Device> devices, List<String> parameters, Map<String, Slot> slots, List<Bucket> buckets) {
+        this.devices = devices;
+        this.parameters = parameters;
+        this.slots = slots;
+        this.buckets = buckets;
+        this.buffers = new DeviceBuffer[devices.size()][buckets.size()];
+        List<List<Replica>> replicas = new ArrayList<>();
+        try {
+            for (int r = 0; r < devices.size(); r++) {
+                Device d = devices.get(r);
+                try (DeviceStream s = d.createStream()) {
+                    for (Bucket b : buckets) {
+                        buffers[r][b.index()] = d.allocate(b.byteSize());
+                        s.fill32(buffers[r][b.index()], 0, b.byteSize(), 0);
+                    }
+                    s.synchronize();
+                }
+            }
+        } catch (RuntimeException e) {
+            freeBuffers();
+            throw e;
+        }
+        for (Bucket b : buckets) {
+            List<Replica> perDevice = new ArrayList<>();
+            for (int r = 0; r < devices.size(); r++) {
+                perDevice.add(Replica.on(devices.get(r))
+                        .add(new Gradient("bucket" + b.index(), buffers[r][b.index()], 0, b.count(), b.dtype())).build());
+            }
+            replicas.add(List.copyOf(perDevice));
+        }
+        this.bucketReplicas = List.copyOf(replicas);
+    }
+
+    public static Builder builder(List<? extends Device> devices) {
+        return new Builder(devices);
+    }
+
+    /** Registers parameters in model order, then allocates the buckets on every device. */
+    public static final class Builder {
+        private final List<Device> devices;
+        private final LinkedHashMap<String, long[]> counts = new LinkedHashMap<>();
+        private final Map<String, DType> dtypes = new HashMap<>();
+        private long bucketBytes = DEFAULT_BUCKET_BYTES;
+
+        private Builder(List<? extends Device> devices) {
+            if (devices == null || devices.isEmpty()) {
+                throw new IllegalArgumentException("devices: at least one device is needed");
+            }
+            this.devices = List.copyOf(devices);
+        }
+
+        /** Largest bucket in bytes (a single larger parameter still gets a bucket of its own). */
+        public Builder bucketBytes(long bytes) {
+            if (bytes < ALIGN_BYTES) {
+                throw new IllegalArgumentException("bucket bytes must be >= " + ALIGN_BYTES + ", got " + bytes);
+            }
+            this.bucketBytes = bytes;
+            return this;
+        }
+
+        /** Registers a parameter with {@code count} gradient elements of {@code dtype}; names are unique. */
+        public Builder add(String name, long count, DType dtype) {
+            Objects.requireNonNull(name, "parameter name");
+            Objects.requireNonNull(dtype, "dtype of parameter '" + name + "'");
+            if (name.isBlank()) {
+                throw new IllegalArgumentException("parameter name must not be blank");
+            }
+            if (count <= 0) {
+                throw new IllegalArgumentException("parameter '" + name + "': count must be > 0, got " + count);
+            }
+            if (counts.containsKey(name)) {
+                throw new IllegalArgumentException("parameter '" + name + "' is registered twice");
+            }
+            counts.put(name, new long[] {count});
+            dtypes.put(name, dtype);
+            return this;
+        }
+
+        public GradientBuckets build() {
+            if (counts.isEmpty()) {
+                throw new IllegalStateException("no parameters registered");
+            }
+            List<String> order = new ArrayList<>(counts.keySet());
+            Map<String, Slot> slots = new HashMap<>();
+            List<Bucket> buckets = new ArrayList<>();
+            List<String> current = new ArrayList<>();
+            DType currentType = null;
+            long used = 0;
+            for (int i = order.size() - 1; i >= 0; i--) { // reverse registration = backward order
+                String name = order.get(i);
+                DType t = dtypes.get(name);
+                long bytes = counts.get(name)[0] * t.bytes();
+                long start = align(used);
+                if (!current.isEmpty() && (t != currentType || start + bytes > bucketBytes)) {
+                    buckets.add(new Bucket(buckets.size(), currentType, align(used), current));
+                    current = new ArrayList<>();
+                    start = 0;
+                }
+                currentType = t;
+                slots.put(name, new Slot(buckets.size(), start, counts.get(name)[0], t, i));
+                current.add(name);
+                used = start + bytes;
+            }
+            buckets.add(new Bucket(buckets.size(), currentType, align(used), current));
+            return new GradientBuckets(devices, List.copyOf(order), Map.copyOf(slots), List.copyOf(buckets));
+        }
+
+        private static long align(long bytes) {
+            return (bytes + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+        }
+    }
+
+    /** The devices, one replica each, in replica order. */
+    public List<Device> devices() {
+        return devices;
+    }
+
+    /** Parameter names in registration order. */
+    public List<String> parameters() {
+        return parameters;
+    }
+
+    /** Buckets in the order backward fills them. */
+    public List<Bucket> buckets() {
+        return buckets;
+    }
+
+    /** The bucket holding {@code parameter}. */
+    public Bucket bucketOf(String parameter) {
+        return buckets.get(slot(parameter).bucket());
+    }
+
+    /** Replica {@code replica}'s gradient of {@code parameter}: a view into its bucket. */
+    public Gradient gradient(int replica, String parameter) {
+        Slot s = slot(parameter);
+        return new Gradient(parameter, buffer(replica, s.bucket()), s.byteOffset(), s.count(), s.dtype());
+    }
+
+    /** Replica {@code replica}'s buffer of bucket {@code bucket}. */
+    public DeviceBuffer buffer(int replica, int bucket) {
+        checkOpen();
+        Objects.checkIndex(replica, devices.size());
+        Objects.checkIndex(bucket, buckets.size());
+        return buffers[replica][bucket];
+    }
+
+    /** One replica per device whose one gradient spans bucket {@code bucket}: what one collective averages. */
+    public List<Replica> bucketReplicas(int bucket) {
+        checkOpen();
+        return bucketReplicas.get(bucket);
+    }
+
+    /**
+     * One replica per device listing every parameter as its own gradient (views, registration
+     * order): for {@code GradientSynchronizer.synchronize} one tensor at a time, and for checking
+     * that buckets give the same result.
+     */
+    public List<Replica> parameterReplicas() {
+        List<Replica> out = new ArrayList<>();
+        for (int r = 0; r < devices.size(); r++) {
+            Replica.Builder b = Replica.on(devices.get(r));
+            for (String p : parameters) {
+                b.add(gradient(r, p));
+            }
+            out.add(b.build());
+        }
+        return out;
+    }
+
+    /** Zeroes every bucket on every device (gaps included) and waits. */
+    public void zero() {
+        checkOpen();
+        for (int r = 0; r < devices.size(); r++) {
+            try (DeviceStream s = devices.get(r).createStream()) {
+                for (Bucket b : buckets) {
+                    s.fill32(buffers[r][b.index()], 0, b.byteSize(), 0);
+                }
+                s.synchronize();
+            }
+        }
+    }
+
+    private Slot slot(String parameter) {
+        Slot s = slots.get(parameter);
+        if (s == null) {
+            throw new IllegalArgumentException("unknown parameter '" + parameter + "'; registered: " + summary(parameters));
+        }
+        return s;
+    }
+
+    static String summary(List<String> names) {
+        return names.size() <= 20 ? names.toString()
+                : names.subList(0, 20) + " and " + (names.size() - 20) + " more";
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("gradient buckets are closed");
+        }
+    }
+
+
+    private void freeBuffers() {
+        for (DeviceBuffer[] row : buffers) {
+            for (DeviceBuffer b : row) {
+                if (b != null && !b.isClosed()) {
+                    b.close();
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        if (!closed) {
+            closed = true;
+            freeBuffers();
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.tasks.cuda.CudaDevice;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The ptx backend on 2 and 4 GPUs: every size class from 1 element to 64 Mi, odd lengths, every
+ * dtype, through each path (one-shot, reduce-scatter with peer reads, and the host-staged path
+ * taken where P2P is missing), exact against float64, replicas bit-identical; then 1,000 random
+ * rounds comparing each result with the same input's previous run.
+ */
+@Tag("gpu")
+class PtxGpuTest {
+    /** The ways a run can go. */
+    enum Path {
+        DEFAULT(SyncOptions.defaults()),
+        ONE_SHOT(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE))),
+        REDUCE_SCATTER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0))),
+        NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false))),
+        GATHER_KERNEL(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0)
+                .withGather(PtxOptions.Gather.KERNEL)));
+
+        final SyncOptions options;
+
+        Path(SyncOptions options) {
+            this.options = options;
+        }
+    }
+
+    static Stream<Arguments> sizes() {
+        long[] lengths = {1, 7, 63, 65, 1023, 4097, 65_537, 262_143, 1_000_003, 4_194_304, 16_777_217, 67_108_864};
+        return Stream.of(2, 4).flatMap(n -> Stream.of(Path.values()).flatMap(path -> Stream.of(DType.values())
+                .flatMap(t -> java.util.Arrays.stream(lengths)
+                        // the largest sizes in fp32 only: they are about bandwidth and memory, not rounding
+                        .filter(len -> len < 16_000_000 || t == DType.FP32)
+                        .mapToObj(len -> Arguments.of(n, path, len, t)))));
+    }
+
+    @ParameterizedTest(name = "{0} GPUs, {1}, {2} x {3}")
+    @MethodSource("sizes")
+    void averagesExactly(int n, Path path, long length, DType dtype) {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
+                ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, ThreadLocalRandom.current().nextLong())) {
+            assertEquals(SyncBackend.PTX, sync.backend());
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+            RepeatCheck.assertReplicasIdentical(f);
+        }
+    }
+
+    @ParameterizedTest(name = "{0} GPUs, mixed gradients, {1}")
+    @MethodSource("gpuCountsAndPaths")
+    void averagesManyMixedGradientsRepeatedly(int n, Path path) {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0, 3_000_001};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32,
+            DType.BF16, DType.FP32, DType.FP32};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, ThreadLocalRandom.current().nextLong())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+            RepeatCheck.assertReplicasIdentical(f);
+            RepeatCheck.restoreInputs(f);
+            sync.synchronize(f.replicas); // the cached plan and prepared launches
+            f.assertAveraged();
+        }
+    }
+
+    static Stream<Arguments> gpuCountsAndPaths() {
+        return Stream.of(2, 4).flatMap(n -> Stream.of(Path.values()).map(p -> Arguments.of(n, p)));
+    }
+
+    /** Races show as wrong or changing results: 1,000 rounds of random sizes across both paths. */
+    @ParameterizedTest(name = "{0} GPUs, 1000 random rounds")
+    @ValueSource(ints = {2, 4})
+    @Timeout(value = 20, unit = TimeUnit.MINUTES)
+    void thousandRandomRoundsStayExactAndDeterministic(int n) {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices)) {
+            RepeatCheck.randomRounds(sync, devices, 1000, 1 << 20, ThreadLocalRandom.current().nextLong());
+        }
+    }
+
+    @ParameterizedTest(name = "{0} GPUs, 300 random rounds without P2P")
+    @ValueSource(ints = {2, 4})
+    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    void randomRoundsThroughHostMemoryStayExact(int n) {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, Path.NO_P2P.options)) {
+            RepeatCheck.randomRounds(sync, devices, 300, 1 << 20, ThreadLocalRandom.current().nextLong());
+        }
+    }
+
+    @Test
+    void peerAccessFollowsTheOption() {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        try (PtxSynchronizer on = PtxSynchronizer.create(devices, SyncOptions.defaults());
+                PtxSynchronizer off = PtxSynchronizer.create(devices, Path.NO_P2P.options)) {
+            assertEquals(devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0)),
+                    on.peerToPeer(0, 1));
+            assertFalse(off.peerToPeer(0, 1));
+        }
+    }
+
+    /** With NCCL missing, auto picks ptx where every pair of GPUs has P2P (the GPU node's case). */
+    @Test
+    void ptxIsUsableWhereEveryPairHasP2p() {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        boolean allPairs = devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0));
+        assertEquals(allPairs, PtxSynchronizer.usable(devices));
+        assertTrue(!allPairs || PtxSynchronizer.usable(devices));
+    }
+
+    @Test
+    void statsNameThePhases() {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 1 << 20, DType.FP32, 5)) {
+            sync.synchronize(f.replicas);
+            sync.synchronize(f.replicas);
+            assertEquals(2, sync.stats().calls());
+            assertTrue(sync.stats().phases().keySet().containsAll(List.of("prepare", "enqueue", "wait")),
+                    sync.stats().describe());
+        }
+    }
+}

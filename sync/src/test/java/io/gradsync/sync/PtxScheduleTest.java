@@ -1,0 +1,181 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.jvm.JvmBuffer;
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import io.gradsync.tasks.jvm.JvmStream;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.JvmKernels;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The ptx backend's schedule (slices, one-shot, events, host staging where P2P is missing) run on
+ * JVM devices, whose streams are worker threads: kernels run as their Java bodies, and "peer
+ * access" is plain host memory. What this checks is the ordering and the offsets; PtxGpuTest
+ * checks the same on GPUs with the PTX kernels.
+ */
+class PtxScheduleTest {
+    private List<JvmDevice> devices = List.of();
+
+    @AfterEach
+    void closeDevices() {
+        devices.forEach(JvmDevice::close);
+    }
+
+    /** The peer matrices to try: all pairs, none, and device 0 cut off from the last one. */
+    enum Peers {
+        ALL, NONE, PARTIAL;
+
+        boolean[][] matrix(int n) {
+            boolean[][] m = new boolean[n][n];
+            for (int i = 0; i < n; i++) {
+                for (int j = 0; j < n; j++) {
+                    m[i][j] = i == j || this == ALL || (this == PARTIAL && !((i == 0 && j == n - 1) || (j == 0 && i == n - 1)));
+                }
+            }
+            return m;
+        }
+    }
+
+    /** Kernels as Java on the stream's worker thread, arrays viewing the JVM buffers' memory. */
+    static PtxSynchronizer.Launcher jvmKernels() {
+        return (device, spec, count, args) -> {
+            Class<?> type = spec.method().getParameterTypes()[0];
+            Object[] arrays = new Object[args.length];
+            for (int a = 0; a < args.length; a++) {
+                if (args[a] instanceof DeviceSlice slice) {
+                    int bytes = type == FloatArray.class ? 4 : 2;
+                    MemorySegment m = ((JvmBuffer) slice.buffer()).segment().asSlice(slice.byteOffset(), (long) slice.count() * bytes);
+                    arrays[a] = type == FloatArray.class ? FloatArray.wrap(m)
+                            : type == Bfloat16Array.class ? Bfloat16Array.wrap(m) : HalfArray.wrap(m);
+                } else {
+                    arrays[a] = args[a];
+                }
+            }
+            return stream -> ((JvmStream) stream).submit(() -> JvmKernels.run(spec, count, 256, arrays));
+        };
+    }
+
+    private PtxSynchronizer schedule(int n, Peers peers, long oneShotMaxBytes) {
+        return schedule(n, peers, PtxOptions.defaults().withOneShotMaxBytes(oneShotMaxBytes));
+    }
+
+    private PtxSynchronizer schedule(int n, Peers peers, PtxOptions options) {
+        devices = JvmRuntime.createDevices(n);
+        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels());
+    }
+
+    static Stream<Arguments> shapes() {
+        return Stream.of(1, 2, 3, 4).flatMap(n -> Stream.of(Peers.values()).flatMap(p -> Stream.of(0L, Long.MAX_VALUE)
+                .flatMap(oneShot -> Stream.of(1L, 63L, 65L, 1023L, 4099L, 30_001L)
+                        .flatMap(len -> Stream.of(DType.values()).map(t -> Arguments.of(n, p, oneShot, len, t))))));
+    }
+
+    @ParameterizedTest(name = "N={0} peers={1} one-shot up to {2} B, {3} x {4}")
+    @MethodSource("shapes")
+    void averagesExactly(int n, Peers peers, long oneShot, long length, DType dtype) {
+        try (PtxSynchronizer sync = schedule(n, peers, oneShot);
+                ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, seed())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+            RepeatCheck.assertReplicasIdentical(f);
+        }
+    }
+
+    @ParameterizedTest(name = "peers={0}")
+    @MethodSource("peerKinds")
+    void averagesMixedGradientsWithBothPathsInOneCall(Peers peers) {
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
+            DType.FP32, DType.BF16, DType.FP16};
+        // runs up to 4 KiB one-shot, the larger ones reduce-scatter, in the same call
+        try (PtxSynchronizer sync = schedule(4, peers, 4096);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            sync.synchronize(f.replicas);
+            f.assertAveraged();
+            RepeatCheck.assertReplicasIdentical(f);
+            RepeatCheck.restoreInputs(f);
+            sync.synchronize(f.replicas); // cached plan and launches
+            f.assertAveraged();
+        }
+    }
+
+    /** The all-gather by copy kernels reading the peers, every dtype, with a peer missing too. */
+    @ParameterizedTest(name = "N={0} peers={1} {2}")
+    @MethodSource("gatherShapes")
+    void gatherByKernelAveragesExactly(int n, Peers peers, DType dtype) {
+        PtxOptions byKernel = PtxOptions.defaults().withOneShotMaxBytes(0).withGather(PtxOptions.Gather.KERNEL);
+        try (PtxSynchronizer sync = schedule(n, peers, byKernel)) {
+            RepeatCheck.randomRounds(sync, devices, 4, 20_000, seed());
+            try (ReplicaFixture f = ReplicaFixture.flat(devices, 10_007, dtype, seed())) {
+                sync.synchronize(f.replicas);
+                f.assertAveraged();
+                RepeatCheck.assertReplicasIdentical(f);
+            }
+        }
+    }
+
+    static Stream<Arguments> gatherShapes() {
+        return Stream.of(2, 4).flatMap(n -> Stream.of(Peers.ALL, Peers.PARTIAL)
+                .flatMap(p -> Stream.of(DType.values()).map(t -> Arguments.of(n, p, t))));
+    }
+
+    static Stream<Peers> peerKinds() {
+        return Stream.of(Peers.values());
+    }
+
+    @ParameterizedTest(name = "N={0}")
+    @ValueSource(ints = {2, 3, 4})
+    void randomRoundsAreExactAndDeterministic(int n) {
+        try (PtxSynchronizer sync = schedule(n, n == 3 ? Peers.PARTIAL : Peers.ALL, 8192)) {
+            RepeatCheck.randomRounds(sync, devices, 20, 50_000, seed());
+        }
+    }
+
+    @Test
+    void rejectsBadInputsAndAsymmetricPeerMatrices() {
+        try (PtxSynchronizer sync = schedule(2, Peers.ALL, 0);
+                ReplicaFixture f = new ReplicaFixture(devices, new long[] {100}, new DType[] {DType.FP32}, 3)) {
+            List<Replica> bad = List.of(f.replicas.get(0), new Replica(devices.get(1), List.of(
+                    new Gradient("grad0", f.buffers.get(1), f.offsets[0], 99, DType.FP32))));
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sync.synchronize(bad));
+            assertTrue(e.getMessage().contains("99 elements"), e.getMessage());
+            f.assertUnchanged();
+            assertTrue(sync.peerToPeer(0, 1));
+        }
+        boolean[][] asymmetric = {{true, true}, {false, true}};
+        assertThrows(IllegalArgumentException.class,
+                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels()));
+    }
+
+    @Test
+    void statsNameThePhases() {
+        try (PtxSynchronizer sync = schedule(3, Peers.PARTIAL, 0);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 5000, DType.FP32, 9)) {
+            sync.synchronize(f.replicas);
+            assertEquals(1, sync.stats().calls());
+            assertEquals(20_000, sync.stats().bytes());
+            assertTrue(sync.stats().phases().keySet().containsAll(List.of("prepare", "enqueue", "wait")));
+        }
+    }
+
+    private static long seed() {
+        return ThreadLocalRandom.current().nextLong();
+    }
+}

@@ -1,0 +1,291 @@
+package io.gradsync.sync.bucket;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.sync.DType;
+import io.gradsync.sync.Gradient;
+import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Replica;
+import io.gradsync.sync.SyncBackend;
+import io.gradsync.sync.SyncOptions;
+import io.gradsync.sync.Synchronizers;
+import io.gradsync.sync.verify.AverageCheck;
+import io.gradsync.sync.verify.RandomGradients;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** Buckets through the cpu backend on JVM devices: same bits as one collective per tensor, and the step contract. */
+class BucketSyncTest {
+    private static final SyncOptions SMALL = new SyncOptions(64 << 10, 4, 2);
+
+    private List<JvmDevice> devices = List.of();
+
+    @AfterEach
+    void closeDevices() {
+        devices.forEach(JvmDevice::close);
+    }
+
+    /** Hundreds of tensors from 1 element to millions, mixed dtypes: the registration a model would make. */
+    static List<Param> mixedModel(long seed, int tensors, long largest) {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<Param> params = new ArrayList<>();
+        DType[] types = DType.values();
+        for (int i = 0; i < tensors; i++) {
+            long count = (long) Math.max(1, Math.exp(random.nextDouble() * Math.log(1 << 17)));
+            DType t = i % 50 < 40 ? DType.FP32 : types[random.nextInt(types.length)];
+            params.add(new Param("layer" + i / 2 + (i % 2 == 0 ? ".weight" : ".bias"), count, t));
+        }
+        params.add(tensors / 2, new Param("embedding.weight", largest, DType.FP32));
+        return params;
+    }
+
+    record Param(String name, long count, DType dtype) {
+    }
+
+    static GradientBuckets buckets(List<? extends Device> devices, List<Param> params, long bucketBytes) {
+        GradientBuckets.Builder b = GradientBuckets.builder(devices).bucketBytes(bucketBytes);
+        params.forEach(p -> b.add(p.name(), p.count(), p.dtype()));
+        return b.build();
+    }
+
+    /** Random values for every parameter of every replica, written into the views; returned for checking. */
+    static List<List<MemorySegment>> fillRandom(GradientBuckets buckets, List<Param> params, long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        List<List<MemorySegment>> inputs = new ArrayList<>();
+        for (int r = 0; r < buckets.devices().size(); r++) {
+            List<MemorySegment> perParam = new ArrayList<>();
+            for (Param p : params) {
+                MemorySegment host = java.lang.foreign.Arena.ofAuto().allocate(p.count() * p.dtype().bytes(), 8);
+                RandomGradients.fill(p.dtype(), host, p.count(), random);
+                write(buckets.gradient(r, p.name()), host);
+                perParam.add(host);
+            }
+            inputs.add(perParam);
+        }
+        return inputs;
+    }
+
+    static void write(Gradient g, MemorySegment values) {
+        Device d = g.buffer().device();
+        try (HostBuffer h = d.allocateHost(g.byteSize()); DeviceStream s = d.createStream()) {
+            h.segment().copyFrom(values.asSlice(0, g.byteSize()));
+            s.copyFromHost(h, 0, g.buffer(), g.byteOffset(), g.byteSize());
+            s.synchronize();
+        }
+    }
+
+    static MemorySegment read(Gradient g) {
+        Device d = g.buffer().device();
+        MemorySegment out = java.lang.foreign.Arena.ofAuto().allocate(Math.max(1, g.byteSize()), 8);
+        try (HostBuffer h = d.allocateHost(g.byteSize()); DeviceStream s = d.createStream()) {
+            s.copyToHost(g.buffer(), g.byteOffset(), h, 0, g.byteSize());
+            s.synchronize();
+            out.copyFrom(h.segment().asSlice(0, g.byteSize()));
+        }
+        return out;
+    }
+
+    @Test
+    void bucketedSyncGivesExactlyThePerTensorResult() {
+        devices = JvmRuntime.createDevices(3);
+        List<Param> params = mixedModel(11, 300, 3_000_001);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets bucketed = buckets(devices, params, 1 << 20);
+                GradientBuckets reference = buckets(devices, params, 1 << 20);
+                BucketSync overlapped = new BucketSync(bucketed, sync, BucketSync.Options.averageOnly())) {
+            assertTrue(bucketed.buckets().size() > 5, "the test must span many buckets, got " + bucketed.buckets().size());
+            List<List<MemorySegment>> inputs = fillRandom(bucketed, params, 99);
+            fillRandom(reference, params, 99);
+
+            // reference: one collective per tensor, the synchronous API
+            sync.synchronize(reference.parameterReplicas());
+            // buckets: marked as backward would, last parameter first
+            for (int i = params.size() - 1; i >= 0; i--) {
+                overlapped.markReady(params.get(i).name());
+            }
+            BucketSync.StepResult result = overlapped.finish();
+            assertTrue(result.finite());
+            assertTrue(Double.isNaN(result.globalNorm()), "no norm asked for");
+
+            for (int r = 0; r < devices.size(); r++) {
+                for (int i = 0; i < params.size(); i++) {
+                    Param p = params.get(i);
+                    MemorySegment got = read(bucketed.gradient(r, p.name()));
+                    MemorySegment want = read(reference.gradient(r, p.name()));
+                    assertEquals(-1L, got.mismatch(want), () -> p + " on replica differs from the per-tensor sync");
+                    if (r == 0) {
+                        MemorySegment[] in = inputs.stream().map(l -> l.get(params.indexOf(p))).toArray(MemorySegment[]::new);
+                        assertEquals(0, AverageCheck.countWrong(p.dtype(), in, got, p.count()), p + " is not the average");
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void bucketsFillInReverseRegistrationOrderAndRespectTheCapAndDtype() {
+        devices = JvmRuntime.createDevices(2);
+        try (GradientBuckets b = GradientBuckets.builder(devices).bucketBytes(4096)
+                .add("a", 100, DType.FP32)      // 400 B
+                .add("b", 2000, DType.FP32)     // 8000 B: larger than the cap, a bucket of its own
+                .add("c", 10, DType.BF16)
+                .add("d", 300, DType.FP32)
+                .add("e", 500, DType.FP32)
+                .build()) {
+            List<List<String>> layout = b.buckets().stream().map(GradientBuckets.Bucket::parameters).toList();
+            assertEquals(List.of(List.of("e", "d"), List.of("c"), List.of("b"), List.of("a")), layout);
+            assertEquals(0, b.gradient(1, "e").byteOffset());
+            assertEquals(2048, b.gradient(1, "d").byteOffset(), "views start on 256-byte boundaries");
+            assertEquals(DType.BF16, b.bucketOf("c").dtype());
+            assertEquals(8192, b.bucketOf("b").byteSize());
+            assertEquals(b.buffer(1, 0), b.gradient(1, "d").buffer(), "a view into the bucket, not a copy");
+            assertEquals(List.of("a", "b", "c", "d", "e"), b.parameters());
+            MemorySegment ones = java.lang.foreign.Arena.ofAuto().allocate(300 * 4);
+            ones.fill((byte) 1);
+            write(b.gradient(1, "d"), ones);
+            assertEquals(0x01010101, read(b.gradient(1, "d")).getAtIndex(ValueLayout.JAVA_INT, 299));
+            b.zero();
+            assertEquals(-1L, read(b.gradient(1, "d")).mismatch(java.lang.foreign.Arena.ofAuto().allocate(300 * 4)), "zeroed");
+            IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> b.gradient(0, "f"));
+            assertTrue(unknown.getMessage().contains("'f'"), unknown.getMessage());
+        }
+        assertThrows(IllegalArgumentException.class,
+                () -> GradientBuckets.builder(devices).add("w", 1, DType.FP32).add("w", 2, DType.FP32));
+        assertThrows(IllegalArgumentException.class, () -> GradientBuckets.builder(devices).add("w", 0, DType.FP32));
+    }
+
+    @Test
+    void badStepsAreRejectedWithTheParametersNamedAndNothingChanges() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = List.of(new Param("w1", 1000, DType.FP32), new Param("b1", 10, DType.FP32),
+                new Param("w2", 500, DType.FP32), new Param("b2", 5, DType.FP32));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets b = buckets(devices, params, 1024);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly())) {
+            List<List<MemorySegment>> inputs = fillRandom(b, params, 5);
+            IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> bs.markReady("w3"));
+            assertTrue(unknown.getMessage().contains("unknown parameter 'w3'"), unknown.getMessage());
+            bs.markReady("b2");
+            IllegalStateException twice = assertThrows(IllegalStateException.class, () -> bs.markReady("b2"));
+            assertTrue(twice.getMessage().contains("'b2' is already marked ready"), twice.getMessage());
+            bs.markReady("w2");
+            IllegalStateException early = assertThrows(IllegalStateException.class, bs::finish);
+            assertTrue(early.getMessage().contains("[w1, b1]"), early.getMessage());
+            // the rejected finish kept the step: marking the rest completes it
+            bs.markReady("b1");
+            bs.markReady("w1");
+            bs.finish();
+            for (Param p : params) {
+                MemorySegment[] in = {inputs.get(0).get(params.indexOf(p)), inputs.get(1).get(params.indexOf(p))};
+                assertEquals(0, AverageCheck.countWrong(p.dtype(), in, read(b.gradient(1, p.name())), p.count()), p.name());
+            }
+            // a new step starts clean
+            bs.markReady("w1");
+            assertThrows(IllegalStateException.class, bs::finish);
+        }
+    }
+
+    @Test
+    void aBucketStartsItsAllReduceAsSoonAsItsParametersAreReady() throws Exception {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = List.of(new Param("w1", 4000, DType.FP32), new Param("w2", 4000, DType.FP32));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets b = buckets(devices, params, 16 << 10);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly())) {
+            assertEquals(2, b.buckets().size());
+            bs.markReady("w2"); // backward order: the last layer's bucket is complete
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+            while (sync.stats().calls() < 1 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            assertEquals(1, sync.stats().calls(), "bucket of w2 must be averaged before w1 is ready and before finish");
+            bs.markReady("w1");
+            bs.finish();
+            assertEquals(2, sync.stats().calls());
+        }
+    }
+
+    @Test
+    void clipsToTheGlobalNormAndReportsNonFiniteGradients() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = List.of(new Param("w", 3000, DType.FP32), new Param("h", 777, DType.BF16),
+                new Param("b", 13, DType.FP32));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets b = buckets(devices, params, 4096);
+                BucketSync bs = new BucketSync(b, sync, new BucketSync.Options(0, false).withClipping(1.5))) {
+            List<List<MemorySegment>> inputs = fillRandom(b, params, 8);
+            double expectedSquares = 0;
+            List<double[]> averages = new ArrayList<>();
+            for (Param p : params) {
+                double[] avg = new double[(int) p.count()];
+                for (int i = 0; i < avg.length; i++) {
+                    avg[i] = (AverageCheck.get(p.dtype(), inputs.get(0).get(params.indexOf(p)), i)
+                            + AverageCheck.get(p.dtype(), inputs.get(1).get(params.indexOf(p)), i)) / 2;
+                }
+                averages.add(avg);
+            }
+            for (double[] avg : averages) {
+                for (double v : avg) {
+                    expectedSquares += v * v;
+                }
+            }
+            BucketSync.StepResult r = bs.synchronize();
+            assertTrue(r.finite());
+            assertTrue(r.globalNorm() > 1.5, "random gradients of thousands of elements have a norm above 1.5: " + r.globalNorm());
+            assertEquals(Math.sqrt(expectedSquares), r.globalNorm(), 1e-3 * r.globalNorm(), "norm of the float64 average");
+            double after = 0;
+            for (int rep = 0; rep < 2; rep++) {
+                double squares = 0;
+                for (Param p : params) {
+                    MemorySegment v = read(b.gradient(rep, p.name()));
+                    for (int i = 0; i < p.count(); i++) {
+                        squares += AverageCheck.get(p.dtype(), v, i) * AverageCheck.get(p.dtype(), v, i);
+                    }
+                }
+                after = Math.sqrt(squares);
+                assertEquals(1.5, after, 1.5e-2, "replica " + rep + " is clipped to the max norm");
+            }
+
+            // one NaN in one replica makes the average non-finite: reported, nothing scaled
+            fillRandom(b, params, 9);
+            MemorySegment nan = java.lang.foreign.Arena.ofAuto().allocate(4);
+            nan.set(ValueLayout.JAVA_FLOAT, 0, Float.NaN);
+            Gradient bias = b.gradient(1, "b");
+            write(new Gradient("b", bias.buffer(), bias.byteOffset() + 8, 1, DType.FP32), nan);
+            BucketSync.StepResult bad = bs.synchronize();
+            assertFalse(bad.finite());
+            assertEquals(1.0, bad.clipScale());
+        }
+    }
+
+    @Test
+    void aFailedCollectiveIsReportedByFinish() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = List.of(new Param("w", 100, DType.FP32));
+        GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+        try (GradientBuckets b = buckets(devices, params, 4096);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly())) {
+            sync.close(); // every later synchronize throws
+            bs.markReady("w");
+            BucketSyncException e = assertThrows(BucketSyncException.class, bs::finish);
+            assertTrue(e.getCause() instanceof IllegalStateException, String.valueOf(e.getCause()));
+            bs.markReady("w"); // the failed step is over; a new one may start
+        }
+    }
+
+}
