@@ -23,9 +23,17 @@ import org.knowm.xchart.style.markers.SeriesMarkers;
  * axis, measured link bounds as labelled dashed horizontal lines. Drawn headless with XChart.
  */
 public final class BenchPlot {
-    private static final double MIB = 1 << 20;
-
     private BenchPlot() {
+    }
+
+    static double log2(long bytes) {
+        return Math.log(bytes) / Math.log(2);
+    }
+
+    /** A tick at log2(bytes): the size where it is a whole power of two, else no label. */
+    static String sizeLabel(double log2) {
+        long exponent = Math.round(log2);
+        return Math.abs(log2 - exponent) < 1e-6 && exponent >= 0 && exponent < 63 ? Sizes.format(1L << exponent) : "";
     }
 
     public static void write(BenchReport report, String title, Path file) {
@@ -35,8 +43,10 @@ public final class BenchPlot {
             throw new IllegalArgumentException("nothing to plot: no backend produced a measurement");
         }
         XYChart chart = new XYChartBuilder().width(1100).height(700).title(title)
-                .xAxisTitle("size per replica (MiB, log scale)").yAxisTitle("busbw (GB/s)").build();
-        chart.getStyler().setXAxisLogarithmic(true);
+                .xAxisTitle("size per replica (log scale)").yAxisTitle("busbw (GB/s)").build();
+        // Log scale as log2(bytes) on a linear axis: XChart's own log axis labels only decades,
+        // which leaves a 256K..4M sweep with one label; here every power of two is named (1M, 2M, ...).
+        chart.getStyler().setxAxisTickLabelsFormattingFunction(BenchPlot::sizeLabel);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setPlotGridLinesVisible(true);
@@ -53,8 +63,7 @@ public final class BenchPlot {
         for (var e : lines.entrySet()) {
             List<SyncMeasurement> ms = new ArrayList<>(e.getValue());
             ms.sort((a, b) -> Long.compare(a.bytes(), b.bytes()));
-            // MiB keeps the log axis' decade labels readable (1, 10, 100, 1000)
-            double[] x = ms.stream().mapToDouble(m -> m.bytes() / MIB).toArray();
+            double[] x = ms.stream().mapToDouble(m -> log2(m.bytes())).toArray();
             double[] y = ms.stream().mapToDouble(SyncMeasurement::busbwGBs).toArray();
             minX = Math.min(minX, x[0]);
             maxX = Math.max(maxX, x[x.length - 1]);
@@ -62,8 +71,8 @@ public final class BenchPlot {
             series.setMarker(SeriesMarkers.CIRCLE);
         }
         if (minX == maxX) { // one size: widen so the bound lines have length
-            minX /= 2;
-            maxX *= 2;
+            minX -= 1;
+            maxX += 1;
         }
         BasicStroke dashed = new BasicStroke(1.5f, BasicStroke.CAP_BUTT, BasicStroke.JOIN_MITER, 10f, new float[] {8f, 6f}, 0f);
         for (LinkBound b : report.bounds()) {

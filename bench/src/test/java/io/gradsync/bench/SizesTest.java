@@ -26,4 +26,12 @@ class SizesTest {
         assertThrows(IllegalArgumentException.class, () -> Sizes.parseList(" , "));
         assertThrows(IllegalArgumentException.class, () -> Sizes.parse("-4K"));
     }
+
+    @Test
+    void plotLabelsNameEveryPowerOfTwoAndNothingBetween() {
+        assertEquals("1M", BenchPlot.sizeLabel(BenchPlot.log2(1L << 20)));
+        assertEquals("1G", BenchPlot.sizeLabel(30));
+        assertEquals("64K", BenchPlot.sizeLabel(16));
+        assertEquals("", BenchPlot.sizeLabel(20.5));
+    }
 }

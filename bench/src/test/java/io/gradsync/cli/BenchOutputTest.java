@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,6 +14,8 @@ import com.networknt.schema.Schema;
 import com.networknt.schema.SchemaRegistry;
 import com.networknt.schema.SpecificationVersion;
 import io.gradsync.bench.BenchReport;
+import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.device.DeviceRuntime;
 import java.awt.image.BufferedImage;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -107,6 +110,23 @@ class BenchOutputTest {
         }
         assertTrue(colours.size() > 20, "a drawn chart has lines, text and legend colours, got " + colours.size());
         assertTrue(Files.size(png) > 10_000);
+    }
+
+    @Test
+    void allRunsJvmAndPoclBackendsSideBySide(@TempDir Path own) throws Exception {
+        assumeTrue(DeviceCatalog.status(DeviceRuntime.OPENCL).available(), "no OpenCL (PoCL) here");
+        CliRun all = CliRun.of("bench", "--backend", "all", "--devices", "2", "--sizes", "64K,128K", "--warmup", "1",
+                "--iters", "2", "--no-bounds", "--json", own.resolve("all.json").toString(), "--plot", own.resolve("all.png").toString());
+        assertEquals(0, all.exitCode(), all.out() + all.err());
+        JsonNode json = JSON.readTree(own.resolve("all.json").toFile());
+        assertTrue(schema.validate(json).isEmpty(), schema.validate(json).toString());
+        Set<String> ran = new HashSet<>();
+        json.get("results").forEach(r -> ran.add(r.get("backend").asText() + "@" + r.get("runtime").asText()));
+        boolean cuda = DeviceCatalog.status(DeviceRuntime.CUDA).available();
+        assertTrue(ran.contains(cuda ? "cpu@cuda" : "cpu@jvm"), ran.toString());
+        assertTrue(ran.contains("opencl@opencl"), "opencl on OpenCL devices beside cpu: " + ran + "\n" + all.out());
+        assertTrue(all.out().contains("# summary: fastest backend per size"), all.out());
+        assertNotNull(ImageIO.read(own.resolve("all.png").toFile()));
     }
 
     @Test
