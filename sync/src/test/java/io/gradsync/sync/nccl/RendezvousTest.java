@@ -42,10 +42,15 @@ class RendezvousTest {
         port = listening.getLocalPort();
     }
 
+    /**
+     * Every rank of this test is gone before the next test binds a port: a client still retrying
+     * could otherwise reach the next test's rank 0 if the kernel hands out the same port again.
+     */
     @AfterEach
-    void tearDown() throws IOException {
+    void tearDown() throws IOException, InterruptedException {
         pool.shutdownNow();
         listening.close();
+        assertTrue(pool.awaitTermination(30, TimeUnit.SECONDS), "rendezvous threads still running after the test");
     }
 
     private RendezvousConfig config(int rank, int worldSize) {
