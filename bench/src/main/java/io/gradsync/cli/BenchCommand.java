@@ -92,13 +92,13 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--profile", negatable = false, description = "After each row, print where the time went (per-phase means).")
     boolean profile;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 4M).")
+    @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu and opencl backends: bytes per pipeline chunk (default: 2M).")
     String chunk;
 
-    @Option(names = "--slots", paramLabel = "N", description = "cpu backend: chunks in flight per device (default: 8).")
+    @Option(names = "--slots", paramLabel = "N", description = "cpu backend: chunks in flight per device (default: 24).")
     Integer slots;
 
-    @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: all cores).")
+    @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: min(24, cores)).")
     Integer threads;
 
     @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
