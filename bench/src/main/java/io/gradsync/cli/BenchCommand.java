@@ -15,6 +15,7 @@ import io.gradsync.bench.SyncTable;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
+import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.Synchronizers;
 import io.gradsync.sync.nccl.RendezvousConfig;
@@ -100,6 +101,18 @@ final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: min(24, cores)).")
     Integer threads;
+
+    @Option(names = "--ptx-one-shot", paramLabel = "SIZE", description = "ptx backend: runs up to this size are averaged "
+            + "whole by every GPU instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
+    String ptxOneShot;
+
+    @Option(names = "--ptx-gather", paramLabel = "HOW", description = "ptx backend: all-gather with copy-engine "
+            + "(cuMemcpyPeerAsync) or kernel (a copy kernel reading the peer) (default: copy-engine).")
+    String ptxGather;
+
+    @Option(names = "--ptx-no-peer", negatable = false, description = "ptx backend: move slices through pinned host "
+            + "memory as where GPUs have no P2P (tests that path).")
+    boolean ptxNoPeer;
 
     @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
             + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
@@ -373,6 +386,24 @@ final class BenchCommand implements Callable<Integer> {
                 default -> throw new IllegalArgumentException("--layout-check: '" + layoutCheck
                         + "' is neither every-call nor on-change");
             });
+        }
+        if (ptxOneShot != null || ptxGather != null || ptxNoPeer) {
+            PtxOptions p = o.ptx();
+            if (ptxOneShot != null) {
+                p = p.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot));
+            }
+            if (ptxGather != null) {
+                p = p.withGather(switch (ptxGather.trim().toLowerCase(Locale.ROOT)) {
+                    case "copy-engine" -> PtxOptions.Gather.COPY_ENGINE;
+                    case "kernel" -> PtxOptions.Gather.KERNEL;
+                    default -> throw new IllegalArgumentException("--ptx-gather: '" + ptxGather
+                            + "' is neither copy-engine nor kernel");
+                });
+            }
+            if (ptxNoPeer) {
+                p = p.withPeerAccess(false);
+            }
+            o = o.withPtx(p);
         }
         if (timeoutSeconds != null) {
             if (timeoutSeconds < 1) {
