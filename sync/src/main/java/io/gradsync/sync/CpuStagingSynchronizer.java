@@ -27,11 +27,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * streams, events and threads are made once, at construction; a call allocates only its plan
  * when the gradient layout changes.
  */
-final class CpuStagingSynchronizer implements GradientSynchronizer {
+final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
     private static final long MIN_CHUNK_BYTES = 1 << 20;
 
-    private final List<Device> devices;
     private final SyncOptions options;
     private final int slots;
     private final DeviceStream[] down;
@@ -45,14 +44,12 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     private final AtomicLongArray downloadQueued;
     /** Per slot: the chunk whose host-to-device copies were queued from its result last. */
     private final AtomicLongArray uploadQueued;
-    private final SyncStats stats = new SyncStats();
     private StagingPlan plan;
     /** Set when a worker fails, so that the others stop waiting. */
     private volatile boolean failed;
-    private volatile boolean closed;
 
     CpuStagingSynchronizer(List<? extends Device> devices, SyncOptions options) {
-        this.devices = List.copyOf(devices);
+        super(devices);
         this.options = options;
         this.slots = options.slots();
         int n = this.devices.size();
@@ -80,7 +77,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
                 // Allocated through device 0; on CUDA it is portable, so every GPU uploads from it directly.
                 res = this.devices.getFirst().allocateHost(ring);
             } catch (RuntimeException e) {
-                releaseAll();
+                release();
                 throw e;
             }
         }
@@ -98,37 +95,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public int localRank() {
-        return 0;
-    }
-
-    @Override
-    public int rank() {
-        return 0;
-    }
-
-    @Override
-    public int worldSize() {
-        return devices.size();
-    }
-
-    @Override
-    public synchronized void synchronize(List<Replica> replicas) {
-        checkOpen();
-        long t0 = System.nanoTime();
-        ReplicaCheck.check(replicas, devices);
-        if (devices.size() > 1) {
-            run(replicas);
-        }
-        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
-    }
-
-    @Override
-    public SyncStats stats() {
-        return stats;
-    }
-
-    private void run(List<Replica> replicas) {
+    protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
@@ -309,28 +276,7 @@ final class CpuStagingSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public void barrier() {
-        checkOpen();
-        for (Device d : devices) {
-            d.synchronize();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("cpu staging synchronizer is closed");
-        }
-    }
-
-    @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            releaseAll();
-        }
-    }
-
-    private void releaseAll() {
+    protected void release() {
         if (workers != null) {
             workers.shutdownNow();
         }

@@ -43,7 +43,7 @@ import java.util.List;
  * logical devices over one physical device
  * ({@link io.gradsync.tasks.opencl.OpenClRuntime#logicalDevices}), as in CI on PoCL.
  */
-final class OpenClSynchronizer implements GradientSynchronizer {
+final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     /** One pipeline step: per slice i, elements {@code [first[i], first[i] + count[i])} of the run. */
     private record Step(SlicePlan.Run run, long[] first, long[] count) {
         long bytes(int i) {
@@ -60,14 +60,12 @@ final class OpenClSynchronizer implements GradientSynchronizer {
         }
     }
 
-    private final List<OpenClDevice> devices;
     private final long chunkBytes;
     private final OpenClQueue[] down;
     private final OpenClQueue[] up;
     private final HostBuffer[] host;
     private final OpenClBuffer[] scratch;
     private HostBuffer result;
-    private final SyncStats stats = new SyncStats();
     private SlicePlan plan;
     private List<Step> steps = List.of();
     /** Per device, per step: the prepared reduce (null where the device's part is empty). */
@@ -77,10 +75,9 @@ final class OpenClSynchronizer implements GradientSynchronizer {
     private DeviceEvent[][] downloaded;
     private DeviceEvent[][] computed;
     private DeviceEvent[][] reduced;
-    private volatile boolean closed;
 
     OpenClSynchronizer(List<OpenClDevice> devices, SyncOptions options) {
-        this.devices = List.copyOf(devices);
+        super(devices);
         this.chunkBytes = options.chunkBytes();
         int n = devices.size();
         down = new OpenClQueue[n];
@@ -94,7 +91,7 @@ final class OpenClSynchronizer implements GradientSynchronizer {
                     up[i] = devices.get(i).createStream();
                 }
             } catch (RuntimeException e) {
-                releaseAll();
+                release();
                 throw e;
             }
         }
@@ -106,36 +103,7 @@ final class OpenClSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public int localRank() {
-        return 0;
-    }
-
-    @Override
-    public int rank() {
-        return 0;
-    }
-
-    @Override
-    public int worldSize() {
-        return devices.size();
-    }
-
-    @Override
-    public synchronized void synchronize(List<Replica> replicas) {
-        checkOpen();
-        long t0 = System.nanoTime();
-        ReplicaCheck.check(replicas, devices);
-        long bytes = 0;
-        for (Gradient g : replicas.getFirst().gradients()) {
-            bytes += g.byteSize();
-        }
-        if (devices.size() > 1) {
-            run(replicas);
-        }
-        stats.call(bytes, System.nanoTime() - t0);
-    }
-
-    private void run(List<Replica> replicas) {
+    protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         if (plan == null || !plan.madeFor(replicas)) {
             replan(replicas);
@@ -326,29 +294,10 @@ final class OpenClSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public SyncStats stats() {
-        return stats;
-    }
-
-    @Override
     public void barrier() {
         checkOpen();
         for (OpenClDevice d : devices) {
             d.synchronize();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("opencl synchronizer is closed");
-        }
-    }
-
-    @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            releaseAll();
         }
     }
 
@@ -380,7 +329,8 @@ final class OpenClSynchronizer implements GradientSynchronizer {
         reduced = null;
     }
 
-    private void releaseAll() {
+    @Override
+    protected void release() {
         RuntimeException failure = null;
         for (OpenClQueue[] queues : new OpenClQueue[][] {up, down}) {
             for (OpenClQueue q : queues) {

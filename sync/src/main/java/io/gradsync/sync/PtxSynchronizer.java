@@ -62,7 +62,7 @@ import java.util.List;
  * schedule on JVM devices (kernels as Java, any P2P matrix), so its ordering and offsets are
  * checked in CI where there is no GPU.
  */
-final class PtxSynchronizer implements GradientSynchronizer {
+final class PtxSynchronizer extends LocalSynchronizer<Device> {
     /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
     @FunctionalInterface
     interface Launcher {
@@ -75,7 +75,6 @@ final class PtxSynchronizer implements GradientSynchronizer {
         void launch(DeviceStream stream);
     }
 
-    private final List<Device> devices;
     private final Launcher launcher;
     private final PtxOptions options;
     /** p2p[i][j]: GPUs i and j read each other's memory directly (true on the diagonal). */
@@ -89,7 +88,6 @@ final class PtxSynchronizer implements GradientSynchronizer {
     private final DeviceBuffer[] scratch;
     private final HostBuffer[] host;
     private HostBuffer result;
-    private final SyncStats stats = new SyncStats();
     private SlicePlan plan;
     private boolean[] oneShot;
     /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
@@ -98,7 +96,6 @@ final class PtxSynchronizer implements GradientSynchronizer {
     private Launch[][][] gathers;
     /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
     private long[][] scratchAt;
-    private volatile boolean closed;
 
     static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
         List<CudaDevice> gpus = new ArrayList<>();
@@ -158,7 +155,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
      * @param launcher prepares the fused average kernels on each device
      */
     PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher) {
-        this.devices = List.copyOf(devices);
+        super(devices);
         this.options = options;
         this.launcher = launcher;
         int n = devices.size();
@@ -189,7 +186,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
                     reduced[i] = devices.get(i).createEvent();
                 }
             } catch (RuntimeException e) {
-                releaseAll();
+                release();
                 throw e;
             }
         }
@@ -200,42 +197,13 @@ final class PtxSynchronizer implements GradientSynchronizer {
         return SyncBackend.PTX;
     }
 
-    @Override
-    public int localRank() {
-        return 0;
-    }
-
-    @Override
-    public int rank() {
-        return 0;
-    }
-
-    @Override
-    public int worldSize() {
-        return devices.size();
-    }
-
     /** Whether GPUs {@code i} and {@code j} (indices in this synchronizer) read each other directly. */
     boolean peerToPeer(int i, int j) {
         return p2p[i][j];
     }
 
     @Override
-    public synchronized void synchronize(List<Replica> replicas) {
-        checkOpen();
-        long t0 = System.nanoTime();
-        ReplicaCheck.check(replicas, devices);
-        long bytes = 0;
-        for (Gradient g : replicas.getFirst().gradients()) {
-            bytes += g.byteSize();
-        }
-        if (devices.size() > 1) {
-            run(replicas);
-        }
-        stats.call(bytes, System.nanoTime() - t0);
-    }
-
-    private void run(List<Replica> replicas) {
+    protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         if (plan == null || !plan.madeFor(replicas)) {
             replan(replicas);
@@ -449,33 +417,7 @@ final class PtxSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public SyncStats stats() {
-        return stats;
-    }
-
-    @Override
-    public void barrier() {
-        checkOpen();
-        for (Device d : devices) {
-            d.synchronize();
-        }
-    }
-
-    private void checkOpen() {
-        if (closed) {
-            throw new IllegalStateException("ptx synchronizer is closed");
-        }
-    }
-
-    @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            releaseAll();
-        }
-    }
-
-    private void releaseAll() {
+    protected void release() {
         RuntimeException failure = null;
         for (DeviceStream s : streams) {
             if (s != null) {

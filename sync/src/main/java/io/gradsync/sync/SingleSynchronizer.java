@@ -4,13 +4,10 @@ import io.gradsync.tasks.device.Device;
 import java.util.List;
 
 /** One replica: the average of one is itself, so nothing moves. Inputs are still checked. */
-final class SingleSynchronizer implements GradientSynchronizer {
-    private final List<Device> devices;
-    private final SyncStats stats = new SyncStats();
-    private volatile boolean closed;
+final class SingleSynchronizer extends LocalSynchronizer<Device> {
 
     SingleSynchronizer(Device device) {
-        this.devices = List.of(device);
+        super(List.of(device));
     }
 
     @Override
@@ -19,44 +16,12 @@ final class SingleSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public int localRank() {
-        return 0;
+    protected void average(List<Replica> replicas) {
+        throw new AssertionError("one replica is never averaged");
     }
 
     @Override
-    public int rank() {
-        return 0;
-    }
-
-    @Override
-    public int worldSize() {
-        return 1;
-    }
-
-    @Override
-    public void synchronize(List<Replica> replicas) {
-        if (closed) {
-            throw new IllegalStateException("single synchronizer is closed");
-        }
-        long t0 = System.nanoTime();
-        ReplicaCheck.check(replicas, devices);
-        stats.call(replicas.getFirst().gradients().stream().mapToLong(Gradient::byteSize).sum(), System.nanoTime() - t0);
-    }
-
-    @Override
-    public SyncStats stats() {
-        return stats;
-    }
-
-    @Override
-    public void barrier() {
-        if (closed) {
-            throw new IllegalStateException("single synchronizer is closed");
-        }
-    }
-
-    @Override
-    public void close() {
-        closed = true;
+    protected void release() {
+        // holds nothing
     }
 }

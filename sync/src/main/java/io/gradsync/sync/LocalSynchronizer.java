@@ -1,0 +1,86 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.device.Device;
+import java.util.List;
+
+/**
+ * What the single-process synchronizers share: one replica per local device, ranks all 0, the
+ * input check before anything moves, per-call stats, and close-once. Subclasses implement
+ * {@link #average} (called only with checked input and more than one replica) and
+ * {@link #release}.
+ *
+ * @param <D> the device type the backend works on
+ */
+abstract class LocalSynchronizer<D extends Device> implements GradientSynchronizer {
+    protected final List<D> devices;
+    protected final SyncStats stats = new SyncStats();
+    private volatile boolean closed;
+
+    protected LocalSynchronizer(List<? extends D> devices) {
+        this.devices = List.copyOf(devices);
+    }
+
+    @Override
+    public final int localRank() {
+        return 0;
+    }
+
+    @Override
+    public final int rank() {
+        return 0;
+    }
+
+    @Override
+    public final int worldSize() {
+        return devices.size();
+    }
+
+    @Override
+    public final SyncStats stats() {
+        return stats;
+    }
+
+    @Override
+    public final synchronized void synchronize(List<Replica> replicas) {
+        checkOpen();
+        long t0 = System.nanoTime();
+        ReplicaCheck.check(replicas, devices);
+        long bytes = 0;
+        for (Gradient g : replicas.getFirst().gradients()) {
+            bytes += g.byteSize();
+        }
+        if (devices.size() > 1) {
+            average(replicas);
+        }
+        stats.call(bytes, System.nanoTime() - t0);
+    }
+
+    /** Averages checked replicas (one per device, at least two) in place. */
+    protected abstract void average(List<Replica> replicas);
+
+    /** Single process: every replica is here, so waiting for the devices is the barrier. */
+    @Override
+    public void barrier() {
+        checkOpen();
+        for (Device d : devices) {
+            d.synchronize();
+        }
+    }
+
+    protected final void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(backend().label() + " synchronizer is closed");
+        }
+    }
+
+    @Override
+    public final synchronized void close() {
+        if (!closed) {
+            closed = true;
+            release();
+        }
+    }
+
+    /** Frees streams, events and staging memory; called once. */
+    protected abstract void release();
+}
