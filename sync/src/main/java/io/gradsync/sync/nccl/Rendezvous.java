@@ -41,6 +41,8 @@ public final class Rendezvous {
     /** Longest error message accepted from rank 0; longer answers are not ours. */
     static final int MAX_MESSAGE = 64 * 1024;
     private static final long RETRY_MILLIS = 50;
+    /** How long rank 0 waits for a rank to read its answer and hang up. */
+    private static final int DRAIN_MILLIS = 1000;
 
     private Rendezvous() {
     }
@@ -133,12 +135,30 @@ public final class Rendezvous {
             }
         } finally {
             for (Socket s : all) {
-                try {
-                    s.close();
-                } catch (IOException ignored) {
-                    // closing is best effort; the answer was flushed first
-                }
+                closeAfterAnswer(s);
             }
+        }
+    }
+
+    /**
+     * Closes a rank's connection so that its answer arrives. Closing a socket with unread input
+     * (the rest of a stranger's message) sends a reset, which can make the peer drop the answer
+     * before reading it; so the output is finished first and the input drained until the peer
+     * closes, for at most a moment.
+     */
+    private static void closeAfterAnswer(Socket s) {
+        try {
+            s.shutdownOutput();
+            s.setSoTimeout(DRAIN_MILLIS);
+            byte[] sink = new byte[512];
+            long until = System.nanoTime() + DRAIN_MILLIS * 1_000_000L;
+            while (System.nanoTime() < until && s.getInputStream().read(sink) >= 0) {
+                // discard: only the answer matters now
+            }
+        } catch (IOException ignored) {
+            // the peer is gone or slow: closing below is all that is left to do
+        } finally {
+            closeQuietly(s);
         }
     }
 
