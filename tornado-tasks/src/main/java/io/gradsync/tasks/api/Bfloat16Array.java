@@ -1,7 +1,6 @@
 package io.gradsync.tasks.api;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 
 /**
  * An off-heap array of bfloat16 values.
@@ -10,18 +9,17 @@ import java.lang.foreign.ValueLayout;
  * even), which is how kernels use it: load, compute in fp32, store. {@link #getBits(int)} and
  * {@link #setBits(int, short)} reach the raw 16-bit patterns.
  */
-public final class Bfloat16Array extends OffHeapArray implements KernelArray {
-    private static final ValueLayout.OfShort LAYOUT = ValueLayout.JAVA_SHORT;
+public final class Bfloat16Array extends SixteenBitFloatArray implements KernelArray {
     /** Bytes per element. */
     public static final int ELEMENT_BYTES = 2;
 
     /** Allocates {@code size} zeroed elements off-heap; {@link #close()} frees them. */
     public Bfloat16Array(int size) {
-        super(size, ELEMENT_BYTES);
+        super(size);
     }
 
     private Bfloat16Array(MemorySegment segment) {
-        super(segment, ELEMENT_BYTES);
+        super(segment);
     }
 
     /** A view of existing memory (for example a device runtime's buffer); closing it frees nothing. */
@@ -38,40 +36,13 @@ public final class Bfloat16Array extends OffHeapArray implements KernelArray {
         return array;
     }
 
-    /** The element widened to fp32 (exact). */
-    public float get(int index) {
-        return HalfFloats.bf16ToFloat(segment.getAtIndex(LAYOUT, index));
+    @Override
+    float widen(short bits) {
+        return HalfFloats.bf16ToFloat(bits);
     }
 
-    /** Stores {@code value} rounded to nearest even. */
-    public void set(int index, float value) {
-        segment.setAtIndex(LAYOUT, index, HalfFloats.floatToBf16(value));
-    }
-
-    /** The raw 16-bit pattern of an element. */
-    public short getBits(int index) {
-        return segment.getAtIndex(LAYOUT, index);
-    }
-
-    /** Stores a raw 16-bit pattern. */
-    public void setBits(int index, short bits) {
-        segment.setAtIndex(LAYOUT, index, bits);
-    }
-
-    /** Sets every element to {@code value} (rounded once). */
-    public void fill(float value) {
-        short bits = HalfFloats.floatToBf16(value);
-        for (int i = 0; i < getSize(); i++) {
-            setBits(i, bits);
-        }
-    }
-
-    /** The elements widened to fp32, on the heap. */
-    public float[] toArray() {
-        float[] copy = new float[getSize()];
-        for (int i = 0; i < getSize(); i++) {
-            copy[i] = get(i);
-        }
-        return copy;
+    @Override
+    short narrow(float value) {
+        return HalfFloats.floatToBf16(value);
     }
 }
