@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import static io.gradsync.sync.Resources.closeQuietly;
+
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
@@ -569,17 +571,6 @@ final class NcclSynchronizer implements GradientSynchronizer {
         releaseContexts();
         if (first != null) {
             throw first;
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c == null) {
-            return;
-        }
-        try {
-            c.close();
-        } catch (Exception e) {
-            // releasing the rest matters more than this one failure
         }
     }
 

@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import static io.gradsync.sync.Resources.closeQuietly;
+
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
@@ -353,16 +355,6 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         closeQuietly(result);
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // releasing on the way out; the first failure is already being reported
-            }
         }
     }
 }

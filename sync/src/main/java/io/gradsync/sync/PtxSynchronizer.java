@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import static io.gradsync.sync.Resources.closeQuietly;
+
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
@@ -441,16 +443,6 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         closeQuietly(result);
         if (failure != null) {
             throw failure;
-        }
-    }
-
-    private static void closeQuietly(AutoCloseable c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (Exception ignored) {
-                // releasing on the way out; the first failure is already being reported
-            }
         }
     }
 }
