@@ -40,8 +40,8 @@ import picocli.CommandLine.Spec;
             "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
             "  gradsync compare --cpu-size 4M --iters 5          # quick, on a laptop",
             "  gradsync compare --grid 1056                      # 8 blocks per SM on an H200",
-            "", "Goals on GPUs: generated PTX >= 97% of the nvcc build for every kernel (ptx/nvcc column), "
-                + "fused averages >= 90% of copy bandwidth."})
+            "", "Goals on GPUs: generated PTX >= 97%% of the nvcc build for every kernel (ptx/nvcc column), "
+                + "fused averages >= 90%% of copy bandwidth."})
 final class CompareCommand implements Callable<Integer> {
     @Option(names = "--kernels", defaultValue = "all", paramLabel = "LIST",
             description = "Kernel names, comma separated, or all (default: ${DEFAULT-VALUE}; see gradsync kernels).")

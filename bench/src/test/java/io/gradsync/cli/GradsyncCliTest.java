@@ -44,6 +44,7 @@ class GradsyncCliTest {
     void helpOfEachSubcommandShowsExamples(String command) {
         CliRun r = CliRun.of(command, "--help");
         assertEquals(0, r.exitCode(), r.err());
+        assertEquals("", r.err(), "help formats cleanly (a bare % makes picocli warn)");
         String examples = r.out().substring(r.out().indexOf("Examples:"));
         assertTrue(examples.contains("gradsync " + command), r.out());
     }
