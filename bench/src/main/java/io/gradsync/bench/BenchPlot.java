@@ -95,6 +95,12 @@ public final class BenchPlot {
             }
         } catch (IOException e) {
             throw new UncheckedIOException("writing " + file + ": " + e.getMessage(), e);
+        } catch (RuntimeException | Error e) {
+            if (String.valueOf(e.getMessage()).contains("Fontconfig")) { // the JDK's words for "no fonts on this machine"
+                throw new IllegalStateException("cannot draw " + file + ": Java finds no fonts on this machine"
+                        + " (install fonts-dejavu-core, or run from a bundle made by scripts/make-gpu-bundle, which carries its own)", e);
+            }
+            throw e;
         }
     }
 }

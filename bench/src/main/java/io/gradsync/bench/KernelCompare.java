@@ -96,6 +96,9 @@ public final class KernelCompare {
         }
     }
 
+    /** Pinned staging per device form: large enough for full-speed copies, small enough to allocate at once. */
+    static final long STAGING_BYTES = 32L << 20;
+
     private KernelCompare() {
     }
 
@@ -215,10 +218,13 @@ public final class KernelCompare {
         private final List<DeviceBuffer> buffers;
         private final List<AutoCloseable> toClose;
         private final long trafficBytes;
+        /** The inputs as uploaded, kept for the check (pinned memory is slow to allocate: only staging is). */
+        private final Arena arena = Arena.ofShared();
+        private MemorySegment[] inputs;
+        private HostBuffer staging;
         private Runnable launch;
         private KernelSpec spec;
         private List<Arg> args;
-        private long seed;
 
         private OnDevice(DeviceStream stream, List<DeviceBuffer> buffers, List<AutoCloseable> toClose, long trafficBytes) {
             this.stream = stream;
@@ -233,34 +239,46 @@ public final class KernelCompare {
          * atomic reductions, whose addition order is the hardware's). Call before any other launch.
          */
         public long countWrong() {
+            if (inputs == null) {
+                throw new IllegalStateException("countWrong runs once, before any other launch");
+            }
             launch();
             stream.synchronize();
-            Device device = stream.device();
-            try (Arena arena = Arena.ofShared()) { // shared: fill and the reference run in parallel
-                MemorySegment[] expected = new MemorySegment[args.size()];
-                for (int i = 0; i < args.size(); i++) {
-                    Arg a = args.get(i);
-                    if (a.element() != null) {
-                        expected[i] = arena.allocate(Math.max(8, a.bytes()), 64);
-                        fill(a, expected[i], seed + i);
-                    }
-                }
-                int n = args.stream().filter(Arg::fullLength).mapToInt(Arg::count).findFirst().orElse(1);
-                runJava(spec, args, expected, n);
-                long wrong = 0;
-                int b = 0;
+            int n = args.stream().filter(Arg::fullLength).mapToInt(Arg::count).findFirst().orElse(1);
+            runJava(spec, args, inputs, n); // the inputs become the expected outputs, in place
+            long wrong = 0;
+            int b = 0;
+            try (Arena arena = Arena.ofConfined()) {
                 for (int i = 0; i < args.size(); i++) {
                     Arg a = args.get(i);
                     if (a.element() == null) {
                         continue;
                     }
-                    try (HostBuffer h = device.allocateHost(a.bytes())) {
-                        stream.copyToHost(buffers.get(b++), 0, h, 0, a.bytes());
-                        stream.synchronize();
-                        wrong += differences(a, expected[i], h.segment(), spec.style() == KernelStyle.CONTEXT && !a.fullLength());
-                    }
+                    MemorySegment actual = arena.allocate(Math.max(8, a.bytes()), 64);
+                    download(buffers.get(b++), actual, a.bytes());
+                    wrong += differences(a, inputs[i], actual, spec.style() == KernelStyle.CONTEXT && !a.fullLength());
                 }
-                return wrong;
+            }
+            inputs = null; // spent: they hold the reference results now
+            return wrong;
+        }
+
+        /** Host memory to a device buffer through the one pinned staging buffer, chunk by chunk. */
+        private void upload(MemorySegment from, DeviceBuffer to, long bytes) {
+            for (long at = 0; at < bytes; at += staging.byteSize()) {
+                long len = Math.min(staging.byteSize(), bytes - at);
+                staging.segment().copyFrom(from.asSlice(at, len));
+                stream.copyFromHost(staging, 0, to, at, len);
+                stream.synchronize();
+            }
+        }
+
+        private void download(DeviceBuffer from, MemorySegment to, long bytes) {
+            for (long at = 0; at < bytes; at += staging.byteSize()) {
+                long len = Math.min(staging.byteSize(), bytes - at);
+                stream.copyToHost(from, at, staging, 0, len);
+                stream.synchronize();
+                to.asSlice(at, len).copyFrom(staging.segment().asSlice(0, len));
             }
         }
 
@@ -278,9 +296,12 @@ public final class KernelCompare {
             OnDevice k = new OnDevice(device.createStream(), new ArrayList<>(), new ArrayList<>(), traffic(spec, args));
             k.spec = spec;
             k.args = args;
-            k.seed = System.nanoTime();
-            long seed = k.seed;
+            long seed = System.nanoTime();
             try {
+                long largest = args.stream().mapToLong(a -> a.element() == null ? 0 : a.bytes()).max().orElse(0);
+                k.staging = device.allocateHost(Math.max(8, Math.min(STAGING_BYTES, largest)));
+                k.toClose.add(k.staging);
+                k.inputs = new MemorySegment[args.size()];
                 Object[] kernelArgs = new Object[args.size()];
                 for (int i = 0; i < args.size(); i++) {
                     Arg a = args.get(i);
@@ -290,11 +311,9 @@ public final class KernelCompare {
                     }
                     DeviceBuffer b = device.allocate(a.bytes());
                     k.buffers.add(b);
-                    try (HostBuffer h = device.allocateHost(a.bytes())) {
-                        fill(a, h.segment(), seed + i);
-                        k.stream.copyFromHost(h, 0, b, 0, a.bytes());
-                        k.stream.synchronize();
-                    }
+                    k.inputs[i] = k.arena.allocate(Math.max(8, a.bytes()), 64);
+                    fill(a, k.inputs[i], seed + i);
+                    k.upload(k.inputs[i], b, a.bytes());
                     kernelArgs[i] = new DeviceSlice(b, 0, a.count());
                 }
                 DeviceStream stream = k.stream;
@@ -348,6 +367,7 @@ public final class KernelCompare {
             }
             stream.close();
             buffers.forEach(DeviceBuffer::close);
+            arena.close();
         }
     }
 

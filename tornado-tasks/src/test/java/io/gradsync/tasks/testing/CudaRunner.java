@@ -18,10 +18,12 @@ import java.util.List;
 /**
  * Test helper: runs a compiled kernel on GPU 0 through the CUDA runtime ({@link CudaKernels}:
  * PTX for the GPU's compute capability, cuModuleLoadData, cached), arrays staged through pinned
- * host buffers and copied back.
+ * host memory and copied back.
  */
 public final class CudaRunner implements DeviceRunner {
     private final CudaDevice device;
+    private HostBuffer staging;
+    private CudaBuffer pool;
 
     private CudaRunner(CudaDevice device) {
         this.device = device;
@@ -50,52 +52,66 @@ public final class CudaRunner implements DeviceRunner {
 
     @Override
     public synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
-        List<AutoCloseable> resources = new ArrayList<>();
         List<KernelArray> arrays = new ArrayList<>();
-        List<HostBuffer> hosts = new ArrayList<>();
-        List<CudaBuffer> buffers = new ArrayList<>();
+        List<Long> offsets = new ArrayList<>();
+        long total = 0;
+        for (KernelParam p : kernel.parameters()) {
+            if (p instanceof KernelParam.ArrayParam) {
+                KernelArray array = (KernelArray) args[p.javaIndex()];
+                arrays.add(array);
+                offsets.add(total);
+                total += align(Math.max(4, array.segment().byteSize()));
+            }
+        }
+        reserve(total);
         try (CudaStream stream = device.createStream()) {
             List<Object> deviceArgs = new ArrayList<>();
+            int a = 0;
             for (KernelParam p : kernel.parameters()) {
-                Object arg = args[p.javaIndex()];
                 switch (p) {
-                    case KernelParam.ArrayParam a -> {
-                        KernelArray array = (KernelArray) arg;
-                        long bytes = Math.max(4, array.segment().byteSize());
-                        HostBuffer host = device.allocateHost(bytes);
-                        resources.add(host);
-                        CudaBuffer buffer = device.allocate(bytes);
-                        resources.add(buffer);
-                        host.segment().asSlice(0, array.segment().byteSize()).copyFrom(array.segment());
-                        stream.copyFromHost(host, 0, buffer, 0, bytes);
-                        deviceArgs.add(new DeviceSlice(buffer, 0, array.getSize()));
-                        arrays.add(array);
-                        hosts.add(host);
-                        buffers.add(buffer);
+                    case KernelParam.ArrayParam ap -> {
+                        KernelArray array = arrays.get(a);
+                        long at = offsets.get(a++);
+                        staging.segment().asSlice(at, array.segment().byteSize()).copyFrom(array.segment());
+                        deviceArgs.add(new DeviceSlice(pool, at, array.getSize()));
                     }
-                    case KernelParam.ScalarParam s -> deviceArgs.add(arg);
+                    case KernelParam.ScalarParam s -> deviceArgs.add(args[p.javaIndex()]);
                     case KernelParam.ContextParam c -> {
                     }
                 }
             }
+            stream.copyFromHost(staging, 0, pool, 0, total);
             int grid = (int) ((globalSize + localSize - 1) / localSize);
             CudaKernels.prepare(device, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray()).launch(stream);
-            for (int i = 0; i < arrays.size(); i++) {
-                stream.copyToHost(buffers.get(i), 0, hosts.get(i), 0, hosts.get(i).byteSize());
-            }
+            stream.copyToHost(pool, 0, staging, 0, total);
             stream.synchronize();
             for (int i = 0; i < arrays.size(); i++) {
                 KernelArray array = arrays.get(i);
-                array.segment().copyFrom(hosts.get(i).segment().asSlice(0, array.segment().byteSize()));
-            }
-        } finally {
-            for (AutoCloseable r : resources.reversed()) {
-                try {
-                    r.close();
-                } catch (Exception e) {
-                    throw new IllegalStateException("closing " + r, e);
-                }
+                array.segment().copyFrom(staging.segment().asSlice(offsets.get(i), array.segment().byteSize()));
             }
         }
+    }
+
+    /**
+     * One pinned staging buffer and one device buffer, grown as cases get larger and kept: pinning
+     * hundreds of MiB per case made the suite take minutes. Arrays sit at 256-byte aligned offsets.
+     */
+    private void reserve(long bytes) {
+        if (staging != null && staging.byteSize() >= bytes) {
+            return;
+        }
+        long size = Math.max(bytes, 64L << 20);
+        if (staging != null) {
+            staging.close();
+            pool.close();
+            staging = null;
+            pool = null;
+        }
+        staging = device.allocateHost(size);
+        pool = device.allocate(size);
+    }
+
+    private static long align(long bytes) {
+        return (bytes + 255) & ~255L;
     }
 }
