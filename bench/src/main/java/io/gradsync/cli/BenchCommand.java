@@ -114,6 +114,10 @@ final class BenchCommand implements Callable<Integer> {
             + "memory as where GPUs have no P2P (tests that path).")
     boolean ptxNoPeer;
 
+    @Option(names = "--ptx-no-graph", negatable = false, description = "ptx backend: enqueue every copy, kernel and "
+            + "event wait on every call instead of replaying the schedule captured once as a CUDA graph.")
+    boolean ptxNoGraph;
+
     @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
             + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
     String layoutCheck;
@@ -387,7 +391,7 @@ final class BenchCommand implements Callable<Integer> {
                         + "' is neither every-call nor on-change");
             });
         }
-        if (ptxOneShot != null || ptxGather != null || ptxNoPeer) {
+        if (ptxOneShot != null || ptxGather != null || ptxNoPeer || ptxNoGraph) {
             PtxOptions p = o.ptx();
             if (ptxOneShot != null) {
                 p = p.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot));
@@ -402,6 +406,9 @@ final class BenchCommand implements Callable<Integer> {
             }
             if (ptxNoPeer) {
                 p = p.withPeerAccess(false);
+            }
+            if (ptxNoGraph) {
+                p = p.withGraph(false);
             }
             o = o.withPtx(p);
         }

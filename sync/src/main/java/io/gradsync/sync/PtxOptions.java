@@ -15,8 +15,11 @@ package io.gradsync.sync;
  *                        pair through pinned host memory (the path taken where P2P is missing), so
  *                        that path can be tested on a machine with P2P
  * @param gather          how a GPU fetches the peers' averaged slices in the all-gather
+ * @param graph           capture each layout's schedule (every GPU's copies, kernels and event
+ *                        waits) once as a CUDA graph and replay it with one launch per call; false
+ *                        enqueues every operation every call (tens of driver calls), for comparison
  */
-public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather) {
+public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather, boolean graph) {
 
     /** How the all-gather moves an averaged slice from its GPU to a peer. */
     public enum Gather {
@@ -36,18 +39,22 @@ public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather
     }
 
     public static PtxOptions defaults() {
-        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE);
+        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE, true);
     }
 
     public PtxOptions withOneShotMaxBytes(long bytes) {
-        return new PtxOptions(bytes, peerAccess, gather);
+        return new PtxOptions(bytes, peerAccess, gather, graph);
     }
 
     public PtxOptions withPeerAccess(boolean enabled) {
-        return new PtxOptions(oneShotMaxBytes, enabled, gather);
+        return new PtxOptions(oneShotMaxBytes, enabled, gather, graph);
     }
 
     public PtxOptions withGather(Gather how) {
-        return new PtxOptions(oneShotMaxBytes, peerAccess, how);
+        return new PtxOptions(oneShotMaxBytes, peerAccess, how, graph);
+    }
+
+    public PtxOptions withGraph(boolean enabled) {
+        return new PtxOptions(oneShotMaxBytes, peerAccess, gather, enabled);
     }
 }

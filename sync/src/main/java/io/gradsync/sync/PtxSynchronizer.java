@@ -3,6 +3,7 @@ package io.gradsync.sync;
 import static io.gradsync.sync.Resources.closeQuietly;
 
 import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaGraph;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
@@ -77,7 +78,26 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         void launch(DeviceStream stream);
     }
 
+    /**
+     * Captures one call's whole schedule, as enqueued by {@code enqueue} starting from
+     * {@code origin} (other streams fork from it and join back), for replay: a CUDA graph on GPUs.
+     */
+    @FunctionalInterface
+    interface Recorder {
+        Replay record(DeviceStream origin, Runnable enqueue);
+    }
+
+    /** A recorded schedule: {@link #replay} enqueues all of it behind {@code origin}'s prior work. */
+    interface Replay extends AutoCloseable {
+        void replay(DeviceStream origin);
+
+        @Override
+        void close();
+    }
+
     private final Launcher launcher;
+    /** Null: enqueue every operation on every call. */
+    private final Recorder recorder;
     private final PtxOptions options;
     /** p2p[i][j]: GPUs i and j read each other's memory directly (true on the diagonal). */
     private final boolean[][] p2p;
@@ -87,6 +107,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     private final DeviceStream[] streams;
     private final DeviceEvent[] staged;
     private final DeviceEvent[] reduced;
+    /** Recorded schedules only: stream 0's start, which the others wait for, and each stream's end, which stream 0 waits for. */
+    private DeviceEvent forked;
+    private final DeviceEvent[] joined;
+    /** The current layout's recorded schedule (null until the first call of a layout, or without a recorder). */
+    private Replay replay;
     private final DeviceBuffer[] scratch;
     private final HostBuffer[] host;
     private HostBuffer result;
@@ -129,7 +154,21 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
             CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpus.get(device), spec, count, args);
             return stream -> launch.launch((CudaStream) stream);
         };
-        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels);
+        Recorder graphs = (origin, enqueue) -> {
+            CudaGraph graph = CudaGraph.capture((CudaStream) origin, enqueue);
+            return new Replay() {
+                @Override
+                public void replay(DeviceStream stream) {
+                    graph.launch((CudaStream) stream);
+                }
+
+                @Override
+                public void close() {
+                    graph.close();
+                }
+            };
+        };
+        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null);
     }
 
     /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
@@ -155,17 +194,20 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
      * @param p2p      p2p[i][j]: device i's kernels and copies reach device j's memory directly
      *                 (symmetric, true on the diagonal)
      * @param launcher prepares the fused average kernels on each device
+     * @param recorder records each layout's schedule for replay; null enqueues it on every call
      */
-    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher) {
+    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher, Recorder recorder) {
         super(devices);
         this.options = options;
         this.launcher = launcher;
+        this.recorder = recorder;
         int n = devices.size();
         this.p2p = new boolean[n][];
         lacksPeer = new boolean[n];
         streams = new DeviceStream[n];
         staged = new DeviceEvent[n];
         reduced = new DeviceEvent[n];
+        joined = new DeviceEvent[n];
         scratch = new DeviceBuffer[n];
         host = new HostBuffer[n];
         boolean all = true;
@@ -186,7 +228,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                     streams[i] = devices.get(i).createStream();
                     staged[i] = devices.get(i).createEvent();
                     reduced[i] = devices.get(i).createEvent();
+                    joined[i] = devices.get(i).createEvent();
                 }
+                forked = devices.getFirst().createEvent();
             } catch (RuntimeException e) {
                 release();
                 throw e;
@@ -217,8 +261,42 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
+        if (recorder != null && replay == null) {
+            replay = recorder.record(streams[0], () -> enqueueForked(runs));
+        }
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
+        if (replay != null) {
+            replay.replay(streams[0]);
+        } else {
+            enqueue(runs);
+        }
+        long t2 = System.nanoTime();
+        stats.phase("enqueue", t2 - t1);
+        if (replay != null) {
+            streams[0].synchronize(); // stream 0 joined every other stream's end
+        } else {
+            for (DeviceStream s : streams) {
+                s.synchronize();
+            }
+        }
+        stats.phase("wait", System.nanoTime() - t2);
+    }
+
+    /** The schedule as one recordable piece: every stream forks from stream 0 and joins back into it. */
+    private void enqueueForked(List<SlicePlan.Run> runs) {
+        streams[0].record(forked);
+        for (int i = 1; i < streams.length; i++) {
+            streams[i].waitFor(forked);
+        }
+        enqueue(runs);
+        for (int i = 1; i < streams.length; i++) {
+            streams[i].record(joined[i]);
+            streams[0].waitFor(joined[i]);
+        }
+    }
+
+    private void enqueue(List<SlicePlan.Run> runs) {
         int n = devices.size();
         if (!allP2p) {
             stageForPeersWithoutP2p(runs);
@@ -229,12 +307,6 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         for (int j = 0; j < n; j++) {
             gather(j, runs);
         }
-        long t2 = System.nanoTime();
-        stats.phase("enqueue", t2 - t1);
-        for (DeviceStream s : streams) {
-            s.synchronize();
-        }
-        stats.phase("wait", System.nanoTime() - t2);
     }
 
     /** Phase 0: GPU j puts slice i of its replica in host memory for every GPU i it has no P2P with. */
@@ -321,6 +393,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
 
     /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
     private void replan(List<Replica> replicas) {
+        closeQuietly(replay); // it froze the old buffers' addresses
+        replay = null;
         plan = null;
         launches = null;
         gathers = null;
@@ -431,7 +505,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 closeQuietly(s);
             }
         }
-        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced}) {
+        closeQuietly(replay);
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, {forked}}) {
             for (DeviceEvent e : events) {
                 closeQuietly(e);
             }

@@ -28,6 +28,7 @@ class PtxGpuTest {
     /** The ways a run can go. */
     enum Path {
         DEFAULT(SyncOptions.defaults()),
+        EAGER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withGraph(false))),
         ONE_SHOT(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE))),
         REDUCE_SCATTER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0))),
         NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false))),

@@ -16,6 +16,7 @@ import io.gradsync.tasks.kernels.JvmKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -76,9 +77,33 @@ class PtxScheduleTest {
         return schedule(n, peers, PtxOptions.defaults().withOneShotMaxBytes(oneShotMaxBytes));
     }
 
+    /** Schedules recorded so far by {@link #jvmRecorder}. */
+    private final AtomicInteger recordings = new AtomicInteger();
+
+    /**
+     * What a CUDA graph is to the GPUs: the schedule enqueued once per layout as one piece (fork
+     * from stream 0, join back), replayed per call. On JVM streams a replay enqueues it again.
+     */
+    private PtxSynchronizer.Recorder jvmRecorder() {
+        return (origin, enqueue) -> {
+            recordings.incrementAndGet();
+            return new PtxSynchronizer.Replay() {
+                @Override
+                public void replay(io.gradsync.tasks.device.DeviceStream stream) {
+                    assertEquals(origin, stream, "replayed behind the stream it was recorded from");
+                    enqueue.run();
+                }
+
+                @Override
+                public void close() {
+                }
+            };
+        };
+    }
+
     private PtxSynchronizer schedule(int n, Peers peers, PtxOptions options) {
         devices = JvmRuntime.createDevices(n);
-        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels());
+        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null);
     }
 
     static Stream<Arguments> shapes() {
@@ -161,7 +186,41 @@ class PtxScheduleTest {
         }
         boolean[][] asymmetric = {{true, true}, {false, true}};
         assertThrows(IllegalArgumentException.class,
-                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels()));
+                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null));
+    }
+
+    /** Without recording, every operation is enqueued every call: the same results. */
+    @ParameterizedTest(name = "N={0} peers={1}")
+    @MethodSource("eagerShapes")
+    void eagerScheduleAveragesExactly(int n, Peers peers) {
+        try (PtxSynchronizer sync = schedule(n, peers, PtxOptions.defaults().withOneShotMaxBytes(4096).withGraph(false))) {
+            RepeatCheck.randomRounds(sync, devices, 6, 20_000, seed());
+        }
+        assertEquals(0, recordings.get());
+    }
+
+    static Stream<Arguments> eagerShapes() {
+        return Stream.of(2, 3, 4).flatMap(n -> Stream.of(Peers.values()).map(p -> Arguments.of(n, p)));
+    }
+
+    /** One recording per layout: calls with the same buffers replay it, new buffers record again. */
+    @Test
+    void recordsOncePerLayout() {
+        try (PtxSynchronizer sync = schedule(3, Peers.ALL, 4096)) {
+            try (ReplicaFixture f = ReplicaFixture.flat(devices, 70_001, DType.BF16, seed())) {
+                for (int call = 0; call < 3; call++) {
+                    RepeatCheck.restoreInputs(f);
+                    sync.synchronize(f.replicas);
+                    f.assertAveraged();
+                }
+                assertEquals(1, recordings.get());
+            }
+            try (ReplicaFixture f = ReplicaFixture.flat(devices, 999, DType.FP32, seed())) {
+                sync.synchronize(f.replicas);
+                f.assertAveraged();
+                assertEquals(2, recordings.get());
+            }
+        }
     }
 
     @Test
