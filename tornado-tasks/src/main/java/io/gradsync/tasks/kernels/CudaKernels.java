@@ -10,19 +10,34 @@ import io.gradsync.tasks.cuda.CudaModule;
 import io.gradsync.tasks.cuda.CudaStream;
 import jcuda.Pointer;
 
+import java.util.Collections;
+import java.util.LinkedHashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Compiled kernels loaded on CUDA GPUs: one module per (GPU, kernel), PTX generated for the GPU's
- * own compute capability, loaded once with {@code cuModuleLoadData} and kept for the process.
+ * Compiled kernels loaded on CUDA GPUs: one module per (GPU, kernel, non-coherent arrays), PTX
+ * generated for the GPU's own compute capability, loaded once with {@code cuModuleLoadData} and
+ * kept for the process.
  *
  * <p>Hot paths {@link #prepare prepare} a launch once (arguments packed in the calling
  * convention of {@link KernelParam}) and {@link PreparedLaunch#launch launch} it every step
  * without allocating.
+ *
+ * <p>"Restrict verified at run time": {@code prepare} sees the actual addresses, so it loads an
+ * array through the read-only data cache ({@code ld.global.nc}, what nvcc does for
+ * {@code const T* __restrict__}) when the kernel never writes that parameter and its memory
+ * overlaps no array the kernel writes; see {@link #nonCoherentArrays}. An in-place call
+ * ({@code out} and {@code a0} the same slice) gets plain loads for {@code a0} only. Set
+ * {@code -D}{@value #NON_COHERENT_PROPERTY}{@code =false} to use plain loads everywhere.
  */
 public final class CudaKernels {
-    private record Key(CudaDevice device, CompiledKernel kernel) {
+    /** System property: {@code false} turns the non-coherent loads of {@link #prepare} off (for comparisons). */
+    public static final String NON_COHERENT_PROPERTY = "gradsync.nonCoherentLoads";
+
+    private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent) {
     }
 
     private static final Map<Key, CudaFunction> FUNCTIONS = new ConcurrentHashMap<>();
@@ -31,13 +46,63 @@ public final class CudaKernels {
     private CudaKernels() {
     }
 
-    /** The kernel's entry point on {@code device}, loading its module on first use. */
+    /** The kernel's entry point on {@code device}, every load plain, loading its module on first use. */
     public static CudaFunction function(CudaDevice device, CompiledKernel kernel) {
-        return FUNCTIONS.computeIfAbsent(new Key(device, kernel), k -> {
-            CudaModule module = device.loadModule(kernel.ptx(device.smVersion()));
+        return function(device, kernel, Set.of());
+    }
+
+    /**
+     * The kernel's entry point on {@code device} with the arrays in {@code nonCoherent} loaded
+     * through {@code ld.global.nc}, loading that module variant on first use. The caller
+     * guarantees that nothing writes those arrays' memory during a launch.
+     */
+    public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent) {
+        return FUNCTIONS.computeIfAbsent(new Key(device, kernel, Set.copyOf(nonCoherent)), k -> {
+            CudaModule module = device.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent()));
             MODULES.put(k, module);
             return module.function(kernel.entryName());
         });
+    }
+
+    /**
+     * The array parameters of {@code kernel} that may be loaded non-coherently for one launch:
+     * those the kernel never writes whose byte range overlaps the range of no array it writes.
+     * Ranges are half-open, so adjacent slices of one buffer do not overlap, and an empty range
+     * overlaps nothing. Read-only arrays may overlap each other (nothing writes either).
+     *
+     * <p>This trusts the kernel to touch only elements {@code [0, count)} of each array, as the
+     * built-ins do when their arrays are of equal length; reading past a slice's end is already
+     * outside Java's semantics (an IndexOutOfBoundsException on the JVM).
+     *
+     * @param starts  device address of each array argument, in the order of the kernel's array parameters
+     * @param lengths byte length of each
+     * @return the names, in parameter order
+     */
+    static Set<String> nonCoherentArrays(CompiledKernel kernel, long[] starts, long[] lengths) {
+        List<KernelParam.ArrayParam> arrays = kernel.ir().arrayParams();
+        if (starts.length != arrays.size() || lengths.length != arrays.size()) {
+            throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
+                    + starts.length + " starts and " + lengths.length + " lengths");
+        }
+        Set<String> nc = new LinkedHashSet<>();
+        for (int i = 0; i < arrays.size(); i++) {
+            if (kernel.ir().writes(arrays.get(i).name())) {
+                continue;
+            }
+            boolean aliased = false;
+            for (int j = 0; j < arrays.size() && !aliased; j++) {
+                aliased = kernel.ir().writes(arrays.get(j).name()) && overlap(starts[i], lengths[i], starts[j], lengths[j]);
+            }
+            if (!aliased) {
+                nc.add(arrays.get(i).name());
+            }
+        }
+        return Collections.unmodifiableSet(nc);
+    }
+
+    /** True when {@code [aStart, aStart + aLength)} and {@code [bStart, bStart + bLength)} share a byte. */
+    private static boolean overlap(long aStart, long aLength, long bStart, long bLength) {
+        return aLength > 0 && bLength > 0 && aStart < bStart + bLength && bStart < aStart + aLength;
     }
 
     /**
@@ -63,6 +128,10 @@ public final class CudaKernels {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + given + " arguments (KernelContext excluded), got " + args.length);
         }
         Pointer[] packed = new Pointer[kernel.deviceArgumentCount()];
+        int arrayCount = kernel.ir().arrayParams().size();
+        long[] starts = new long[arrayCount];
+        long[] lengths = new long[arrayCount];
+        int arrayIndex = 0;
         int a = 0;
         int slot = 0;
         for (int i = 0; i < javaParams; i++) {
@@ -75,8 +144,12 @@ public final class CudaKernels {
                     }
                     slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
                     // the .u64 pointer parameter as a plain 64-bit value: base address plus slice offset
-                    packed[slot++] = Pointer.to(new long[]{buffer.address() + slice.byteOffset()});
+                    long start = buffer.address() + slice.byteOffset();
+                    packed[slot++] = Pointer.to(new long[]{start});
                     packed[slot++] = Pointer.to(new int[]{slice.count()});
+                    // unified virtual addressing: addresses of buffers on different GPUs never collide
+                    starts[arrayIndex] = start;
+                    lengths[arrayIndex++] = (long) slice.count() * array.element().bytes();
                 }
                 case KernelParam.ScalarParam s -> {
                     Object arg = args[a++];
@@ -94,7 +167,9 @@ public final class CudaKernels {
                 }
             }
         }
-        return new PreparedLaunch(function(device, kernel), shape, Pointer.to(packed));
+        Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
+                ? nonCoherentArrays(kernel, starts, lengths) : Set.of();
+        return new PreparedLaunch(function(device, kernel, nc), shape, Pointer.to(packed), nc);
     }
 
     /** A kernel launch with its arguments packed once; launch it as often as needed. */
@@ -102,15 +177,22 @@ public final class CudaKernels {
         private final CudaFunction function;
         private final LaunchShape shape;
         private final Pointer parameters;
+        private final Set<String> nonCoherent;
 
-        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters) {
+        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent) {
             this.function = function;
             this.shape = shape;
             this.parameters = parameters;
+            this.nonCoherent = nonCoherent;
         }
 
         public LaunchShape shape() {
             return shape;
+        }
+
+        /** The array parameters this launch loads with {@code ld.global.nc}, in parameter order. */
+        public Set<String> nonCoherentArrays() {
+            return nonCoherent;
         }
 
         /** Enqueues the kernel on {@code stream} (asynchronous). */

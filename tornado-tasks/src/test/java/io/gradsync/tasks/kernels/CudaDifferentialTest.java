@@ -10,6 +10,7 @@ import io.gradsync.tasks.device.HostBuffer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -87,5 +89,59 @@ class CudaDifferentialTest {
             assertThrows(IllegalArgumentException.class, () -> CudaKernels.prepare(gpu, avg, n,
                     new DeviceSlice(out, 4, n), new DeviceSlice(a, 0, n), new DeviceSlice(b, 0, n), 0.5f), "overrun");
         }
+    }
+    /**
+     * average2 with {@code out} the very same slice as {@code a0} (in place) must load a0 plainly
+     * and still give (a0 + a1) * 0.5 exactly; with disjoint slices both inputs go through
+     * {@code ld.global.nc}.
+     */
+    @Test
+    void averageInPlaceAndDisjointWithNonCoherentLoads() {
+        CudaDevice gpu = cuda.device();
+        int n = (1 << 20) + 3;
+        long bytes = 4L * n;
+        KernelSpec avg = BuiltinKernels.average(2);
+        try (CudaStream stream = gpu.createStream();
+             CudaBuffer a0 = gpu.allocate(bytes); CudaBuffer a1 = gpu.allocate(bytes); CudaBuffer out = gpu.allocate(bytes);
+             HostBuffer host = gpu.allocateHost(bytes)) {
+            float[] x0 = new float[n];
+            float[] x1 = new float[n];
+            for (int i = 0; i < n; i++) {
+                x0[i] = i * 0.37f - 1000f;
+                x1[i] = (i % 977) * 1.0e-3f + 0.1f;
+            }
+            DeviceSlice s0 = DeviceSlice.whole(a0, 4);
+            DeviceSlice s1 = DeviceSlice.whole(a1, 4);
+            DeviceSlice so = DeviceSlice.whole(out, 4);
+            upload(stream, host, x0, a0);
+            upload(stream, host, x1, a1);
+
+            CudaKernels.PreparedLaunch disjoint = CudaKernels.prepare(gpu, avg, n, so, s0, s1, 0.5f);
+            assertEquals(Set.of("a0", "a1"), disjoint.nonCoherentArrays());
+            disjoint.launch(stream);
+            float[] got = download(stream, host, out, n);
+
+            CudaKernels.PreparedLaunch inPlace = CudaKernels.prepare(gpu, avg, n, s0, s0, s1, 0.5f);
+            assertEquals(Set.of("a1"), inPlace.nonCoherentArrays(), "a0 is also the output");
+            inPlace.launch(stream);
+            float[] gotInPlace = download(stream, host, a0, n);
+            for (int i = 0; i < n; i++) {
+                float expected = (x0[i] + x1[i]) * 0.5f;
+                assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(got[i]), "disjoint, element " + i);
+                assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(gotInPlace[i]), "in place, element " + i);
+            }
+        }
+    }
+
+    private static void upload(CudaStream stream, HostBuffer host, float[] values, CudaBuffer to) {
+        host.segment().copyFrom(MemorySegment.ofArray(values));
+        stream.copyFromHost(host, 0, to, 0, 4L * values.length);
+        stream.synchronize();
+    }
+
+    private static float[] download(CudaStream stream, HostBuffer host, CudaBuffer from, int n) {
+        stream.copyToHost(from, 0, host, 0, 4L * n);
+        stream.synchronize();
+        return host.segment().asSlice(0, 4L * n).toArray(ValueLayout.JAVA_FLOAT);
     }
 }

@@ -17,6 +17,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Emits PTX for kernels in {@link KernelIr}.
@@ -29,8 +30,16 @@ import java.util.Map;
  *       Denormals are kept (no {@code .ftz}).</li>
  *   <li>Addresses are 64-bit: {@code mul.wide.s32} of the int index by the element size added to
  *       the array's base pointer, the same sequence nvcc emits.</li>
- *   <li>Plain {@code ld.global}, never {@code ld.global.nc}: a runtime may pass the same buffer
- *       as input and output (an in-place average), where the non-coherent path is not safe.</li>
+ *   <li>Loads are plain {@code ld.global} unless the caller names the array as non-coherent
+ *       ({@link #entry(KernelIr, int, Set)}): then {@code ld.global.nc}, the read-only data
+ *       cache path nvcc takes for a {@code const T* __restrict__} argument. That cache is not kept
+ *       coherent with stores made during the kernel, so {@code .nc} is only correct for memory
+ *       that nothing writes while the kernel runs. The kernel itself cannot write the array (an
+ *       array it writes is refused), but the same memory may also be passed as a written
+ *       argument (an in-place average, {@code out} and {@code a0} one buffer), which the PTX
+ *       cannot know: only the runtime, seeing the actual addresses, may choose the set
+ *       ({@code CudaKernels.prepare} does, per launch). With the empty set (the default) no load
+ *       is {@code .nc}.</li>
  * </ul>
  * The {@code .version} is the lowest PTX ISA version that knows the target (7.8 for sm_90), so
  * the module loads on any driver that runs that GPU.
@@ -42,9 +51,12 @@ public final class PtxEmitter {
     private final Map<Integer, String> varRegs = new HashMap<>();
     private final Map<String, String> arrayBase = new HashMap<>();
     private final Map<String, String> arrayLen = new HashMap<>();
+    /** Arrays loaded through the non-coherent (read-only data cache) path. */
+    private final Set<String> nonCoherent;
 
-    private PtxEmitter(int sm) {
+    private PtxEmitter(int sm, Set<String> nonCoherent) {
         this.sm = sm;
+        this.nonCoherent = nonCoherent;
     }
 
     /** The lowest PTX ISA version whose ptxas knows {@code sm_<sm>}. */
@@ -81,10 +93,46 @@ public final class PtxEmitter {
         return b.toString();
     }
 
-    /** The {@code .entry} of one kernel (without the module header). */
+    /**
+     * One complete PTX module holding {@code kernel}, loading the arrays named in
+     * {@code nonCoherent} with {@code ld.global.nc}; see {@link #entry(KernelIr, int, Set)}.
+     */
+    public static String module(KernelIr kernel, int sm, String comment, Set<String> nonCoherent) {
+        return header(sm, comment) + entry(kernel, sm, nonCoherent) + '\n';
+    }
+
+    /** The {@code .entry} of one kernel (without the module header), every load plain {@code ld.global}. */
     public static String entry(KernelIr kernel, int sm) {
+        return entry(kernel, sm, Set.of());
+    }
+
+    /**
+     * The {@code .entry} of one kernel (without the module header), loading the array parameters
+     * named in {@code nonCoherent} with {@code ld.global.nc}. The caller must know that no memory
+     * of those arrays is written while the kernel runs, by this kernel through another argument
+     * or by anything else.
+     *
+     * @throws IllegalArgumentException if a name is not an array parameter of the kernel, or is
+     *                                  one the kernel writes (it would read stale data)
+     */
+    public static String entry(KernelIr kernel, int sm, Set<String> nonCoherent) {
         ptxVersion(sm);
-        return new PtxEmitter(sm).emit(kernel);
+        checkNonCoherent(kernel, nonCoherent);
+        return new PtxEmitter(sm, Set.copyOf(nonCoherent)).emit(kernel);
+    }
+
+    private static void checkNonCoherent(KernelIr kernel, Set<String> nonCoherent) {
+        List<String> arrays = kernel.arrayParams().stream().map(ArrayParam::name).toList();
+        for (String name : nonCoherent) {
+            if (!arrays.contains(name)) {
+                throw new IllegalArgumentException("kernel " + kernel.name() + ": non-coherent array " + name
+                        + " is not one of its array parameters " + arrays);
+            }
+            if (kernel.writes(name)) {
+                throw new IllegalArgumentException("kernel " + kernel.name() + ": array " + name
+                        + " is written by the kernel, so it cannot be loaded non-coherently (ld.global.nc)");
+            }
+        }
     }
 
     // ------------------------------------------------------------------------------------------
@@ -574,22 +622,23 @@ public final class PtxEmitter {
         String addr = address(l.array(), l.index());
         String d = reg(l.dst());
         ElementKind k = l.array().element();
+        String ld = nonCoherent.contains(l.array().name()) ? "ld.global.nc." : "ld.global.";
         switch (k) {
-            case F32 -> line("ld.global.f32 " + d + ", " + addr);
-            case F64 -> line("ld.global.f64 " + d + ", " + addr);
-            case I32 -> line("ld.global.u32 " + d + ", " + addr);
-            case I64 -> line("ld.global.u64 " + d + ", " + addr);
+            case F32 -> line(ld + "f32 " + d + ", " + addr);
+            case F64 -> line(ld + "f64 " + d + ", " + addr);
+            case I32 -> line(ld + "u32 " + d + ", " + addr);
+            case I64 -> line(ld + "u64 " + d + ", " + addr);
             case F16, BF16 -> {
                 if (l.rawBits()) {
-                    line("ld.global.s16 " + d + ", " + addr);
+                    line(ld + "s16 " + d + ", " + addr);
                 } else if (k == ElementKind.F16) {
                     String h = fresh(RegClass.B16);
-                    line("ld.global.b16 " + h + ", " + addr);
+                    line(ld + "b16 " + h + ", " + addr);
                     line("cvt.f32.f16 " + d + ", " + h);
                 } else {
                     String x = fresh(RegClass.B32);
                     String y = fresh(RegClass.B32);
-                    line("ld.global.u16 " + x + ", " + addr);
+                    line(ld + "u16 " + x + ", " + addr);
                     line("shl.b32 " + y + ", " + x + ", 16");
                     line("mov.b32 " + d + ", " + y);
                 }
