@@ -5,7 +5,7 @@ import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
-import static jcuda.driver.JCudaDriver.cuMemcpyPeerAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD32Async;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
@@ -86,7 +86,11 @@ public final class CudaStream implements DeviceStream {
         }
     }
 
-    /** Within one GPU a plain copy; across GPUs a peer copy (over NVLink where the GPUs have it). */
+    /**
+     * Within one GPU a plain copy; across GPUs a peer copy (over NVLink where the GPUs have it),
+     * issued as a unified-address {@code cuMemcpyAsync}: unlike {@code cuMemcpyPeerAsync} it may be
+     * captured into a CUDA graph, and with peer access enabled it takes the same direct path.
+     */
     @Override
     public void copy(DeviceBuffer src, long srcOffset, DeviceBuffer dst, long dstOffset, long bytes) {
         CudaBuffer from = cuda(src, "copy source");
@@ -102,9 +106,8 @@ public final class CudaStream implements DeviceStream {
             check(cuMemcpyDtoDAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
                     "cuMemcpyDtoDAsync", device.id());
         } else {
-            check(cuMemcpyPeerAsync(to.pointer(dstOffset), to.device().context(), from.pointer(srcOffset),
-                    from.device().context(), bytes, handle()), "cuMemcpyPeerAsync(" + from.device().id() + " -> "
-                    + to.device().id() + ")", device.id());
+            check(cuMemcpyAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+                    "cuMemcpyAsync(" + from.device().id() + " -> " + to.device().id() + ")", device.id());
         }
     }
 
