@@ -93,8 +93,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--profile", negatable = false, description = "After each row, print where the time went (per-phase means).")
     boolean profile;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu and opencl backends: bytes per pipeline chunk (default: 2M).")
+    @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 2M).")
     String chunk;
+
+    @Option(names = "--opencl-step", paramLabel = "SIZE", description = "opencl backend: bytes per replica slice "
+            + "per pipeline step (default: 32M).")
+    String openClStep;
 
     @Option(names = "--slots", paramLabel = "N", description = "cpu backend: chunks in flight per device (default: 24).")
     Integer slots;
@@ -374,6 +378,9 @@ final class BenchCommand implements Callable<Integer> {
 
     private SyncOptions options() {
         SyncOptions o = SyncOptions.defaults();
+        if (openClStep != null) {
+            o = o.withOpenClStepBytes(Sizes.parse(openClStep));
+        }
         if (chunk != null) {
             o = o.withChunkBytes(Sizes.parse(chunk));
         }

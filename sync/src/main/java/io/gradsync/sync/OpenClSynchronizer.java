@@ -29,7 +29,7 @@ import java.util.List;
  * staging allows while the devices do the sums: each element must leave its device once, each
  * average must reach N-1 devices, and the reducing device must receive N-1 inputs.
  *
- * <p>To overlap the directions, each slice is cut into steps of {@link SyncOptions#chunkBytes()}
+ * <p>To overlap the directions, each slice is cut into steps of {@link SyncOptions#openClStepBytes()}
  * and every device has a download queue and an upload queue: downloads of step s+1 are queued
  * before the result download of step s, so copies out, copies in and kernels of neighbouring
  * steps run at once. One event per device, step and phase orders them: a reduce waits for the
@@ -80,7 +80,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
 
     OpenClSynchronizer(List<OpenClDevice> devices, SyncOptions options) {
         super(devices);
-        this.chunkBytes = options.chunkBytes();
+        this.chunkBytes = options.openClStepBytes();
         int n = devices.size();
         down = new OpenClQueue[n];
         up = new OpenClQueue[n];

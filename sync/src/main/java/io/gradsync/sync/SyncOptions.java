@@ -13,9 +13,16 @@ import java.util.Objects;
  *                    communicators are aborted and the call fails (a rank died or never came)
  * @param layoutCheck nccl, one process per GPU: when the ranks compare their gradient layouts
  * @param ptx         ptx: one-shot threshold and peer access ({@link PtxOptions})
+ * @param openClStepBytes opencl: bytes per replica slice moved and averaged as one pipeline step.
+ *                    Larger than host staging's chunks: every step costs several enqueues and
+ *                    cross-queue events, which NVIDIA's OpenCL makes expensive (on 2 x H200 at 256 MiB:
+ *                    2 MiB steps 12.9 GB/s, 8 MiB 26.9, 32 MiB 29.0)
  */
 public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
-        PtxOptions ptx) {
+        PtxOptions ptx, long openClStepBytes) {
+
+    /** Default of {@link #openClStepBytes()}: the best of the sweep above. */
+    public static final long DEFAULT_OPENCL_STEP_BYTES = 32L << 20;
 
     /** Default of {@link #timeout()}: long enough for NCCL's first-call connection setup on a busy node. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
@@ -54,6 +61,9 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(layoutCheck, "layoutCheck");
         Objects.requireNonNull(ptx, "ptx");
+        if (openClStepBytes < 4096 || openClStepBytes % 64 != 0) {
+            throw new IllegalArgumentException("openClStepBytes must be >= 4096 and a multiple of 64, got " + openClStepBytes);
+        }
         if (timeout.isNegative() || timeout.isZero()) {
             throw new IllegalArgumentException("timeout must be positive, got " + timeout);
         }
@@ -61,7 +71,7 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
 
     /** Everything but the ptx options, which take their defaults. */
     public SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck) {
-        this(chunkBytes, slots, threads, timeout, layoutCheck, PtxOptions.defaults());
+        this(chunkBytes, slots, threads, timeout, layoutCheck, PtxOptions.defaults(), DEFAULT_OPENCL_STEP_BYTES);
     }
 
     /** The host-staging options with the default timeout and layout check. */
@@ -70,27 +80,31 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
     }
 
     public SyncOptions withChunkBytes(long bytes) {
-        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx);
+        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes);
     }
 
     public SyncOptions withSlots(int count) {
-        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx);
+        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx, openClStepBytes);
     }
 
     public SyncOptions withThreads(int count) {
-        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx);
+        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx, openClStepBytes);
     }
 
     public SyncOptions withTimeout(Duration limit) {
-        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx);
+        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx, openClStepBytes);
     }
 
     public SyncOptions withLayoutCheck(LayoutCheck check) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx, openClStepBytes);
     }
 
     /** The ptx backend's options; the bench sweeps {@link PtxOptions#oneShotMaxBytes()} through this. */
     public SyncOptions withPtx(PtxOptions options) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options, openClStepBytes);
+    }
+
+    public SyncOptions withOpenClStepBytes(long bytes) {
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, bytes);
     }
 }

@@ -53,7 +53,9 @@ class OpenClGpuTest {
     @Timeout(value = 10, unit = TimeUnit.MINUTES)
     void randomRoundsStayExactAndDeterministic(int n) {
         List<OpenClDevice> devices = nvidia(n);
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices)) {
+        // 64 KiB steps: most rounds then run a multi-step pipeline, whose cross-queue events are what races would break
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.OPENCL, devices,
+                SyncOptions.defaults().withOpenClStepBytes(64 << 10))) {
             RepeatCheck.randomRounds(sync, devices, 300, 1 << 20, ThreadLocalRandom.current().nextLong());
         }
     }

@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 class OpenClSynchronizerTest {
     /** 4 KiB pipeline steps: even short tests run many steps through both queues of each device. */
-    private static final SyncOptions SMALL_STEPS = new SyncOptions(4096, 2, 1);
+    private static final SyncOptions SMALL_STEPS = SyncOptions.defaults().withOpenClStepBytes(4096);
 
     private List<OpenClDevice> devices = List.of();
 
