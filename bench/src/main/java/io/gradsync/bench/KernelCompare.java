@@ -32,7 +32,9 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 import jcuda.Pointer;
@@ -199,14 +201,66 @@ public final class KernelCompare {
         }
     }
 
-    /** The kernel on a device: fresh random buffers, then timed launches of {@code variant}. */
-    public static Cell onDevice(Variant variant, KernelSpec spec, Device device, long bytes, int grid, Repeats r,
-            NvccReference nvcc, boolean check) {
-        try (OnDevice k = OnDevice.prepare(variant, spec, device, bytes, grid, nvcc)) {
-            long wrong = check ? k.countWrong() : -1; // first launch, on the inputs as filled
-            double micros = timeWithEvents(device, k.stream(), k::launch, r);
-            return new Cell(micros, k.trafficBytes() / (micros * 1e3), wrong, null);
+    /**
+     * The kernel in each device form at once: each prepared on fresh random buffers and checked,
+     * then timed in interleaved rounds (one launch of every form per round), so that clock and
+     * thermal drift over the run fall on all forms alike; medians per form. A form that fails is
+     * n/a with its reason, the others go on.
+     */
+    public static Map<Variant, Cell> onDevices(Map<Variant, Device> devices, Map<Variant, Long> bytes, KernelSpec spec,
+            int grid, Repeats r, NvccReference nvcc, boolean check) {
+        Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
+        Map<Variant, OnDevice> ready = new EnumMap<>(Variant.class);
+        Map<Variant, Long> wrong = new EnumMap<>(Variant.class);
+        List<DeviceEvent> events = new ArrayList<>();
+        try {
+            for (var e : devices.entrySet()) {
+                try {
+                    OnDevice k = OnDevice.prepare(e.getKey(), spec, e.getValue(), bytes.get(e.getKey()), grid, nvcc);
+                    ready.put(e.getKey(), k);
+                    wrong.put(e.getKey(), check ? k.countWrong() : -1L); // first launch, on the inputs as filled
+                } catch (RuntimeException ex) {
+                    cells.put(e.getKey(), Cell.na(ex.getClass().getSimpleName() + ": " + firstLine(ex)));
+                }
+            }
+            Map<Variant, DeviceEvent[]> marks = new EnumMap<>(Variant.class);
+            for (var e : ready.entrySet()) {
+                DeviceEvent[] m = {e.getValue().stream().device().createEvent(), e.getValue().stream().device().createEvent()};
+                events.addAll(List.of(m));
+                marks.put(e.getKey(), m);
+            }
+            for (int i = 0; i < r.warmup(); i++) {
+                ready.values().forEach(OnDevice::launch);
+            }
+            ready.values().forEach(k -> k.stream().synchronize());
+            Map<Variant, double[]> micros = new EnumMap<>(Variant.class);
+            ready.keySet().forEach(v -> micros.put(v, new double[r.timed()]));
+            for (int i = 0; i < r.timed(); i++) {
+                for (var e : ready.entrySet()) {
+                    DeviceStream s = e.getValue().stream();
+                    DeviceEvent[] m = marks.get(e.getKey());
+                    s.record(m[0]);
+                    e.getValue().launch();
+                    s.record(m[1]);
+                    m[1].synchronize();
+                    micros.get(e.getKey())[i] = m[1].elapsedMillisSince(m[0]) * 1e3;
+                }
+            }
+            for (var e : ready.entrySet()) {
+                double median = median(micros.get(e.getKey()));
+                cells.put(e.getKey(), new Cell(median, e.getValue().trafficBytes() / (median * 1e3), wrong.get(e.getKey()), null));
+            }
+            return cells;
+        } finally {
+            events.forEach(DeviceEvent::close);
+            ready.values().forEach(OnDevice::close);
         }
+    }
+
+    private static String firstLine(Throwable t) {
+        String m = String.valueOf(t.getMessage());
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
     }
 
     /**

@@ -61,7 +61,7 @@ final class CompareCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed launches per variant (default: ${DEFAULT-VALUE}).")
     int warmup;
 
-    @Option(names = "--iters", defaultValue = "10", paramLabel = "N", description = "Timed launches per variant (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--iters", defaultValue = "30", paramLabel = "N", description = "Timed launches per variant, interleaved with the other forms round by round (default: ${DEFAULT-VALUE}).")
     int iterations;
 
     @Option(names = "--grid", defaultValue = "0", paramLabel = "BLOCKS",
@@ -166,17 +166,25 @@ final class CompareCommand implements Callable<Integer> {
         for (KernelSpec k : specs) {
             Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
             StringBuilder row = new StringBuilder(String.format(Locale.ROOT, " %-27s", k.name()));
+            Map<Variant, Device> onDevices = new EnumMap<>(Variant.class);
+            deviceOf.forEach((v, d) -> {
+                if (!unavailable.containsKey(v)) {
+                    onDevices.put(v, d);
+                }
+            });
+            cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck));
             for (Variant v : Variant.values()) {
                 Cell c;
                 if (unavailable.containsKey(v)) {
                     c = Cell.na(unavailable.get(v));
-                } else {
+                } else if (v == Variant.JVM) {
                     try {
-                        c = v == Variant.JVM ? KernelCompare.onJvm(k, bytesOf.get(v), repeats)
-                                : KernelCompare.onDevice(v, k, deviceOf.get(v), bytesOf.get(v), grid, repeats, nvcc, !noCheck);
+                        c = KernelCompare.onJvm(k, bytesOf.get(v), repeats);
                     } catch (RuntimeException e) {
                         c = Cell.na(e.getClass().getSimpleName() + ": " + firstLine(e));
                     }
+                } else {
+                    c = cells.get(v);
                 }
                 cells.put(v, c);
                 row.append(' ').append(cellText(c, copy.getOrDefault(v, Double.NaN), !unavailable.containsKey(v)));
