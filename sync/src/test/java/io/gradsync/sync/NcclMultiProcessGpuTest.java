@@ -15,19 +15,21 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Four processes, one GPU each, started like torchrun would ({@link ProcessGroup}), each running
- * {@link NcclWorker}. Over NVLink, over NCCL's socket transport (standing in for four hosts), with
+ * {@link NcclWorker}. Over NVLink, over NCCL's socket transport (standing in for one host per process), with
  * layouts that differ, and with a rank killed mid-run.
  */
 @Tag("gpu")
 class NcclMultiProcessGpuTest {
-    private static final int RANKS = 4;
+    /** One process per GPU, up to 4 (the node the issue names); 2 GPUs are enough to run it. */
+    private static int RANKS;
     private static final long TIMEOUT_SECONDS = 15;
 
     @BeforeAll
-    static void fourGpusAndNccl() {
+    static void gpusAndNccl() {
         assertTrue(Nccl.isAvailable(), () -> Nccl.availability().reason());
         assumeTrue(CudaRuntime.status().available(), () -> "CUDA unavailable: " + CudaRuntime.status().detail());
-        assumeTrue(CudaRuntime.devices().size() >= RANKS, () -> RANKS + " GPUs needed");
+        RANKS = Math.min(4, CudaRuntime.devices().size());
+        assumeTrue(RANKS >= 2, () -> "2 GPUs needed, " + RANKS + " here");
     }
 
     private static String describe(List<ProcessGroup.Outcome> outcomes) {
@@ -50,21 +52,21 @@ class NcclMultiProcessGpuTest {
     }
 
     @Test
-    void fourProcessesOnOneNode() throws Exception {
+    void processPerGpuOnOneNode() throws Exception {
         List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
                 List.of("average", "3", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
         assertAllAveraged(outcomes, 3);
     }
 
     @Test
-    void fourProcessesComparingLayoutsOnlyWhenTheyChange() throws Exception {
+    void processPerGpuComparingLayoutsOnlyWhenTheyChange() throws Exception {
         List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
                 List.of("average-on-change", "3", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
         assertAllAveraged(outcomes, 3);
     }
 
     @Test
-    void fourProcessesOverNcclsSocketTransport() throws Exception {
+    void processPerGpuOverNcclsSocketTransport() throws Exception {
         Map<String, String> sockets = Map.of("NCCL_P2P_DISABLE", "1", "NCCL_SHM_DISABLE", "1", "NCCL_IB_DISABLE", "1",
                 "NCCL_DEBUG", "INFO", "NCCL_DEBUG_SUBSYS", "INIT,GRAPH");
         List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,

@@ -21,7 +21,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 class DataParallelGpuTest {
 
     @ParameterizedTest(name = "{0} on {1} GPUs, {2}")
-    @CsvSource({"cpu, 2, SGD", "cpu, 4, ADAM", "ptx, 4, SGD", "ptx, 4, ADAM", "opencl, 4, SGD", "nccl, 4, SGD", "nccl, 4, ADAM"})
+    @CsvSource({"cpu, 2, SGD", "cpu, 4, ADAM", "ptx, 2, ADAM", "ptx, 4, SGD", "ptx, 4, ADAM", "opencl, 2, ADAM", "opencl, 4, SGD",
+        "nccl, 2, SGD", "nccl, 4, SGD", "nccl, 4, ADAM"})
     void replicasOnGpusFollowOneReplicaOnTheWholeBatch(String backendName, int n, DataParallelTrainer.Optimizer opt) {
         DeviceRuntime rt = backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
         var status = DeviceCatalog.status(rt);

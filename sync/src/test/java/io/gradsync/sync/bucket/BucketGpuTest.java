@@ -27,7 +27,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** Buckets on real GPUs, for every backend that serves them: exact against per-tensor sync, and as fast as one flat buffer. */
 @Tag("gpu")
 class BucketGpuTest {
-    private static final int GPUS = 4;
+    /** Every device of the runtime, up to 4 (the node the issue names); 2 are enough to run it. */
+    private static final int MAX_GPUS = 4;
 
     /** The backend's devices (OpenCL devices for opencl, CUDA GPUs otherwise) and its synchronizer, or a visible skip. */
     private static GradientSynchronizer create(String backendName, List<? extends Device> devices) {
@@ -42,8 +43,8 @@ class BucketGpuTest {
     private static List<? extends Device> devicesFor(String backendName) {
         DeviceRuntime rt = backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
         var status = DeviceCatalog.status(rt);
-        assumeTrue(status.available() && status.deviceCount() >= GPUS, () -> GPUS + " " + rt.label() + " devices needed: " + status.describe());
-        return DeviceCatalog.select(rt, GPUS);
+        assumeTrue(status.available() && status.deviceCount() >= 2, () -> "2 " + rt.label() + " devices needed: " + status.describe());
+        return DeviceCatalog.select(rt, Math.min(MAX_GPUS, status.deviceCount()));
     }
 
     @ParameterizedTest(name = "{0}")
