@@ -19,13 +19,14 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Everything one {@code gradsync bench} run measured: the rows of every backend, the backends
- * skipped and why, the link bounds, and the winner per size. Written as JSON that follows
+ * Everything one {@code gradsync bench} run measured: the rows of every backend (or, with
+ * {@code --model}, each backend's buckets against one flat buffer), the backends skipped and why,
+ * the link bounds, and the winner per size. Written as JSON that follows
  * {@code gradsync-bench.schema.json} (a resource of this module; bump {@link #FORMAT} when the
  * shape changes).
  */
 public final class BenchReport {
-    public static final String FORMAT = "gradsync-bench/1";
+    public static final String FORMAT = "gradsync-bench/2"; // 2: "models"
     public static final String SCHEMA_RESOURCE = "/gradsync-bench.schema.json";
 
     /** A backend that could not run here, and why. */
@@ -39,9 +40,14 @@ public final class BenchReport {
     private final List<SyncMeasurement> rows = new ArrayList<>();
     private final List<Skipped> skipped = new ArrayList<>();
     private final List<LinkBound> bounds = new ArrayList<>();
+    private final List<ModelBench.Result> models = new ArrayList<>();
 
     public void add(SyncMeasurement m) {
         rows.add(m);
+    }
+
+    public void add(ModelBench.Result m) {
+        models.add(m);
     }
 
     public void skip(String backend, String reason) {
@@ -54,6 +60,19 @@ public final class BenchReport {
 
     public List<SyncMeasurement> rows() {
         return rows;
+    }
+
+    public List<ModelBench.Result> models() {
+        return models;
+    }
+
+    /** Whether some backend measured anything on devices of {@code runtime}. */
+    public boolean measuredOn(String runtime) {
+        return rows.stream().anyMatch(m -> m.runtime().equals(runtime)) || models.stream().anyMatch(m -> m.runtime().equals(runtime));
+    }
+
+    public boolean isEmpty() {
+        return rows.isEmpty() && models.isEmpty();
     }
 
     public List<Skipped> skipped() {
@@ -117,6 +136,38 @@ public final class BenchReport {
                 r.put("wrong", m.wrong());
             }
         }
+        ArrayNode md = root.putArray("models");
+        for (ModelBench.Result m : models) {
+            ObjectNode o = md.addObject();
+            o.put("backend", m.backend().label());
+            o.put("runtime", m.runtime());
+            o.put("replicas", m.replicas());
+            o.put("dtype", m.dtype().label());
+            o.put("model", "mixed");
+            o.put("bytes", m.bytes());
+            o.put("tensors", m.tensors());
+            o.put("largestBytes", m.largestBytes());
+            o.put("seed", m.seed());
+            o.put("bucketBytes", m.bucketBytes());
+            o.put("buckets", m.buckets());
+            o.put("paddedBytes", m.paddedBytes());
+            o.put("timing", SyncMeasurement.HOST_TIMING);
+            o.put("iterations", m.iterations());
+            timing(o.putObject("flat"), m, m.flat());
+            timing(o.putObject("bucketStep"), m, m.step());
+            timing(o.putObject("bucketSync"), m, m.sync());
+            o.put("stepRatio", m.stepRatio());
+            o.put("syncRatio", m.syncRatio());
+            o.put("goal", ModelBench.GOAL);
+            o.put("goalMet", m.goalMet());
+            if (m.wrongFlat() < 0) {
+                o.putNull("wrongFlat");
+                o.putNull("wrongBuckets");
+            } else {
+                o.put("wrongFlat", m.wrongFlat());
+                o.put("wrongBuckets", m.wrongBuckets());
+            }
+        }
         ArrayNode sk = root.putArray("skipped");
         for (Skipped s : skipped) {
             sk.addObject().put("backend", s.backend()).put("reason", s.reason());
@@ -140,6 +191,15 @@ public final class BenchReport {
                     .put("busbwGBs", w.busbwGBs());
         }
         return root;
+    }
+
+    private static void timing(ObjectNode o, ModelBench.Result m, ModelBench.Timing t) {
+        o.put("medianMicros", t.medianMicros());
+        o.put("minMicros", t.minMicros());
+        o.put("maxMicros", t.maxMicros());
+        o.put("spreadPercent", t.spreadPercent());
+        o.put("algbwGBs", m.algbwGBs(t));
+        o.put("busbwGBs", m.busbwGBs(t));
     }
 
     public static void write(ObjectNode json, Path file) {

@@ -85,7 +85,7 @@ public final class SyncBench {
         }
     }
 
-    private static void fillRandom(DType dtype, MemorySegment segment, long count, long seed) {
+    static void fillRandom(DType dtype, MemorySegment segment, long count, long seed) {
         long blocks = (count + BLOCK - 1) / BLOCK;
         LongStream.range(0, blocks).parallel().forEach(b -> {
             long from = b * BLOCK;
@@ -96,7 +96,7 @@ public final class SyncBench {
     }
 
     /** Every replica's inputs, in global order: local ones as filled, other ranks' regenerated from the seed. */
-    private static List<MemorySegment> allInputs(GradientSynchronizer sync, List<? extends Device> devices,
+    static List<MemorySegment> allInputs(GradientSynchronizer sync, List<? extends Device> devices,
             List<HostBuffer> local, DType dtype, long count, long seed, Arena arena) {
         if (sync.worldSize() <= devices.size()) {
             return local.stream().map(HostBuffer::segment).toList();
@@ -116,23 +116,28 @@ public final class SyncBench {
     }
 
     /** Elements, summed over this process's replicas, that differ from the float64 average beyond rounding. */
-    private static long countWrong(DType dtype, List<? extends Device> devices, List<DeviceBuffer> buffers,
+    static long countWrong(DType dtype, List<? extends Device> devices, List<DeviceBuffer> buffers,
             List<MemorySegment> inputs, long count) {
         long bytes = count * dtype.bytes();
-        long blocks = (count + BLOCK - 1) / BLOCK;
         return IntStream.range(0, devices.size()).mapToLong(r -> {
             Device d = devices.get(r);
             try (HostBuffer out = d.allocateHost(bytes); DeviceStream s = d.createStream()) {
                 s.copyToHost(buffers.get(r), 0, out, 0, bytes);
                 s.synchronize();
-                return LongStream.range(0, blocks).parallel().map(b -> {
-                    long from = b * BLOCK;
-                    long n = Math.min(BLOCK, count - from);
-                    long off = from * dtype.bytes();
-                    MemorySegment[] in = inputs.stream().map(h -> h.asSlice(off)).toArray(MemorySegment[]::new);
-                    return AverageCheck.countWrong(dtype, in, out.segment().asSlice(off), n);
-                }).sum();
+                return countWrong(dtype, inputs, out.segment(), count);
             }
+        }).sum();
+    }
+
+    /** Elements of {@code output} (in host memory) that differ from the float64 average of {@code inputs}. */
+    static long countWrong(DType dtype, List<MemorySegment> inputs, MemorySegment output, long count) {
+        long blocks = (count + BLOCK - 1) / BLOCK;
+        return LongStream.range(0, blocks).parallel().map(b -> {
+            long from = b * BLOCK;
+            long n = Math.min(BLOCK, count - from);
+            long off = from * dtype.bytes();
+            MemorySegment[] in = inputs.stream().map(h -> h.asSlice(off)).toArray(MemorySegment[]::new);
+            return AverageCheck.countWrong(dtype, in, output.asSlice(off), n);
         }).sum();
     }
 }

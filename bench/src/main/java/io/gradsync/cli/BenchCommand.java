@@ -8,6 +8,8 @@ import io.gradsync.bench.BenchReport;
 import io.gradsync.bench.LinkBound;
 import io.gradsync.bench.LinkProbe;
 import io.gradsync.bench.MachineInfo;
+import io.gradsync.bench.ModelBench;
+import io.gradsync.bench.ModelTable;
 import io.gradsync.bench.Sizes;
 import io.gradsync.bench.SyncBench;
 import io.gradsync.bench.SyncMeasurement;
@@ -18,6 +20,8 @@ import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.Synchronizers;
+import io.gradsync.sync.bucket.GradientBuckets;
+import io.gradsync.sync.bucket.MixedModel;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.DeviceCatalog;
 import io.gradsync.tasks.cuda.CudaRuntime;
@@ -49,13 +53,16 @@ import picocli.CommandLine.Spec;
                 + "checked against a float64 average (#wrong), timed over repeated calls (median, min-max). "
                 + "Several backends run side by side over the same sizes, dtypes and device count, each on its own "
                 + "runtime (opencl on OpenCL devices, ptx and nccl on CUDA GPUs, cpu on --runtime); a summary names "
-                + "the fastest per size.",
+                + "the fastest per size. With --model mixed, a model of hundreds of mixed-size tensors is synchronized "
+                + "through gradient buckets instead and compared with one flat buffer of the same size (goal: buckets "
+                + "reach >= 95%% of its throughput).",
         footer = {"", "Examples:",
             "  gradsync bench --backend cpu --devices 4 --sizes 1M,16M,256M",
             "  gradsync bench --backend all --devices 4 --json bench.json --plot bench.png",
             "  gradsync bench --backend all --sizes 1M..1G --dtype fp32,bf16 --json gpus.json --plot gpus.png",
             "  gradsync bench --backend cpu,opencl --devices 2 --dtype fp32,bf16 --no-bounds",
             "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
+            "  gradsync bench --backend all --model mixed --model-size 256M --tensors 300 --bucket 25M --json buckets.json",
             "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets 8)."})
 final class BenchCommand implements Callable<Integer> {
 
@@ -87,10 +94,32 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--iters", defaultValue = "20", paramLabel = "N", description = "Timed calls per size (default: ${DEFAULT-VALUE}).")
     int iterations;
 
+    @Option(names = "--model", paramLabel = "NAME", description = "Instead of the --sizes sweep: a synthetic model, "
+            + "'mixed' (--tensors tensors of log-uniform sizes from 1 element up, about a quarter of the bytes in one embedding), "
+            + "synchronized through gradient buckets (markReady in backward order, then finish; and synchronize) against "
+            + "one flat buffer of the same size, per backend and dtype.")
+    String model;
+
+    @Option(names = "--model-size", defaultValue = "256M", paramLabel = "SIZE",
+            description = "--model: bytes of the model per replica (default: ${DEFAULT-VALUE}).")
+    String modelSize;
+
+    @Option(names = "--tensors", defaultValue = "" + MixedModel.DEFAULT_TENSORS, paramLabel = "N",
+            description = "--model: tensors in the model (default: ${DEFAULT-VALUE}).")
+    int tensors;
+
+    @Option(names = "--bucket", defaultValue = "25M", paramLabel = "SIZE",
+            description = "--model: largest gradient bucket; a larger tensor gets one of its own (default: ${DEFAULT-VALUE}).")
+    String bucket;
+
+    @Option(names = "--model-seed", defaultValue = "1", paramLabel = "N",
+            description = "--model: seed of the tensor sizes; the same seed gives the same model anywhere (default: ${DEFAULT-VALUE}).")
+    long modelSeed;
+
     @Option(names = "--no-check", negatable = false, description = "Skip the float64 check (#wrong shows N/A).")
     boolean noCheck;
 
-    @Option(names = "--profile", negatable = false, description = "After each row, print where the time went (per-phase means).")
+    @Option(names = "--profile", negatable = false, description = "After each row (with --model, each table: per form), print where the time went (per-phase means).")
     boolean profile;
 
     @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 2M).")
@@ -147,6 +176,9 @@ final class BenchCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** --bucket in bytes, once checked. */
+    private long bucketBytes = GradientBuckets.DEFAULT_BUCKET_BYTES;
+
     @Override
     public Integer call() {
         // Multi-process (torchrun, scripts/gradsync-multiproc): one GPU per process, rank 0 prints.
@@ -161,8 +193,9 @@ final class BenchCommand implements Callable<Integer> {
         if (n < 1) {
             throw usage("--devices must be at least 1, got " + n);
         }
-        List<Long> sizeList = usage(() -> Sizes.parseList(sizes));
         List<DType> types = usage(() -> parseTypes(dtypes));
+        List<MixedModel> models = usage(() -> models(types)); // empty: the --sizes sweep
+        List<Long> sizeList = models.isEmpty() ? usage(() -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
         for (long size : sizeList) {
             for (DType t : types) {
                 if (size < t.bytes()) {
@@ -177,14 +210,17 @@ final class BenchCommand implements Callable<Integer> {
         }
 
         BenchReport report = new BenchReport();
+        int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() : models.size();
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
-             ProgressBar bar = progressBar(chosen.size() * types.size() * sizeList.size())) {
+             ProgressBar bar = progressBar(chosen.size() * stepsPerBackend)) {
             if (bar != null) {
                 out = clearingBar(out);
             }
             SyncTable table = new SyncTable(out);
-            out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, sizes %s, %s, warmup %d, iters %d, Java %s%n", n,
-                    n == 1 ? "" : "s", sizes, dtypes, warmup, iterations, Runtime.version());
+            ModelTable modelTable = new ModelTable(out);
+            out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, %s, %s, warmup %d, iters %d, Java %s%n", n,
+                    n == 1 ? "" : "s", models.isEmpty() ? "sizes " + sizes : "model mixed " + Sizes.format(sizeList.getFirst()),
+                    dtypes, warmup, iterations, Runtime.version());
             if (launch != null) {
                 out.printf(Locale.ROOT, "# %d processes (WORLD_SIZE), one GPU each; rank 0's timings%n", launch.worldSize());
             }
@@ -194,20 +230,36 @@ final class BenchCommand implements Callable<Integer> {
                 try {
                     selected = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : pool.devicesFor(backend);
                 } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
-                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
+                    skip(out, report, backend, e, bar, stepsPerBackend);
                     continue;
                 }
                 GradientSynchronizer created;
                 try {
                     created = Synchronizers.create(backend, selected, options);
                 } catch (UnsupportedOperationException | IllegalArgumentException e) {
-                    skip(out, report, backend, e, bar, types.size() * sizeList.size());
+                    skip(out, report, backend, e, bar, stepsPerBackend);
                     continue;
                 }
                 try (GradientSynchronizer sync = created) {
-                    for (DType dtype : types) {
-                        table.header("backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
-                                + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), " + dtype.label());
+                    String title = "backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
+                            + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), ";
+                    for (MixedModel m : models) {
+                        long seed = launch != null ? 31 * m.totalBytes() + m.dtype().ordinal() : ThreadLocalRandom.current().nextLong();
+                        List<String> profiles = new ArrayList<>();
+                        ModelBench.Result r = ModelBench.measure(sync, selected, m, bucketBytes, warmup, iterations, !noCheck, seed,
+                                profile ? profiles::add : null);
+                        modelTable.print(title + m.dtype().label(), r, m.largest().name());
+                        for (String line : profiles) {
+                            out.println("#   profile, " + line);
+                        }
+                        report.add(r);
+                        wrongTotal += Math.max(0, r.wrong());
+                        if (bar != null) {
+                            bar.step();
+                        }
+                    }
+                    for (DType dtype : models.isEmpty() ? types : List.<DType>of()) { // the --sizes sweep, unless --model
+                        table.header(title + dtype.label());
                         for (long size : sizeList) {
                             long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
                             SyncMeasurement m = SyncBench.measure(sync, selected, size, dtype, warmup, iterations,
@@ -229,11 +281,12 @@ final class BenchCommand implements Callable<Integer> {
                 measureBounds(out, report, pool, sizeList);
             }
             printSummary(out, report);
+            modelTable.summary(report.models());
             out.println("# Out of bounds values : " + wrongTotal + (wrongTotal == 0 ? " OK" : " FAILED"));
             if (launch == null || launch.rank() == 0) {
-                writeFiles(report, pool, n);
+                writeFiles(report, pool, n, models);
             }
-            if (report.rows().isEmpty()) {
+            if (report.isEmpty()) {
                 throw new IllegalStateException("no backend could run here: " + report.skipped().stream()
                         .map(s -> s.backend() + " (" + s.reason() + ")").collect(Collectors.joining("; ")));
             }
@@ -256,7 +309,7 @@ final class BenchCommand implements Callable<Integer> {
         long bytes = Math.max(1L << 20, Math.min(largest, 256L << 20)); // big enough to be bandwidth-bound, quick
         for (var e : pool.selected().entrySet()) {
             String rt = e.getKey().label();
-            if (report.rows().stream().noneMatch(m -> m.runtime().equals(rt))) {
+            if (!report.measuredOn(rt)) {
                 continue; // no backend ran on these devices: their links bound nothing shown
             }
             try {
@@ -288,7 +341,7 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private void writeFiles(BenchReport report, BackendDevices pool, int n) {
+    private void writeFiles(BenchReport report, BackendDevices pool, int n, List<MixedModel> models) {
         if (json != null) {
             ObjectNode settings = JsonNodeFactory.instance.objectNode();
             settings.put("backends", backends);
@@ -298,9 +351,13 @@ final class BenchCommand implements Callable<Integer> {
             settings.put("iterations", iterations);
             settings.put("check", !noCheck);
             var sz = settings.putArray("sizes");
-            Sizes.parseList(sizes).forEach(sz::add);
+            (models.isEmpty() ? Sizes.parseList(sizes) : List.of(models.getFirst().totalBytes())).forEach(sz::add);
             var ty = settings.putArray("dtypes");
             parseTypes(dtypes).forEach(t -> ty.add(t.label()));
+            if (!models.isEmpty()) {
+                settings.putObject("model").put("name", "mixed").put("bytes", Sizes.parse(modelSize)).put("tensors", tensors)
+                        .put("bucketBytes", bucketBytes).put("seed", modelSeed);
+            }
             var machine = MachineInfo.describe(pool == null ? List.of() : pool.selected().values());
             BenchReport.write(report.toJson(machine, settings), json);
             System.out.println("# wrote " + json);
@@ -361,6 +418,53 @@ final class BenchCommand implements Callable<Integer> {
             throw new IllegalArgumentException("no dtype given in '" + text + "'");
         }
         return types;
+    }
+
+    /**
+     * The --model, one per dtype (their byte sizes agree up to element rounding), or none for the
+     * size sweep; also checks the options that go with it.
+     */
+    private List<MixedModel> models(List<DType> types) {
+        var parsed = spec.commandLine().getParseResult();
+        if (model == null) {
+            for (String option : List.of("--model-size", "--tensors", "--bucket", "--model-seed")) {
+                if (parsed.hasMatchedOption(option)) {
+                    throw new IllegalArgumentException(option + " goes with --model mixed");
+                }
+            }
+            return List.of();
+        }
+        if (!model.trim().equalsIgnoreCase("mixed")) {
+            throw new IllegalArgumentException("--model: unknown model '" + model + "'; valid: mixed");
+        }
+        if (parsed.hasMatchedOption("--sizes")) {
+            throw new IllegalArgumentException("--sizes and --model exclude each other: the model's size is --model-size");
+        }
+        if (plot != null) {
+            throw new IllegalArgumentException("--plot draws the --sizes sweep; with --model use --json");
+        }
+        if (tensors < 1) {
+            throw new IllegalArgumentException("--tensors must be at least 1, got " + tensors);
+        }
+        long total = prefixed("--model-size", () -> Sizes.parse(modelSize));
+        long cap = prefixed("--bucket", () -> Sizes.parse(bucket));
+        if (cap < GradientBuckets.ALIGN_BYTES) {
+            throw new IllegalArgumentException("--bucket must be at least " + GradientBuckets.ALIGN_BYTES + " B, got " + bucket);
+        }
+        bucketBytes = cap;
+        List<MixedModel> list = new ArrayList<>();
+        for (DType t : types) {
+            list.add(prefixed("--model-size", () -> MixedModel.generate(modelSeed, tensors, total, t)));
+        }
+        return list;
+    }
+
+    private static <T> T prefixed(String option, java.util.function.Supplier<T> parse) {
+        try {
+            return parse.get();
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
+        }
     }
 
     private ParameterException usage(String message) {

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code gradsync bench} on JVM devices end to end: its JSON follows the schema kept in the repo,
  * its PNG decodes to a real chart, every backend asked for is either measured or skipped with a
- * reason.
+ * reason; {@code --model mixed} prints buckets against one flat buffer and writes them as "models".
  */
 class BenchOutputTest {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -42,6 +42,8 @@ class BenchOutputTest {
     static Path dir;
     private static CliRun run;
     private static JsonNode report;
+    private static CliRun modelRun;
+    private static JsonNode modelReport;
 
     @BeforeAll
     static void runBenchOnce() throws Exception {
@@ -54,12 +56,65 @@ class BenchOutputTest {
                 "--json", dir.resolve("out/bench.json").toString(), "--plot", dir.resolve("out/bench.png").toString());
         assertEquals(0, run.exitCode(), run.out() + run.err());
         report = JSON.readTree(dir.resolve("out/bench.json").toFile());
+        modelRun = CliRun.of("bench", "--runtime", "jvm", "--devices", "3", "--model", "mixed", "--model-size", "4M",
+                "--tensors", "50", "--iters", "2", "--json", dir.resolve("out/model.json").toString());
+        assertEquals(0, modelRun.exitCode(), modelRun.out() + modelRun.err());
+        modelReport = JSON.readTree(dir.resolve("out/model.json").toFile());
     }
 
     @Test
     void jsonIsValidAgainstItsSchema() {
         List<Error> errors = schema.validate(report);
         assertTrue(errors.isEmpty(), errors.toString());
+    }
+
+    @Test
+    void modelModePrintsBucketsAgainstOneFlatBuffer() {
+        String out = modelRun.out();
+        assertTrue(out.contains("# backend cpu (auto), 3 x jvm"), out);
+        assertTrue(out.contains("# mixed model (seed 1): 50 tensors, 4194304 B per replica, the largest embedding.weight"), out);
+        for (String form : List.of("flat", "bucket-step", "bucket-sync")) {
+            assertTrue(out.lines().anyMatch(l -> l.trim().startsWith(form + " ") && l.contains(" 4194304 ")), form + " row in\n" + out);
+        }
+        assertTrue(out.contains("of flat") && out.contains("goal"), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("# buckets reach [0-9.]+% of the flat buffer's throughput .*goal >= 95% (met|MISSED)")), out);
+        assertTrue(out.contains("# Out of bounds values : 0 OK"), out);
+    }
+
+    @Test
+    void modelJsonIsValidAndHoldsTheComparison() {
+        List<Error> errors = schema.validate(modelReport);
+        assertTrue(errors.isEmpty(), errors.toString());
+        assertEquals(0, modelReport.get("results").size(), "no size sweep with --model");
+        assertEquals(0, report.get("models").size(), "no model in a size sweep");
+        assertEquals(1, modelReport.get("models").size());
+        JsonNode m = modelReport.get("models").get(0);
+        assertEquals("cpu", m.get("backend").asText());
+        assertEquals(3, m.get("replicas").asInt());
+        assertEquals(4L << 20, m.get("bytes").asLong());
+        assertEquals(50, m.get("tensors").asInt());
+        assertEquals(25L << 20, m.get("bucketBytes").asLong());
+        assertTrue(m.get("paddedBytes").asLong() >= m.get("bytes").asLong());
+        assertEquals(0, m.get("wrongFlat").asLong());
+        assertEquals(0, m.get("wrongBuckets").asLong());
+        double ratio = m.get("flat").get("medianMicros").asDouble() / m.get("bucketStep").get("medianMicros").asDouble();
+        assertEquals(ratio, m.get("stepRatio").asDouble(), 1e-9);
+        assertEquals(ratio >= 0.95, m.get("goalMet").asBoolean());
+        assertEquals("mixed", modelReport.get("settings").get("model").get("name").asText());
+        assertEquals(List.of(4L << 20), List.of(modelReport.get("settings").get("sizes").get(0).asLong()));
+    }
+
+    @Test
+    void schemaRejectsABadModelRow() {
+        ObjectNode noFlat = modelReport.deepCopy();
+        ((ObjectNode) noFlat.get("models").get(0)).remove("flat");
+        assertFalse(schema.validate(noFlat).isEmpty(), "a model row without the flat timing must not pass");
+        ObjectNode badRatio = modelReport.deepCopy();
+        ((ObjectNode) badRatio.get("models").get(0)).put("stepRatio", -0.5);
+        assertFalse(schema.validate(badRatio).isEmpty(), "a negative ratio must not pass");
+        ObjectNode noModels = report.deepCopy();
+        noModels.remove("models");
+        assertFalse(schema.validate(noModels).isEmpty(), "format 2 always has models");
     }
 
     @Test

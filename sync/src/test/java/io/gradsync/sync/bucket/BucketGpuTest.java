@@ -51,7 +51,7 @@ class BucketGpuTest {
     @ValueSource(strings = {"cpu", "ptx", "opencl", "nccl"})
     void bucketedSyncGivesExactlyThePerTensorResult(String backendName) {
         List<? extends Device> devices = devicesFor(backendName);
-        List<BucketSyncTest.Param> params = BucketSyncTest.mixedModel(3, 400, 20_000_003); // up to tens of millions
+        List<BucketSyncTest.Param> params = BucketSyncTest.mixedModel(3, 401, 128L << 20); // a 32 MiB embedding: larger than a bucket
         try (GradientSynchronizer sync = create(backendName, devices);
                 GradientBuckets bucketed = BucketSyncTest.buckets(devices, params, GradientBuckets.DEFAULT_BUCKET_BYTES);
                 GradientBuckets reference = BucketSyncTest.buckets(devices, params, GradientBuckets.DEFAULT_BUCKET_BYTES);
@@ -77,9 +77,11 @@ class BucketGpuTest {
     @ValueSource(strings = {"cpu", "ptx", "opencl", "nccl"})
     void bucketsReachNinetyFivePercentOfOneFlatBuffer(String backendName) {
         List<? extends Device> devices = devicesFor(backendName);
+        // the model of `gradsync bench --model mixed --model-size 384M --tensors 500`: fp32 tensors of
+        // 1 element to 2M and a 25M-element embedding
         List<BucketSyncTest.Param> params = new ArrayList<>();
-        for (BucketSyncTest.Param p : BucketSyncTest.mixedModel(5, 500, 6_000_000)) {
-            params.add(new BucketSyncTest.Param(p.name(), p.count() * 8, DType.FP32)); // ~ 370 MB of fp32 per replica, tensors of 8 to 48M elements
+        for (MixedModel.Parameter p : MixedModel.generate(5, 500, 384L << 20, DType.FP32).parameters()) {
+            params.add(new BucketSyncTest.Param(p.name(), p.count(), p.dtype()));
         }
         try (GradientSynchronizer sync = create(backendName, devices);
                 GradientBuckets bucketed = BucketSyncTest.buckets(devices, params, GradientBuckets.DEFAULT_BUCKET_BYTES);

@@ -40,17 +40,19 @@ class BucketSyncTest {
         devices.forEach(JvmDevice::close);
     }
 
-    /** Hundreds of tensors from 1 element to millions, mixed dtypes: the registration a model would make. */
-    static List<Param> mixedModel(long seed, int tensors, long largest) {
+    /**
+     * Hundreds of tensors from 1 element to millions (the bench's {@link MixedModel}), one in five
+     * of them re-typed to a random dtype so that buckets also split on dtype.
+     */
+    static List<Param> mixedModel(long seed, int tensors, long totalBytes) {
         SplittableRandom random = new SplittableRandom(seed);
-        List<Param> params = new ArrayList<>();
         DType[] types = DType.values();
-        for (int i = 0; i < tensors; i++) {
-            long count = (long) Math.max(1, Math.exp(random.nextDouble() * Math.log(1 << 17)));
+        List<Param> params = new ArrayList<>();
+        List<MixedModel.Parameter> model = MixedModel.generate(seed, tensors, totalBytes, DType.FP32).parameters();
+        for (int i = 0; i < model.size(); i++) {
             DType t = i % 50 < 40 ? DType.FP32 : types[random.nextInt(types.length)];
-            params.add(new Param("layer" + i / 2 + (i % 2 == 0 ? ".weight" : ".bias"), count, t));
+            params.add(new Param(model.get(i).name(), model.get(i).count(), t));
         }
-        params.add(tensors / 2, new Param("embedding.weight", largest, DType.FP32));
         return params;
     }
 
@@ -103,7 +105,7 @@ class BucketSyncTest {
     @Test
     void bucketedSyncGivesExactlyThePerTensorResult() {
         devices = JvmRuntime.createDevices(3);
-        List<Param> params = mixedModel(11, 300, 3_000_001);
+        List<Param> params = mixedModel(11, 301, 24L << 20); // 1..190K elements and a 1.6M embedding
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
                 GradientBuckets bucketed = buckets(devices, params, 1 << 20);
                 GradientBuckets reference = buckets(devices, params, 1 << 20);
