@@ -2,6 +2,7 @@ package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
@@ -18,7 +19,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Compiled kernels loaded on CUDA GPUs: one module per (GPU, kernel, non-coherent arrays), PTX
+ * Compiled kernels loaded on CUDA GPUs: one module per (GPU, kernel, non-coherent arrays, scalar
+ * or vector form), PTX
  * generated for the GPU's own compute capability, loaded once with {@code cuModuleLoadData} and
  * kept for the process.
  *
@@ -32,12 +34,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * overlaps no array the kernel writes; see {@link #nonCoherentArrays}. An in-place call
  * ({@code out} and {@code a0} the same slice) gets plain loads for {@code a0} only. Set
  * {@code -D}{@value #NON_COHERENT_PROPERTY}{@code =false} to use plain loads everywhere.
+ *
+ * <p>Likewise for vector accesses: an element-wise kernel ({@link CompiledKernel#isElementwise()})
+ * runs in its vectorized form, 8 or 16 bytes per access, when {@code prepare} sees every array
+ * aligned for it and all of one length; see {@link #vectorWidth}. A slice at an odd element
+ * offset gets the scalar form. Set {@code -D}{@value #VECTOR_PROPERTY}{@code =false} to use the
+ * scalar form everywhere.
  */
 public final class CudaKernels {
     /** System property: {@code false} turns the non-coherent loads of {@link #prepare} off (for comparisons). */
     public static final String NON_COHERENT_PROPERTY = "gradsync.nonCoherentLoads";
+    /** System property: {@code false} turns the vectorized form of {@link #prepare} off (for comparisons). */
+    public static final String VECTOR_PROPERTY = "gradsync.vectorLoads";
 
-    private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent) {
+    private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
     }
 
     private static final Map<Key, CudaFunction> FUNCTIONS = new ConcurrentHashMap<>();
@@ -57,8 +67,16 @@ public final class CudaKernels {
      * guarantees that nothing writes those arrays' memory during a launch.
      */
     public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent) {
-        return FUNCTIONS.computeIfAbsent(new Key(device, kernel, Set.copyOf(nonCoherent)), k -> {
-            CudaModule module = device.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent()));
+        return function(device, kernel, nonCoherent, false);
+    }
+
+    /**
+     * As {@link #function(CudaDevice, CompiledKernel, Set)}, in the vectorized form when
+     * {@code vectorized}: the caller also guarantees the alignment of {@link #vectorWidth}.
+     */
+    public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
+        return FUNCTIONS.computeIfAbsent(new Key(device, kernel, Set.copyOf(nonCoherent), vectorized), k -> {
+            CudaModule module = device.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
             MODULES.put(k, module);
             return module.function(kernel.entryName());
         });
@@ -100,6 +118,70 @@ public final class CudaKernels {
         return Collections.unmodifiableSet(nc);
     }
 
+    /**
+     * The elements per thread and access a launch may use: the kernel's
+     * {@link CompiledKernel#vectorWidth()} when it is element-wise and
+     * <ul>
+     *   <li>every array starts at an address that is a multiple of its vector access
+     *       ({@code width} elements: 16 bytes, or 8 for the narrower arrays of a mixed kernel),
+     *       as {@code ld/st.global.v2/.v4} require, and</li>
+     *   <li>every array the loop accesses has the element count of the array whose length bounds
+     *       the loop, or, when the bound is not an array's length, all arrays have one count: the
+     *       loop then covers each slice exactly, as the built-ins are meant to be called, and
+     *       nothing rests on a kernel reading a longer array only in part.</li>
+     * </ul>
+     * Otherwise 1: the scalar form.
+     *
+     * @param starts device address of each array argument, in the order of the kernel's array parameters
+     * @param counts element count of each
+     */
+    static int vectorWidth(CompiledKernel kernel, long[] starts, int[] counts) {
+        List<KernelParam.ArrayParam> arrays = kernel.ir().arrayParams();
+        if (starts.length != arrays.size() || counts.length != arrays.size()) {
+            throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
+                    + starts.length + " starts and " + counts.length + " counts");
+        }
+        ElementwiseLoop loop = kernel.elementwiseLoop().orElse(null);
+        if (loop == null) {
+            return 1;
+        }
+        for (int i = 0; i < arrays.size(); i++) {
+            if (starts[i] % loop.accessBytes(arrays.get(i)) != 0) {
+                return 1;
+            }
+        }
+        int bound = -1; // the index of the array whose length bounds the loop, if known
+        for (int i = 0; i < arrays.size(); i++) {
+            if (loop.boundArray().equals(java.util.Optional.of(arrays.get(i).name()))) {
+                bound = i;
+            }
+        }
+        for (int i = 0; i < arrays.size(); i++) {
+            boolean covered = bound >= 0
+                    ? !loop.accessedArrays().contains(arrays.get(i).name()) || counts[i] == counts[bound]
+                    : counts[i] == counts[0];
+            if (!covered) {
+                return 1;
+            }
+        }
+        return loop.width();
+    }
+
+    /**
+     * The launch for the vector form: a launch of at least one thread per element (the usual
+     * {@link LaunchShape#forWork} shape) shrinks to one thread per group of {@code width}, so
+     * that no threads start only to find no work; any other shape stays (the loops are
+     * grid-stride, so every shape is correct).
+     */
+    static LaunchShape vectorShape(LaunchShape shape, long elements, int width) {
+        if (width <= 1 || shape.globalSize() < elements) {
+            return shape;
+        }
+        long threads = Math.max(1, (elements + width - 1) / width);
+        long grid = (threads + shape.block() - 1) / shape.block();
+        return grid >= shape.grid() ? shape : new LaunchShape((int) grid, shape.block());
+    }
+
     /** True when {@code [aStart, aStart + aLength)} and {@code [bStart, bStart + bLength)} share a byte. */
     private static boolean overlap(long aStart, long aLength, long bStart, long bLength) {
         return aLength > 0 && bLength > 0 && aStart < bStart + bLength && bStart < aStart + aLength;
@@ -131,6 +213,7 @@ public final class CudaKernels {
         int arrayCount = kernel.ir().arrayParams().size();
         long[] starts = new long[arrayCount];
         long[] lengths = new long[arrayCount];
+        int[] counts = new int[arrayCount];
         int arrayIndex = 0;
         int a = 0;
         int slot = 0;
@@ -149,6 +232,7 @@ public final class CudaKernels {
                     packed[slot++] = Pointer.to(new int[]{slice.count()});
                     // unified virtual addressing: addresses of buffers on different GPUs never collide
                     starts[arrayIndex] = start;
+                    counts[arrayIndex] = slice.count();
                     lengths[arrayIndex++] = (long) slice.count() * array.element().bytes();
                 }
                 case KernelParam.ScalarParam s -> {
@@ -169,7 +253,16 @@ public final class CudaKernels {
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, starts, lengths) : Set.of();
-        return new PreparedLaunch(function(device, kernel, nc), shape, Pointer.to(packed), nc);
+        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? vectorWidth(kernel, starts, counts) : 1;
+        LaunchShape launched = shape;
+        if (width > 1) {
+            long elements = 0;
+            for (int c : counts) {
+                elements = Math.max(elements, c);
+            }
+            launched = vectorShape(shape, elements, width);
+        }
+        return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed), nc, width);
     }
 
     /** A kernel launch with its arguments packed once; launch it as often as needed. */
@@ -178,16 +271,29 @@ public final class CudaKernels {
         private final LaunchShape shape;
         private final Pointer parameters;
         private final Set<String> nonCoherent;
+        private final int vectorWidth;
 
-        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent) {
+        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent, int vectorWidth) {
             this.function = function;
             this.shape = shape;
             this.parameters = parameters;
             this.nonCoherent = nonCoherent;
+            this.vectorWidth = vectorWidth;
         }
 
+        /** The shape launched: the one asked for, or fewer groups for the vector form ({@link #vectorShape}). */
         public LaunchShape shape() {
             return shape;
+        }
+
+        /** True when this launch runs the vectorized form of the kernel. */
+        public boolean vectorized() {
+            return vectorWidth > 1;
+        }
+
+        /** Elements per thread and access: the kernel's vector width, or 1 for the scalar form. */
+        public int vectorWidth() {
+            return vectorWidth;
         }
 
         /** The array parameters this launch loads with {@code ld.global.nc}, in parameter order. */

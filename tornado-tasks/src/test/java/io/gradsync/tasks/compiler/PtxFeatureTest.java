@@ -26,6 +26,23 @@ class PtxFeatureTest {
         CompiledKernel k = new KernelCompiler().compile(method(name));
         Ptxas.assemble(k.ptx(90), 90);
         Ptxas.assemble(k.ptx(75), 75);
+        if (k.isElementwise()) { // conversions, expKernel: the form CudaRunner's aligned arrays get
+            Ptxas.assemble(k.ptx(90, java.util.Set.of(), true), 90);
+            Ptxas.assemble(k.ptx(75, java.util.Set.copyOf(k.readOnlyArrays()), true), 75);
+        }
+    }
+
+    /** The element-wise shapes of {@link ElementwiseAnalysisTest}, in their vector form. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"yesScalarBound", "yesLocalBound", "yesIndexAsValue", "yesInlinedCall", "yesLocalReassigned",
+            "yesDoubles", "yesRawBits", "yesReadModifyWrite", "yesFill"})
+    void vectorFormOfElementwiseShapesAssembles(String name) throws Exception {
+        assumeTrue(Ptxas.available(), "ptxas is not on the PATH: skipped");
+        CompiledKernel k = new KernelCompiler().compile(ElementwiseShapes.class, name);
+        for (int sm : new int[]{75, 90}) {
+            Ptxas.assemble(k.ptx(sm, java.util.Set.of(), true), sm);
+            Ptxas.assemble(k.ptx(sm, java.util.Set.copyOf(k.readOnlyArrays()), true), sm);
+        }
     }
 
     @Test

@@ -22,8 +22,10 @@ import java.util.Set;
 import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
  * Every built-in kernel run as plain Java (the reference) and as generated PTX on GPU 0, loaded
@@ -60,6 +62,63 @@ class CudaDifferentialTest {
         BuiltinDifferential.check(cuda, spec, n, threads);
     }
 
+    /** Vector-form kernels of each element kind mix: 16-bit only, fp32, read-modify-write, in place, narrowing. */
+    private static final List<String> VECTOR_KERNELS = List.of("average2Bf16", "average4", "sumIntoF16", "scaleBf16", "f32ToBf16");
+
+    static Stream<Arguments> vectorCases() {
+        List<Arguments> cases = new ArrayList<>();
+        for (String name : VECTOR_KERNELS) {
+            KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
+            for (int n : new int[]{1, 2, 3, 5, 1023, 4097, (1 << 20) + 3}) {
+                // aligned (vector form), every array one element off, only the last array off (scalar form)
+                for (int shifted : new int[]{Integer.MIN_VALUE, -1, spec.compile().ir().arrayParams().size() - 1}) {
+                    // one thread per element (the grid shrinks), and a small grid-stride launch
+                    for (int threads : new int[]{(n + 255) / 256 * 256, 3 * BuiltinDifferential.LOCAL}) {
+                        cases.add(Arguments.of(spec, n, shifted, threads));
+                    }
+                }
+            }
+        }
+        return cases.stream();
+    }
+
+    /**
+     * The vector form where every array is aligned, the scalar form where any is not, both bit
+     * for bit the Java method, for lengths around the vector width and with a scalar tail.
+     */
+    @ParameterizedTest(name = "{0} n={1} shifted={2} threads={3}")
+    @MethodSource("vectorCases")
+    void vectorFormChosenByAlignmentAndExact(KernelSpec spec, int n, int shifted, int threads) {
+        boolean aligned = shifted == Integer.MIN_VALUE;
+        BuiltinDifferential.check(aligned ? cuda : cuda.shifted(shifted), spec, n, threads);
+        CudaKernels.PreparedLaunch launch = cuda.lastLaunch();
+        int width = spec.compile().vectorWidth();
+        assertTrue(width > 1, spec.name() + " should be element-wise");
+        assertEquals(aligned ? width : 1, launch.vectorWidth(), "form chosen");
+        int grid = (threads + BuiltinDifferential.LOCAL - 1) / BuiltinDifferential.LOCAL;
+        int expectedGrid = aligned && threads >= n
+                ? Math.min(grid, ((n + width - 1) / width + BuiltinDifferential.LOCAL - 1) / BuiltinDifferential.LOCAL) : grid;
+        assertEquals(Math.max(1, expectedGrid), launch.shape().grid(), "grid");
+    }
+
+    /** {@code -Dgradsync.vectorLoads=false} keeps the scalar form (and the launch shape). */
+    @Test
+    void vectorFormCanBeSwitchedOff() {
+        String old = System.getProperty(CudaKernels.VECTOR_PROPERTY);
+        System.setProperty(CudaKernels.VECTOR_PROPERTY, "false");
+        try {
+            BuiltinDifferential.check(cuda, BuiltinKernels.byName("average2Bf16").orElseThrow(), 4097, 4352);
+            assertFalse(cuda.lastLaunch().vectorized());
+            assertEquals(68, cuda.lastLaunch().shape().grid());
+        } finally {
+            if (old == null) {
+                System.clearProperty(CudaKernels.VECTOR_PROPERTY);
+            } else {
+                System.setProperty(CudaKernels.VECTOR_PROPERTY, old);
+            }
+        }
+    }
+
     /** Slices at an offset (how a reduce-scatter passes 1/n of a bucket) touch nothing outside. */
     @Test
     void averageOfSlicesLeavesTheRestAlone() {
@@ -78,8 +137,10 @@ class CudaDifferentialTest {
             stream.copyFromHost(host, 0, b, 0, bytes);
             stream.fill32(out, 0, bytes, Float.floatToRawIntBits(-1f));
             KernelSpec avg = BuiltinKernels.average(2);
-            CudaKernels.prepare(gpu, avg, count, new DeviceSlice(out, 4L * offset, count), new DeviceSlice(a, 4L * offset, count),
-                    new DeviceSlice(b, 4L * offset, count), 0.5f).launch(stream);
+            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpu, avg, count, new DeviceSlice(out, 4L * offset, count),
+                    new DeviceSlice(a, 4L * offset, count), new DeviceSlice(b, 4L * offset, count), 0.5f);
+            assertTrue(launch.vectorized(), "4000-byte offsets are 16-byte aligned");
+            launch.launch(stream);
             stream.copyToHost(out, 0, host, 0, bytes);
             stream.synchronize();
             for (int i = 0; i < n; i++) {
@@ -118,11 +179,13 @@ class CudaDifferentialTest {
 
             CudaKernels.PreparedLaunch disjoint = CudaKernels.prepare(gpu, avg, n, so, s0, s1, 0.5f);
             assertEquals(Set.of("a0", "a1"), disjoint.nonCoherentArrays());
+            assertEquals(4, disjoint.vectorWidth());
             disjoint.launch(stream);
             float[] got = download(stream, host, out, n);
 
             CudaKernels.PreparedLaunch inPlace = CudaKernels.prepare(gpu, avg, n, s0, s0, s1, 0.5f);
             assertEquals(Set.of("a1"), inPlace.nonCoherentArrays(), "a0 is also the output");
+            assertEquals(4, inPlace.vectorWidth(), "in place: each lane reads its element before writing it");
             inPlace.launch(stream);
             float[] gotInPlace = download(stream, host, a0, n);
             for (int i = 0; i < n; i++) {

@@ -18,12 +18,14 @@ import java.util.List;
 /**
  * Test helper: runs a compiled kernel on GPU 0 through the CUDA runtime ({@link CudaKernels}:
  * PTX for the GPU's compute capability, cuModuleLoadData, cached), arrays staged through pinned
- * host memory and copied back.
+ * host memory and copied back. Arrays sit at 256-byte aligned offsets of one pool, so
+ * element-wise kernels take their vector form; {@link #shifted} moves arrays off that alignment.
  */
 public final class CudaRunner implements DeviceRunner {
     private final CudaDevice device;
     private HostBuffer staging;
     private CudaBuffer pool;
+    private volatile CudaKernels.PreparedLaunch lastLaunch;
 
     private CudaRunner(CudaDevice device) {
         this.device = device;
@@ -50,17 +52,47 @@ public final class CudaRunner implements DeviceRunner {
         return device.id() + " sm_" + device.smVersion();
     }
 
+    /** The launch {@link #run} made last (which form, which shape), or null before the first. */
+    public CudaKernels.PreparedLaunch lastLaunch() {
+        return lastLaunch;
+    }
+
+    /**
+     * This runner with array number {@code array} (among the kernel's array parameters; -1 for
+     * all of them) placed one element past its aligned offset: a slice whose start no vector
+     * access fits.
+     */
+    public DeviceRunner shifted(int array) {
+        return new DeviceRunner() {
+            @Override
+            public String name() {
+                return CudaRunner.this.name() + (array < 0 ? " all arrays" : " array " + array) + " shifted by one element";
+            }
+
+            @Override
+            public void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
+                CudaRunner.this.run(kernel, args, globalSize, localSize, array);
+            }
+        };
+    }
+
     @Override
-    public synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
+    public void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
+        run(kernel, args, globalSize, localSize, Integer.MIN_VALUE);
+    }
+
+    /** As {@link #run(CompiledKernel, Object[], long, long)}, array {@code shifted} (-1: all) one element off. */
+    private synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize, int shifted) {
         List<KernelArray> arrays = new ArrayList<>();
         List<Long> offsets = new ArrayList<>();
         long total = 0;
         for (KernelParam p : kernel.parameters()) {
-            if (p instanceof KernelParam.ArrayParam) {
+            if (p instanceof KernelParam.ArrayParam ap) {
                 KernelArray array = (KernelArray) args[p.javaIndex()];
+                long shift = shifted == -1 || shifted == arrays.size() ? ap.element().bytes() : 0;
                 arrays.add(array);
-                offsets.add(total);
-                total += align(Math.max(4, array.segment().byteSize()));
+                offsets.add(total + shift);
+                total += align(Math.max(4, array.segment().byteSize()) + shift);
             }
         }
         reserve(total);
@@ -82,7 +114,9 @@ public final class CudaRunner implements DeviceRunner {
             }
             stream.copyFromHost(staging, 0, pool, 0, total);
             int grid = (int) ((globalSize + localSize - 1) / localSize);
-            CudaKernels.prepare(device, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray()).launch(stream);
+            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(device, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray());
+            lastLaunch = launch;
+            launch.launch(stream);
             stream.copyToHost(pool, 0, staging, 0, total);
             stream.synchronize();
             for (int i = 0; i < arrays.size(); i++) {

@@ -3,6 +3,7 @@ package io.gradsync.tasks.compiler.ptx;
 import io.gradsync.tasks.compiler.ir.Block;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.Insn;
 import io.gradsync.tasks.compiler.ir.Insn.BinOp;
 import io.gradsync.tasks.compiler.ir.IrType;
@@ -12,8 +13,10 @@ import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -40,6 +43,15 @@ import java.util.Set;
  *       cannot know: only the runtime, seeing the actual addresses, may choose the set
  *       ({@code CudaKernels.prepare} does, per launch). With the empty set (the default) no load
  *       is {@code .nc}.</li>
+ *   <li>An element-wise kernel ({@link ElementwiseLoop}) has a second, vectorized form
+ *       ({@link #entry(KernelIr, int, Set, boolean)}): each thread takes groups of
+ *       {@code width} consecutive elements, so every array moves 8 or 16 bytes per access
+ *       ({@code ld/st.global.v2/.v4}) instead of 2 or 4, which is what lets 16-bit kernels reach
+ *       copy bandwidth. The loop body is emitted once per element of the group from the same IR
+ *       (same operations in the same order, so results are bit for bit those of the scalar form),
+ *       loads hoisted into one vector load per array and stores sunk into one vector store. The
+ *       last {@code n % width} elements run the scalar body. Vector accesses need every array
+ *       aligned to its access size, which only the runtime can check ({@code CudaKernels.prepare}).</li>
  * </ul>
  * The {@code .version} is the lowest PTX ISA version that knows the target (7.8 for sm_90), so
  * the module loads on any driver that runs that GPU.
@@ -53,10 +65,13 @@ public final class PtxEmitter {
     private final Map<String, String> arrayLen = new HashMap<>();
     /** Arrays loaded through the non-coherent (read-only data cache) path. */
     private final Set<String> nonCoherent;
+    /** The element-wise loop to vectorize, or null for the scalar form. */
+    private final ElementwiseLoop vector;
 
-    private PtxEmitter(int sm, Set<String> nonCoherent) {
+    private PtxEmitter(int sm, Set<String> nonCoherent, ElementwiseLoop vector) {
         this.sm = sm;
         this.nonCoherent = nonCoherent;
+        this.vector = vector;
     }
 
     /** The lowest PTX ISA version whose ptxas knows {@code sm_<sm>}. */
@@ -98,7 +113,15 @@ public final class PtxEmitter {
      * {@code nonCoherent} with {@code ld.global.nc}; see {@link #entry(KernelIr, int, Set)}.
      */
     public static String module(KernelIr kernel, int sm, String comment, Set<String> nonCoherent) {
-        return header(sm, comment) + entry(kernel, sm, nonCoherent) + '\n';
+        return module(kernel, sm, comment, nonCoherent, false);
+    }
+
+    /**
+     * One complete PTX module holding {@code kernel}, scalar or vectorized; see
+     * {@link #entry(KernelIr, int, Set, boolean)}.
+     */
+    public static String module(KernelIr kernel, int sm, String comment, Set<String> nonCoherent, boolean vectorized) {
+        return header(sm, comment) + entry(kernel, sm, nonCoherent, vectorized) + '\n';
     }
 
     /** The {@code .entry} of one kernel (without the module header), every load plain {@code ld.global}. */
@@ -116,9 +139,25 @@ public final class PtxEmitter {
      *                                  one the kernel writes (it would read stale data)
      */
     public static String entry(KernelIr kernel, int sm, Set<String> nonCoherent) {
+        return entry(kernel, sm, nonCoherent, false);
+    }
+
+    /**
+     * As {@link #entry(KernelIr, int, Set)}, and when {@code vectorized} the vector form of an
+     * element-wise kernel: correct only when every array the loop accesses starts at an address
+     * aligned to its vector access ({@link ElementwiseLoop#accessBytes}); the caller checks.
+     *
+     * @throws IllegalArgumentException also if {@code vectorized} and the kernel is not element-wise
+     */
+    public static String entry(KernelIr kernel, int sm, Set<String> nonCoherent, boolean vectorized) {
         ptxVersion(sm);
         checkNonCoherent(kernel, nonCoherent);
-        return new PtxEmitter(sm, Set.copyOf(nonCoherent)).emit(kernel);
+        ElementwiseLoop loop = null;
+        if (vectorized) {
+            loop = ElementwiseLoop.find(kernel).orElseThrow(() -> new IllegalArgumentException("kernel " + kernel.name()
+                    + " is not element-wise, so it has no vector form: " + ElementwiseLoop.rejection(kernel)));
+        }
+        return new PtxEmitter(sm, Set.copyOf(nonCoherent), loop).emit(kernel);
     }
 
     private static void checkNonCoherent(KernelIr kernel, Set<String> nonCoherent) {
@@ -223,7 +262,9 @@ public final class PtxEmitter {
                 case ArrayParam a -> {
                     String ptr = name + "_" + a.name() + "_ptr";
                     String len = name + "_" + a.name() + "_len";
-                    params.append("\t.param .u64 .ptr .global .align ").append(a.element().bytes()).append(' ').append(ptr).append(",\n");
+                    // the vector form may only run on arrays aligned to their vector access: say so to ptxas
+                    int align = vector != null && vector.accessedArrays().contains(a.name()) ? vector.accessBytes(a) : a.element().bytes();
+                    params.append("\t.param .u64 .ptr .global .align ").append(align).append(' ').append(ptr).append(",\n");
                     params.append("\t.param .u32 ").append(len).append(",\n");
                     String raw = fresh(RegClass.B64);
                     String base = fresh(RegClass.B64);
@@ -256,15 +297,19 @@ public final class PtxEmitter {
         }
         sig.append(params).append(")\n{\n");
 
-        List<Block> blocks = k.blocks();
-        for (int i = 0; i < blocks.size(); i++) {
-            Block b = blocks.get(i);
-            Block next = i + 1 < blocks.size() ? blocks.get(i + 1) : null;
-            out.append(label(b)).append(":\n");
-            for (Insn insn : b.insns()) {
-                emitInsn(insn);
+        if (vector != null) {
+            emitVectorized(vector);
+        } else {
+            List<Block> blocks = k.blocks();
+            for (int i = 0; i < blocks.size(); i++) {
+                Block b = blocks.get(i);
+                Block next = i + 1 < blocks.size() ? blocks.get(i + 1) : null;
+                out.append(label(b)).append(":\n");
+                for (Insn insn : b.insns()) {
+                    emitInsn(insn);
+                }
+                emitTerminator(b.terminator(), next);
             }
-            emitTerminator(b.terminator(), next);
         }
         out.append("}\n");
 
@@ -276,6 +321,260 @@ public final class PtxEmitter {
             }
         }
         return sig + decls.toString() + "\n" + out;
+    }
+
+    /**
+     * The vector form of an element-wise loop ({@link ElementwiseLoop}), in place of the blocks:
+     * <pre>
+     *   prologue (global index, loop start, bound), n = max(bound, 0), groups = n / width
+     *   for (g = gid; g < groups; g += gsize)         one vector load per loaded array,
+     *       body for element g*width + 0 .. width-1   the body once per element,
+     *                                                 one vector store per stored array
+     *   for (i = groups*width + gid; i < n; i += gsize)   scalar body: the n % width left over
+     * </pre>
+     * The counters and bounds are never negative, so unsigned compares keep the loops right even
+     * where {@code counter + gsize} passes {@code Integer.MAX_VALUE}.
+     */
+    private void emitVectorized(ElementwiseLoop loop) {
+        int width = loop.width();
+        int log = Integer.numberOfTrailingZeros(width);
+        Var index = loop.index();
+        for (Insn insn : loop.prologue()) {
+            emitInsn(insn);
+        }
+        String gid = fresh(RegClass.B32);
+        line("mov.b32 " + gid + ", " + reg(index)); // the prologue started the index at 0 + global index
+        String n = fresh(RegClass.B32);
+        line("max.s32 " + n + ", " + src(loop.bound()) + ", 0");
+        String groups = fresh(RegClass.B32);
+        line("shr.u32 " + groups + ", " + n + ", " + log);
+        String gsize = globalSize();
+        String g = fresh(RegClass.B32);
+        line("mov.b32 " + g + ", " + gid);
+        String none = fresh(RegClass.PRED);
+        line("setp.ge.u32 " + none + ", " + g + ", " + groups);
+        line("@" + none + " bra $V_tail");
+
+        out.append("$V_loop:\n");
+        String first = fresh(RegClass.B32);
+        line("shl.b32 " + first + ", " + g + ", " + log);
+        Map<Integer, String> offsetBySize = new HashMap<>();
+        Map<String, String> groupAddress = new HashMap<>();
+        for (ArrayParam a : accessedInParameterOrder(loop)) {
+            int bytes = a.element().bytes();
+            String off = offsetBySize.get(bytes);
+            if (off == null) {
+                off = fresh(RegClass.B64);
+                line("mul.wide.s32 " + off + ", " + first + ", " + bytes);
+                offsetBySize.put(bytes, off);
+            }
+            String addr = fresh(RegClass.B64);
+            line("add.s64 " + addr + ", " + arrayBase.get(a.name()) + ", " + off);
+            groupAddress.put(a.name(), addr);
+        }
+        Map<String, String[]> loadedLanes = new HashMap<>();
+        for (ArrayParam a : loop.loaded()) {
+            loadedLanes.put(a.name(), vectorLoad(a, groupAddress.get(a.name()), width));
+        }
+        Map<String, String[]> storedLanes = new LinkedHashMap<>();
+        for (ArrayParam a : loop.stored()) {
+            storedLanes.put(a.name(), new String[width]);
+        }
+        for (int lane = 0; lane < width; lane++) {
+            // the index as a value (the accesses use the group address)
+            if (lane == 0) {
+                line("mov.b32 " + reg(index) + ", " + first);
+            } else {
+                line("add.s32 " + reg(index) + ", " + first + ", " + lane);
+            }
+            for (Insn insn : loop.body()) {
+                switch (insn) {
+                    case Insn.Load l -> laneLoad(l, lane, loadedLanes.get(l.array().name()));
+                    case Insn.Store s -> storedLanes.get(s.array().name())[lane] = laneStore(s);
+                    default -> emitInsn(insn);
+                }
+            }
+        }
+        for (ArrayParam a : loop.stored()) {
+            vectorStore(a, groupAddress.get(a.name()), storedLanes.get(a.name()));
+        }
+        line("add.s32 " + g + ", " + g + ", " + gsize);
+        String more = fresh(RegClass.PRED);
+        line("setp.lt.u32 " + more + ", " + g + ", " + groups);
+        line("@" + more + " bra $V_loop");
+
+        out.append("$V_tail:\n");
+        String tailStart = fresh(RegClass.B32);
+        line("shl.b32 " + tailStart + ", " + groups + ", " + log);
+        line("add.s32 " + reg(index) + ", " + tailStart + ", " + gid);
+        String done = fresh(RegClass.PRED);
+        line("setp.ge.u32 " + done + ", " + reg(index) + ", " + n);
+        line("@" + done + " bra $V_exit");
+        out.append("$V_tail_loop:\n");
+        for (Insn insn : loop.body()) {
+            emitInsn(insn);
+        }
+        line("add.s32 " + reg(index) + ", " + reg(index) + ", " + gsize);
+        String again = fresh(RegClass.PRED);
+        line("setp.lt.u32 " + again + ", " + reg(index) + ", " + n);
+        line("@" + again + " bra $V_tail_loop");
+        out.append("$V_exit:\n");
+        line("ret");
+    }
+
+    private static List<ArrayParam> accessedInParameterOrder(ElementwiseLoop loop) {
+        List<ArrayParam> all = new ArrayList<>(loop.loaded());
+        for (ArrayParam a : loop.stored()) {
+            if (!all.contains(a)) {
+                all.add(a);
+            }
+        }
+        all.sort(java.util.Comparator.comparingInt(ArrayParam::javaIndex));
+        return all;
+    }
+
+    /** Threads in the grid: {@code %nctaid.x * %ntid.x}. */
+    private String globalSize() {
+        String c = fresh(RegClass.B32);
+        String t = fresh(RegClass.B32);
+        String d = fresh(RegClass.B32);
+        line("mov.u32 " + c + ", %nctaid.x");
+        line("mov.u32 " + t + ", %ntid.x");
+        line("mul.lo.s32 " + d + ", " + c + ", " + t);
+        return d;
+    }
+
+    /**
+     * One vector load of {@code width} elements of {@code a}: the registers of the elements, or
+     * for 16-bit kinds of the 32-bit words holding two elements each (lower half first).
+     */
+    private String[] vectorLoad(ArrayParam a, String addr, int width) {
+        String ld = nonCoherent.contains(a.name()) ? "ld.global.nc." : "ld.global.";
+        ElementKind k = a.element();
+        RegClass c;
+        String type;
+        int count = width;
+        switch (k) {
+            case F32 -> {
+                c = RegClass.F32;
+                type = "f32";
+            }
+            case I32 -> {
+                c = RegClass.B32;
+                type = "u32";
+            }
+            case F64 -> {
+                c = RegClass.F64;
+                type = "f64";
+            }
+            case I64 -> {
+                c = RegClass.B64;
+                type = "u64";
+            }
+            default -> {
+                c = RegClass.B32;
+                type = "b32";
+                count = width / 2;
+            }
+        }
+        String[] regs = new String[count];
+        for (int j = 0; j < count; j++) {
+            regs[j] = fresh(c);
+        }
+        line(ld + "v" + count + "." + type + " {" + String.join(", ", regs) + "}, [" + addr + "]");
+        return regs;
+    }
+
+    /** A load of lane {@code lane} from the vector-loaded {@code data}: the same value the scalar load gives. */
+    private void laneLoad(Insn.Load l, int lane, String[] data) {
+        String d = reg(l.dst());
+        ElementKind k = l.array().element();
+        switch (k) {
+            case F32 -> line("mov.f32 " + d + ", " + data[lane]);
+            case F64 -> line("mov.f64 " + d + ", " + data[lane]);
+            case I32 -> line("mov.b32 " + d + ", " + data[lane]);
+            case I64 -> line("mov.b64 " + d + ", " + data[lane]);
+            case F16, BF16 -> {
+                String word = data[lane / 2];
+                boolean high = (lane & 1) == 1; // little-endian: the even element is the low half
+                if (l.rawBits()) {
+                    // sign-extended, as ld.global.s16
+                    if (high) {
+                        line("shr.s32 " + d + ", " + word + ", 16");
+                    } else {
+                        String x = fresh(RegClass.B32);
+                        line("shl.b32 " + x + ", " + word + ", 16");
+                        line("shr.s32 " + d + ", " + x + ", 16");
+                    }
+                } else if (k == ElementKind.BF16) {
+                    // a bf16 is the upper half of its f32
+                    String x = fresh(RegClass.B32);
+                    line((high ? "and.b32 " + x + ", " + word + ", -65536" : "shl.b32 " + x + ", " + word + ", 16"));
+                    line("mov.b32 " + d + ", " + x);
+                } else {
+                    String lo = fresh(RegClass.B16);
+                    String hi = fresh(RegClass.B16);
+                    line("mov.b32 {" + lo + ", " + hi + "}, " + word);
+                    line("cvt.f32.f16 " + d + ", " + (high ? hi : lo));
+                }
+            }
+        }
+    }
+
+    /**
+     * The value lane's store writes, in a register of its own (the next lane reuses the body's
+     * registers): a copy for 32/64-bit kinds, the rounded 16 bits for half kinds.
+     */
+    private String laneStore(Insn.Store s) {
+        ElementKind k = s.array().element();
+        if (k.isHalf()) {
+            return sixteenBits(s, src(s.value()));
+        }
+        String text = s.value() instanceof Const c ? immediate(c) : reg((Var) s.value());
+        RegClass c;
+        String mov;
+        switch (k) {
+            case F32 -> {
+                c = RegClass.F32;
+                mov = "mov.f32 ";
+            }
+            case F64 -> {
+                c = RegClass.F64;
+                mov = "mov.f64 ";
+            }
+            case I32 -> {
+                c = RegClass.B32;
+                mov = "mov.b32 ";
+            }
+            default -> {
+                c = RegClass.B64;
+                mov = "mov.b64 ";
+            }
+        }
+        String r = fresh(c);
+        line(mov + r + ", " + text);
+        return r;
+    }
+
+    /** One vector store of the lanes' values; 16-bit values packed two to a 32-bit word, lower lane in the low half. */
+    private void vectorStore(ArrayParam a, String addr, String[] lanes) {
+        String type;
+        String[] regs = lanes;
+        switch (a.element()) {
+            case F32 -> type = "f32";
+            case F64 -> type = "f64";
+            case I32 -> type = "u32";
+            case I64 -> type = "u64";
+            default -> {
+                type = "b32";
+                regs = new String[lanes.length / 2];
+                for (int j = 0; j < regs.length; j++) {
+                    regs[j] = fresh(RegClass.B32);
+                    line("mov.b32 " + regs[j] + ", {" + lanes[2 * j] + ", " + lanes[2 * j + 1] + "}");
+                }
+            }
+        }
+        line("st.global.v" + regs.length + "." + type + " [" + addr + "], {" + String.join(", ", regs) + "}");
     }
 
     private void emitTerminator(Insn.Terminator t, Block next) {
@@ -655,19 +954,21 @@ public final class PtxEmitter {
             case F64 -> line("st.global.f64 " + addr + ", " + v);
             case I32 -> line("st.global.u32 " + addr + ", " + v);
             case I64 -> line("st.global.u64 " + addr + ", " + v);
-            case F16, BF16 -> {
-                String h;
-                if (s.rawBits()) {
-                    h = fresh(RegClass.B16);
-                    line("cvt.u16.u32 " + h + ", " + v);
-                } else if (k == ElementKind.F16) {
-                    h = fresh(RegClass.B16);
-                    line("cvt.rn.f16.f32 " + h + ", " + v);
-                } else {
-                    h = bf16Round(v);
-                }
-                line("st.global.b16 " + addr + ", " + h);
-            }
+            case F16, BF16 -> line("st.global.b16 " + addr + ", " + sixteenBits(s, v));
         }
+    }
+
+    /** The 16 bits a store to a half-kind array writes, as a .b16 register: rounded, or the raw low bits. */
+    private String sixteenBits(Insn.Store s, String v) {
+        if (s.rawBits()) {
+            String h = fresh(RegClass.B16);
+            line("cvt.u16.u32 " + h + ", " + v);
+            return h;
+        } else if (s.array().element() == ElementKind.F16) {
+            String h = fresh(RegClass.B16);
+            line("cvt.rn.f16.f32 " + h + ", " + v);
+            return h;
+        }
+        return bf16Round(v);
     }
 }

@@ -1,0 +1,404 @@
+package io.gradsync.tasks.compiler.ir;
+
+import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The element-wise shape of a {@code @Parallel}-loop kernel, found on its IR: one grid-stride
+ * loop {@code for (i = gid; i < bound; i += gsize)} whose body is straight-line code that loads
+ * and stores arrays only at exactly {@code i}. Iterations then touch disjoint elements and do
+ * not depend on each other, so a back end may give one thread {@link #width()} consecutive
+ * elements per iteration: one 8- or 16-byte vector access per array instead of one 2- or 4-byte
+ * access per element, the body repeated once per element with unchanged arithmetic.
+ *
+ * <p>The rule is deliberately narrow; anything else is not element-wise and keeps the scalar code:
+ * <ul>
+ *   <li>before the loop only straight-line code without array accesses, the loop index starting
+ *       at exactly 0 + global index;</li>
+ *   <li>the loop test {@code i < bound} with a loop-invariant {@code bound} (a constant, a value
+ *       the loop never assigns, or array lengths), after the loop nothing;</li>
+ *   <li>a body without branches (blocks joined by jumps, as inlined calls leave them), atomics or
+ *       thread queries; every load and store indexed by the loop variable itself; no load after a
+ *       store and no array stored twice (so loads may be hoisted and stores sunk per group);
+ *       no value carried from one iteration to the next (each element computed independently);</li>
+ *   <li>element sizes such that one width gives every array an 8- or 16-byte access.</li>
+ * </ul>
+ *
+ * @param width      elements per thread and iteration (2, 4 or 8): 16 bytes of the widest array
+ * @param index      the loop variable
+ * @param bound      the loop bound (invariant)
+ * @param boundArray the array whose length is the bound, when that can be read off the IR
+ * @param prologue   the instructions before the loop (thread index, loop start, bound)
+ * @param body       the loop body, without the increment and the repeated test
+ * @param loaded     the arrays the body loads, in order of their first load
+ * @param stored     the arrays the body stores, in order of their (only) store
+ */
+public record ElementwiseLoop(int width, Var index, Operand bound, Optional<String> boundArray,
+                              List<Insn> prologue, List<Insn> body,
+                              List<ArrayParam> loaded, List<ArrayParam> stored) {
+
+    /** The widest global access a thread issues (ld/st .v4 of 32-bit values, .v2 of 64-bit). */
+    public static final int MAX_ACCESS_BYTES = 16;
+    /** The narrowest vector access worth having. */
+    public static final int MIN_ACCESS_BYTES = 8;
+
+    public ElementwiseLoop {
+        prologue = List.copyOf(prologue);
+        body = List.copyOf(body);
+        loaded = List.copyOf(loaded);
+        stored = List.copyOf(stored);
+    }
+
+    /** The bytes one vector access of {@code array} moves: {@code width} elements. */
+    public int accessBytes(ArrayParam array) {
+        return width * array.element().bytes();
+    }
+
+    /** Loaded or stored, in no particular order but without repeats. */
+    public Set<String> accessedArrays() {
+        Set<String> names = new java.util.LinkedHashSet<>();
+        loaded.forEach(a -> names.add(a.name()));
+        stored.forEach(a -> names.add(a.name()));
+        return names;
+    }
+
+    /** The element-wise loop of {@code ir}, or empty when it is not element-wise. */
+    public static Optional<ElementwiseLoop> find(KernelIr ir) {
+        try {
+            return Optional.of(analyze(ir));
+        } catch (NotElementwise e) {
+            return Optional.empty();
+        }
+    }
+
+    /** Why {@code ir} is not element-wise, or null when it is (for tests and diagnostics). */
+    public static String rejection(KernelIr ir) {
+        try {
+            analyze(ir);
+            return null;
+        } catch (NotElementwise e) {
+            return e.getMessage();
+        }
+    }
+
+    private static final class NotElementwise extends Exception {
+        NotElementwise(String why) {
+            super(why, null, false, false);
+        }
+    }
+
+    private static ElementwiseLoop analyze(KernelIr ir) throws NotElementwise {
+        List<Block> blocks = ir.blocks();
+        Set<Block> seen = new HashSet<>();
+
+        // Straight-line code up to the first conditional branch: the loop entry test.
+        List<Block> prologueBlocks = new ArrayList<>();
+        Block b = blocks.getFirst();
+        while (b.terminator() instanceof Insn.Jump j) {
+            add(seen, prologueBlocks, b);
+            b = j.target();
+        }
+        add(seen, prologueBlocks, b);
+        if (!(b.terminator() instanceof Insn.Branch test)) {
+            throw new NotElementwise("no loop");
+        }
+        Block exit;
+        Block head;
+        if (isBareReturn(test.ifTrue()) && !isBareReturn(test.ifFalse())) {
+            exit = test.ifTrue();
+            head = test.ifFalse();
+        } else if (isBareReturn(test.ifFalse()) && !isBareReturn(test.ifTrue())) {
+            exit = test.ifFalse();
+            head = test.ifTrue();
+        } else {
+            throw new NotElementwise("the first branch is not a loop test with only a return after the loop");
+        }
+        add(seen, new ArrayList<>(), exit);
+
+        // The body: blocks joined by jumps, the last one repeating the loop test (a rotated loop).
+        List<Block> bodyBlocks = new ArrayList<>();
+        b = head;
+        while (b.terminator() instanceof Insn.Jump j) {
+            add(seen, bodyBlocks, b);
+            b = j.target();
+        }
+        add(seen, bodyBlocks, b);
+        if (!test.equals(b.terminator())) {
+            throw new NotElementwise("branches inside the loop body, or a loop test other than the rotated entry test");
+        }
+        if (seen.size() != blocks.size()) {
+            throw new NotElementwise("control flow besides one straight-line loop");
+        }
+
+        // i < bound, whichever way the branch is written.
+        Insn.Cond stay = head == test.ifTrue() ? test.cond() : test.cond().negate();
+        Var index;
+        Operand bound;
+        if (stay == Insn.Cond.LT && test.a() instanceof Var v) {
+            index = v;
+            bound = test.b();
+        } else if (stay == Insn.Cond.GT && test.b() instanceof Var v) {
+            index = v;
+            bound = test.a();
+        } else {
+            throw new NotElementwise("loop test is not index < bound");
+        }
+        if (index.type() != IrType.I32 || bound.type() != IrType.I32 || bound.equals(index)) {
+            throw new NotElementwise("loop test is not index < bound on ints");
+        }
+
+        List<Insn> prologue = flatten(prologueBlocks);
+        List<Insn> whole = flatten(bodyBlocks);
+        checkPrologue(prologue, index);
+
+        // The body ends with the increment i += globalSize and the copy of the loop test.
+        int step = -1;
+        for (int k = 0; k < whole.size(); k++) {
+            if (whole.get(k) instanceof Insn.Thread t) {
+                if (step >= 0 || t.query() != Insn.ThreadQuery.GLOBAL_SIZE) {
+                    throw new NotElementwise("thread query inside the loop body");
+                }
+                step = k;
+            }
+        }
+        if (step < 0 || step + 1 >= whole.size() || !isIncrement(whole.get(step + 1), index, ((Insn.Thread) whole.get(step)).dst())) {
+            throw new NotElementwise("loop without the grid-stride increment at its end");
+        }
+        List<Insn> body = whole.subList(0, step);
+        List<Insn> retest = whole.subList(step + 2, whole.size());
+        Set<Var> definedInLoop = new HashSet<>();
+        for (Insn insn : whole) {
+            Var d = def(insn);
+            if (d != null) {
+                definedInLoop.add(d);
+            }
+        }
+        for (Insn insn : retest) {
+            boolean invariant = switch (insn) {
+                case Insn.ArrayLength l -> true;
+                case Insn.Move m -> m.src() instanceof Const || !definedInLoop.contains((Var) m.src());
+                default -> false;
+            };
+            if (!invariant) {
+                throw new NotElementwise("loop test computes something other than array lengths: " + insn);
+            }
+        }
+        if (bound instanceof Var bv) {
+            for (Insn insn : body) {
+                if (bv.equals(def(insn))) {
+                    throw new NotElementwise("loop bound assigned inside the loop");
+                }
+            }
+        }
+
+        // The body proper: straight-line, accesses at exactly i, nothing carried between iterations.
+        Map<String, ArrayParam> loaded = new LinkedHashMap<>();
+        Map<String, ArrayParam> stored = new LinkedHashMap<>();
+        Set<Var> bodyDefs = new HashSet<>();
+        for (Insn insn : body) {
+            Var d = def(insn);
+            if (d != null) {
+                bodyDefs.add(d);
+            }
+        }
+        if (bodyDefs.contains(index)) {
+            throw new NotElementwise("loop index assigned inside the loop body");
+        }
+        Set<Var> definedSoFar = new HashSet<>();
+        for (Insn insn : body) {
+            for (Operand u : uses(insn)) {
+                if (u instanceof Var v && bodyDefs.contains(v) && !definedSoFar.contains(v)) {
+                    throw new NotElementwise("value carried from one iteration to the next: " + v);
+                }
+            }
+            switch (insn) {
+                case Insn.Load l -> {
+                    if (!index.equals(l.index())) {
+                        throw new NotElementwise("load of " + l.array().name() + " at an index other than the loop index");
+                    }
+                    if (!stored.isEmpty()) {
+                        throw new NotElementwise("load of " + l.array().name() + " after a store");
+                    }
+                    loaded.putIfAbsent(l.array().name(), l.array());
+                }
+                case Insn.Store s -> {
+                    if (!index.equals(s.index())) {
+                        throw new NotElementwise("store to " + s.array().name() + " at an index other than the loop index");
+                    }
+                    if (stored.putIfAbsent(s.array().name(), s.array()) != null) {
+                        throw new NotElementwise("array " + s.array().name() + " stored twice");
+                    }
+                }
+                case Insn.AtomicAdd a -> throw new NotElementwise("atomic add to " + a.array().name());
+                case Insn.Move m -> {
+                }
+                case Insn.Binary x -> {
+                }
+                case Insn.Unary x -> {
+                }
+                case Insn.Fma x -> {
+                }
+                case Insn.Convert x -> {
+                }
+                case Insn.Compare3 x -> {
+                }
+                case Insn.ArrayLength x -> {
+                }
+                default -> throw new NotElementwise("instruction not allowed in an element-wise body: " + insn);
+            }
+            Var d = def(insn);
+            if (d != null) {
+                definedSoFar.add(d);
+            }
+        }
+        if (loaded.isEmpty() && stored.isEmpty()) {
+            throw new NotElementwise("no array accessed in the loop");
+        }
+
+        int widest = 0;
+        int narrowest = Integer.MAX_VALUE;
+        for (Map<String, ArrayParam> m : List.of(loaded, stored)) {
+            for (ArrayParam a : m.values()) {
+                widest = Math.max(widest, a.element().bytes());
+                narrowest = Math.min(narrowest, a.element().bytes());
+            }
+        }
+        int width = MAX_ACCESS_BYTES / widest;
+        if (width * narrowest < MIN_ACCESS_BYTES) {
+            throw new NotElementwise("element sizes " + narrowest + " and " + widest + " bytes admit no common vector width");
+        }
+        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), prologue, body,
+                List.copyOf(loaded.values()), List.copyOf(stored.values()));
+    }
+
+    private static void add(Set<Block> seen, List<Block> to, Block b) throws NotElementwise {
+        if (!seen.add(b)) {
+            throw new NotElementwise("control flow besides one straight-line loop (block " + b + " reached twice)");
+        }
+        to.add(b);
+    }
+
+    private static boolean isBareReturn(Block b) {
+        return b.insns().isEmpty() && b.terminator() instanceof Insn.Return;
+    }
+
+    private static List<Insn> flatten(List<Block> blocks) {
+        List<Insn> all = new ArrayList<>();
+        blocks.forEach(b -> all.addAll(b.insns()));
+        return all;
+    }
+
+    /** Before the loop: no memory access, one thread query, and the index set to 0 + global index. */
+    private static void checkPrologue(List<Insn> prologue, Var index) throws NotElementwise {
+        Var gid = null;
+        int indexDefs = 0;
+        for (Insn insn : prologue) {
+            switch (insn) {
+                case Insn.Load l -> throw new NotElementwise("array access before the loop");
+                case Insn.Store s -> throw new NotElementwise("array access before the loop");
+                case Insn.AtomicAdd a -> throw new NotElementwise("array access before the loop");
+                case Insn.Thread t -> {
+                    if (gid != null || t.query() != Insn.ThreadQuery.GLOBAL_IDX) {
+                        throw new NotElementwise("thread query before the loop other than the loop start");
+                    }
+                    gid = t.dst();
+                }
+                default -> {
+                }
+            }
+            if (index.equals(def(insn))) {
+                indexDefs++;
+                Const zero = Const.ofInt(0);
+                if (!(insn instanceof Insn.Binary add && add.op() == Insn.BinOp.ADD && gid != null
+                        && ((zero.equals(add.a()) && gid.equals(add.b())) || (gid.equals(add.a()) && zero.equals(add.b()))))) {
+                    throw new NotElementwise("loop index does not start at 0 + global index");
+                }
+            }
+        }
+        if (indexDefs != 1) {
+            throw new NotElementwise("loop index does not start at 0 + global index");
+        }
+    }
+
+    private static boolean isIncrement(Insn insn, Var index, Var globalSize) {
+        return insn instanceof Insn.Binary add && add.op() == Insn.BinOp.ADD && index.equals(add.dst())
+                && ((index.equals(add.a()) && globalSize.equals(add.b())) || (globalSize.equals(add.a()) && index.equals(add.b())));
+    }
+
+    /**
+     * The array whose length {@code bound} is, following copies: every definition of the variable
+     * is the length of that one array (the loop test is repeated, so it has several).
+     */
+    private static Optional<String> boundArray(KernelIr ir, Operand bound) {
+        Operand o = bound;
+        for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
+            List<Insn> defs = new ArrayList<>();
+            for (Block b : ir.blocks()) {
+                for (Insn insn : b.insns()) {
+                    if (v.equals(def(insn))) {
+                        defs.add(insn);
+                    }
+                }
+            }
+            if (defs.isEmpty()) {
+                return Optional.empty();
+            }
+            if (defs.stream().allMatch(d -> d instanceof Insn.ArrayLength)) {
+                Set<String> arrays = new HashSet<>();
+                defs.forEach(d -> arrays.add(((Insn.ArrayLength) d).array().name()));
+                return arrays.size() == 1 ? Optional.of(arrays.iterator().next()) : Optional.empty();
+            }
+            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
+                o = m.src();
+            } else {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The variable an instruction assigns, or null. */
+    public static Var def(Insn insn) {
+        return switch (insn) {
+            case Insn.Move m -> m.dst();
+            case Insn.Binary b -> b.dst();
+            case Insn.Unary u -> u.dst();
+            case Insn.Fma f -> f.dst();
+            case Insn.Convert c -> c.dst();
+            case Insn.Compare3 c -> c.dst();
+            case Insn.Load l -> l.dst();
+            case Insn.ArrayLength l -> l.dst();
+            case Insn.Thread t -> t.dst();
+            case Insn.Store s -> null;
+            case Insn.AtomicAdd a -> null;
+            case Insn.Terminator t -> null;
+        };
+    }
+
+    /** The operands an instruction reads. */
+    public static List<Operand> uses(Insn insn) {
+        return switch (insn) {
+            case Insn.Move m -> List.of(m.src());
+            case Insn.Binary b -> List.of(b.a(), b.b());
+            case Insn.Unary u -> List.of(u.a());
+            case Insn.Fma f -> List.of(f.a(), f.b(), f.c());
+            case Insn.Convert c -> List.of(c.src());
+            case Insn.Compare3 c -> List.of(c.a(), c.b());
+            case Insn.Load l -> List.of(l.index());
+            case Insn.Store s -> List.of(s.index(), s.value());
+            case Insn.AtomicAdd a -> List.of(a.index(), a.value());
+            case Insn.ArrayLength l -> List.of();
+            case Insn.Thread t -> List.of();
+            case Insn.Branch br -> List.of(br.a(), br.b());
+            case Insn.Jump j -> List.of();
+            case Insn.Return r -> List.of();
+        };
+    }
+}

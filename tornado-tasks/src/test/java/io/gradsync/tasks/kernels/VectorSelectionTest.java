@@ -1,0 +1,134 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.KernelCompiler;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.Parallel;
+import org.junit.jupiter.api.Test;
+
+import java.util.Arrays;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+/**
+ * The run-time choice of the vector form ({@link CudaKernels#vectorWidth}) from the addresses and
+ * counts of a launch's arrays, and its launch shape ({@link CudaKernels#vectorShape}). No GPU needed.
+ */
+class VectorSelectionTest {
+    /** cuMemAlloc gives 256-byte aligned buffers. */
+    private static final long BASE = 0x7f00_0000_0000L;
+    private static final long APART = 1 << 24;
+
+    private static CompiledKernel kernel(String name) {
+        return BuiltinKernels.byName(name).orElseThrow().compile();
+    }
+
+    /** Arrays {@code APART} bytes apart from BASE, plus {@code shifts[i]} bytes, all of {@code n} elements. */
+    private static int width(CompiledKernel k, int n, long... shifts) {
+        int arrays = k.ir().arrayParams().size();
+        long[] starts = new long[arrays];
+        int[] counts = new int[arrays];
+        for (int i = 0; i < arrays; i++) {
+            starts[i] = BASE + i * APART + (i < shifts.length ? shifts[i] : 0);
+        }
+        Arrays.fill(counts, n);
+        return CudaKernels.vectorWidth(k, starts, counts);
+    }
+
+    @Test
+    void alignedArraysOfOneLengthTakeTheVectorForm() {
+        assertEquals(8, width(kernel("average2Bf16"), 1000));
+        assertEquals(8, width(kernel("average8F16"), 3));
+        assertEquals(4, width(kernel("average4"), 1 << 20));
+        assertEquals(4, width(kernel("sumInto"), 0), "empty arrays: nothing to misread");
+        assertEquals(8, width(kernel("scaleBf16"), 5));
+        // 16-byte aligned is enough, 256 is not needed
+        assertEquals(8, width(kernel("average2Bf16"), 1000, 16, 32, 48));
+        assertEquals(4, width(kernel("average2"), 1000, 16, 16, 16));
+    }
+
+    @Test
+    void anArrayOneElementOffTakesTheScalarForm() {
+        assertEquals(1, width(kernel("average2Bf16"), 1000, 2, 2, 2), "all shifted by one bf16");
+        assertEquals(1, width(kernel("average2Bf16"), 1000, 0, 0, 2), "only a1");
+        assertEquals(1, width(kernel("average2Bf16"), 1000, 2), "only out");
+        assertEquals(1, width(kernel("average2Bf16"), 1000, 8, 0, 0), "8-byte aligned is not 16");
+        assertEquals(1, width(kernel("average4"), 1000, 0, 0, 0, 0, 4));
+        assertEquals(1, width(kernel("sumIntoF16"), 1000, 0, 2));
+    }
+
+    @Test
+    void mixedElementSizesNeedEachArrayAlignedToItsOwnAccess() {
+        // f32ToBf16(in, out): 4 elements per access, 16 bytes of fp32 and 8 of bf16
+        assertEquals(4, width(kernel("f32ToBf16"), 1000, 0, 8));
+        assertEquals(1, width(kernel("f32ToBf16"), 1000, 8, 0), "fp32 input only 8-byte aligned");
+        assertEquals(1, width(kernel("f32ToBf16"), 1000, 0, 2), "bf16 output one element off");
+        assertEquals(4, width(kernel("bf16ToF32"), 1000, 8, 0));
+        assertEquals(1, width(kernel("bf16ToF32"), 1000, 0, 8));
+    }
+
+    @Test
+    void unequalCountsTakeTheScalarForm() {
+        CompiledKernel avg = kernel("average2Bf16");
+        long[] starts = {BASE, BASE + APART, BASE + 2 * APART};
+        assertEquals(8, CudaKernels.vectorWidth(avg, starts, new int[]{100, 100, 100}));
+        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{100, 101, 100}), "an input longer than the bound");
+        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{100, 100, 99}), "an input shorter than the bound");
+        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{101, 100, 100}), "the bound array longer");
+    }
+
+    /** A kernel bounded by a scalar: nothing proves which array covers the loop, so all must agree. */
+    static final class ScalarBound {
+        public static void scaleFirst(FloatArray out, FloatArray in, int n) {
+            for (@Parallel int i = 0; i < n; i++) {
+                out.set(i, in.get(i) * 0.5f);
+            }
+        }
+    }
+
+    @Test
+    void scalarBoundNeedsAllCountsEqual() {
+        CompiledKernel k = KernelCompiler.shared().compile(ScalarBound.class, "scaleFirst");
+        long[] starts = {BASE, BASE + APART};
+        assertEquals(4, CudaKernels.vectorWidth(k, starts, new int[]{64, 64}));
+        assertEquals(1, CudaKernels.vectorWidth(k, starts, new int[]{64, 65}));
+    }
+
+    @Test
+    void kernelsThatAreNotElementwiseStayScalar() {
+        assertEquals(1, width(kernel("checkFinite"), 1000));
+        assertEquals(1, width(kernel("sumOfSquaresBf16"), 1000));
+        assertEquals(1, width(kernel("sumOfSquaresPartials"), 1000));
+    }
+
+    @Test
+    void wrongNumberOfArraysIsRefused() {
+        assertThrows(IllegalArgumentException.class,
+                () -> CudaKernels.vectorWidth(kernel("average2"), new long[]{BASE, BASE}, new int[]{1, 1}));
+    }
+
+    @Test
+    void oneThreadPerElementShrinksToOnePerGroup() {
+        int n = (1 << 20) + 3;
+        LaunchShape perElement = LaunchShape.forWork(io.gradsync.tasks.compiler.KernelStyle.PARALLEL_LOOP, n, 0);
+        // ceil(n / 8) = 131073 threads: 513 groups of 256
+        assertEquals(new LaunchShape(513, 256), CudaKernels.vectorShape(perElement, n, 8));
+        assertEquals(new LaunchShape(1025, 256), CudaKernels.vectorShape(perElement, n, 4));
+        assertEquals(new LaunchShape(1, 64), CudaKernels.vectorShape(new LaunchShape(1, 64), 3, 8));
+        assertEquals(new LaunchShape(1, 256), CudaKernels.vectorShape(new LaunchShape(1, 256), 0, 8), "empty: one group");
+        assertEquals(new LaunchShape(2, 64), CudaKernels.vectorShape(new LaunchShape(4, 64), 129, 2), "65 threads");
+    }
+
+    @Test
+    void gridStrideLaunchesStay() {
+        LaunchShape bounded = new LaunchShape(132 * 8, 256);
+        assertSame(bounded, CudaKernels.vectorShape(bounded, 1L << 28, 8), "fewer threads than elements");
+        LaunchShape exact = new LaunchShape(2, 64);
+        assertSame(exact, CudaKernels.vectorShape(exact, 100, 1), "scalar form");
+        LaunchShape one = new LaunchShape(1, 64);
+        assertSame(one, CudaKernels.vectorShape(one, 100, 8), "already one group");
+    }
+}
