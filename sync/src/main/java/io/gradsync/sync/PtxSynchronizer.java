@@ -13,7 +13,9 @@ import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 
 /**
@@ -55,8 +57,9 @@ import java.util.List;
  * are the same either way: the kernel sums the same values in the same (replica) order.
  *
  * <p>Streams and events are made once; scratch and pinned buffers grow when a larger layout
- * arrives and are kept; kernel launches are prepared once per layout (a new layout, or new
- * buffers, re-plan). The all-gather pulls with copy engines by default; {@link PtxOptions.Gather#KERNEL}
+ * arrives and are kept; kernel launches are prepared, and the schedule recorded, once per layout
+ * (a new layout, or new buffers, re-plan), and the last {@value #CACHED_LAYOUTS} layouts are kept
+ * ready for when a caller alternates between them. The all-gather pulls with copy engines by default; {@link PtxOptions.Gather#KERNEL}
  * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
  * which is faster at which size is for the node to tell.
  *
@@ -123,6 +126,17 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     private Launch[][][] gathers;
     /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
     private long[][] scratchAt;
+    /**
+     * Layouts used before the current one, most recent first, with their prepared launches and
+     * recorded schedules: gradient buckets alternate between a few layouts every step, and
+     * preparing and recording one costs milliseconds.
+     */
+    private final ArrayDeque<Layout> recent = new ArrayDeque<>();
+    static final int CACHED_LAYOUTS = 8;
+
+    private record Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
+            Replay replay) {
+    }
 
     static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
         List<CudaDevice> gpus = new ArrayList<>();
@@ -252,7 +266,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         if (plan == null || !plan.madeFor(replicas)) {
-            replan(replicas);
+            switchLayout(replicas);
         }
         List<SlicePlan.Run> runs = plan.runs();
         if (runs.isEmpty()) {
@@ -391,10 +405,42 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         }
     }
 
+    /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
+    private void switchLayout(List<Replica> replicas) {
+        if (plan != null) {
+            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay));
+            while (recent.size() > CACHED_LAYOUTS) {
+                closeQuietly(recent.removeLast().replay());
+            }
+        }
+        plan = null;
+        replay = null;
+        for (Iterator<Layout> it = recent.iterator(); it.hasNext(); ) {
+            Layout l = it.next();
+            if (l.plan().madeFor(replicas)) {
+                it.remove();
+                oneShot = l.oneShot();
+                launches = l.launches();
+                gathers = l.gathers();
+                scratchAt = l.scratchAt();
+                replay = l.replay();
+                plan = l.plan();
+                return;
+            }
+        }
+        replan(replicas);
+    }
+
+    /** Remembered layouts point into scratch and pinned buffers about to be replaced: drop them. */
+    private void forgetLayouts() {
+        for (Layout l : recent) {
+            closeQuietly(l.replay());
+        }
+        recent.clear();
+    }
+
     /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
     private void replan(List<Replica> replicas) {
-        closeQuietly(replay); // it froze the old buffers' addresses
-        replay = null;
         plan = null;
         launches = null;
         gathers = null;
@@ -419,17 +465,20 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                         : missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes());
             }
             if (used > 0 && (scratch[i] == null || scratch[i].byteSize() < used)) {
+                forgetLayouts();
                 closeQuietly(scratch[i]);
                 scratch[i] = null;
                 scratch[i] = devices.get(i).allocate(used);
             }
             if (!allP2p && (host[i] == null || host[i].byteSize() < p.packedBytes())) {
+                forgetLayouts();
                 closeQuietly(host[i]);
                 host[i] = null;
                 host[i] = devices.get(i).allocateHost(p.packedBytes());
             }
         }
         if (!allP2p && (result == null || result.byteSize() < p.packedBytes())) {
+            forgetLayouts();
             closeQuietly(result);
             result = null;
             result = devices.getFirst().allocateHost(p.packedBytes()); // portable: every GPU copies from it
@@ -506,6 +555,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
             }
         }
         closeQuietly(replay);
+        forgetLayouts();
         for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, {forked}}) {
             for (DeviceEvent e : events) {
                 closeQuietly(e);

@@ -1,6 +1,8 @@
 package io.gradsync.sync.bucket;
 
+import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Replica;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -32,9 +34,14 @@ import java.util.concurrent.Future;
  * several processes that order must be the same on every rank, which holds when every rank marks
  * parameters in the same order (as the same backward does).
  *
- * <p>Collectives run on one background thread, one bucket after another: a synchronizer is one
+ * <p>Collectives run on one background thread, one call after another: a synchronizer is one
  * ordered stream of collectives (its calls are serialized anyway), and a single thread keeps the
- * same order on every rank. The caller's thread never blocks in {@code markReady}.
+ * same order on every rank. The caller's thread never blocks in {@code markReady}. When every
+ * replica lives in this process, the buckets that became ready while a call was running go
+ * together in the next call (one collective call for several buckets): a call has a fixed cost
+ * (waiting for the devices, launching, waiting for the result) that ten 25 MiB buckets would
+ * otherwise pay ten times. Across processes each bucket keeps its own call, since when buckets
+ * become ready differs between ranks and every rank must make the same calls.
  *
  * <p>Optional post-averaging pass in {@code finish()}: the global L2 norm over all buckets
  * (float64 accumulation), a finite check (the norm is finite exactly when every element is), and
@@ -99,6 +106,12 @@ public final class BucketSync implements AutoCloseable {
     private final int[] pending;           // parameters not yet ready, per bucket
     private final Set<String> ready = new HashSet<>();
     private final List<Future<?>> inFlight = new ArrayList<>();
+    /** Single process: ready buckets not yet started, taken together by the next call. */
+    private final List<Integer> queued = new ArrayList<>();
+    /** Guards {@link #queued} and {@link #draining}: not the instance lock, which finish() holds while it waits for the drain. */
+    private final Object queueLock = new Object();
+    private final boolean coalesce;
+    private boolean draining;
     private long firstStart;
     private boolean closed;
 
@@ -108,6 +121,7 @@ public final class BucketSync implements AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         this.norms = new BucketNorms(buckets);
         this.pending = new int[buckets.buckets().size()];
+        this.coalesce = synchronizer.worldSize() == buckets.devices().size();
         this.executor = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "gradsync-buckets");
             t.setDaemon(true);
@@ -137,8 +151,54 @@ public final class BucketSync implements AutoCloseable {
             if (inFlight.isEmpty()) {
                 firstStart = System.nanoTime();
             }
-            inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket.index()))));
+            if (!coalesce) {
+                inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket.index()))));
+            } else {
+                synchronized (queueLock) {
+                    queued.add(bucket.index());
+                    if (!draining) {
+                        draining = true;
+                        inFlight.add(executor.submit(this::drain));
+                    }
+                }
+            }
         }
+    }
+
+    /** Background: synchronizes everything queued, in calls of all buckets queued at the time, until none is left. */
+    private void drain() {
+        while (true) {
+            List<Integer> batch;
+            synchronized (queueLock) {
+                if (queued.isEmpty()) {
+                    draining = false;
+                    return;
+                }
+                batch = List.copyOf(queued);
+                queued.clear();
+            }
+            try {
+                synchronizer.synchronize(batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : merged(batch));
+            } catch (RuntimeException | Error e) {
+                synchronized (queueLock) {
+                    draining = false; // the step has failed; finish() reports it and resets
+                }
+                throw e;
+            }
+        }
+    }
+
+    /** One replica per device holding the buckets' gradients, in the order they became ready. */
+    private List<Replica> merged(List<Integer> batch) {
+        List<Replica> out = new ArrayList<>();
+        for (int r = 0; r < buckets.devices().size(); r++) {
+            List<Gradient> grads = new ArrayList<>(batch.size());
+            for (int b : batch) {
+                grads.add(buckets.bucketReplicas(b).get(r).gradients().getFirst());
+            }
+            out.add(new Replica(buckets.devices().get(r), grads));
+        }
+        return out;
     }
 
     /** Marks every parameter not yet marked in this step. */
@@ -210,6 +270,10 @@ public final class BucketSync implements AutoCloseable {
     private void resetStep() {
         ready.clear();
         inFlight.clear();
+        synchronized (queueLock) {
+            queued.clear();
+            draining = false;
+        }
         for (GradientBuckets.Bucket b : buckets.buckets()) {
             pending[b.index()] = b.parameters().size();
         }

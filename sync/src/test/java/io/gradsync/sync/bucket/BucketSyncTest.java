@@ -25,6 +25,7 @@ import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -199,6 +200,61 @@ class BucketSyncTest {
             // a new step starts clean
             bs.markReady("w1");
             assertThrows(IllegalStateException.class, bs::finish);
+        }
+    }
+
+    /** Single process: buckets that become ready while a call runs go together in the next call. */
+    @Test
+    void bucketsReadyDuringACallShareTheNextCall() throws Exception {
+        devices = JvmRuntime.createDevices(3);
+        List<Param> params = mixedModel(5, 120, 2L << 20);
+        CountDownLatch firstCallStarted = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        try (GradientSynchronizer cpu = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets bucketed = buckets(devices, params, 64 << 10);
+                GradientBuckets reference = buckets(devices, params, 64 << 10)) {
+            GradientSynchronizer held = new GradientSynchronizer() { // the first call waits until every bucket is ready
+                public SyncBackend backend() { return cpu.backend(); }
+                public int localRank() { return cpu.localRank(); }
+                public int rank() { return cpu.rank(); }
+                public int worldSize() { return cpu.worldSize(); }
+                public io.gradsync.sync.SyncStats stats() { return cpu.stats(); }
+                public void barrier() { cpu.barrier(); }
+                public void close() { }
+                public void synchronize(List<io.gradsync.sync.Replica> replicas) {
+                    if (calls.incrementAndGet() == 1) {
+                        firstCallStarted.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            throw new IllegalStateException(e);
+                        }
+                    }
+                    cpu.synchronize(replicas);
+                }
+            };
+            int buckets = bucketed.buckets().size();
+            assertTrue(buckets > 4, "needs several buckets, got " + buckets);
+            fillRandom(bucketed, params, 7);
+            fillRandom(reference, params, 7);
+            cpu.synchronize(reference.parameterReplicas());
+            try (BucketSync bs = new BucketSync(bucketed, held, BucketSync.Options.averageOnly())) {
+                for (int i = params.size() - 1; i >= 0; i--) {
+                    bs.markReady(params.get(i).name());
+                    if (i == params.size() - 1) {
+                        assertTrue(firstCallStarted.await(20, TimeUnit.SECONDS));
+                    }
+                }
+                release.countDown();
+                bs.finish();
+            }
+            assertTrue(calls.get() < buckets && calls.get() >= 2, calls.get() + " calls for " + buckets + " buckets");
+            for (int r = 0; r < devices.size(); r++) {
+                for (Param p : params) {
+                    assertEquals(-1L, read(bucketed.gradient(r, p.name())).mismatch(read(reference.gradient(r, p.name()))), p.name());
+                }
+            }
         }
     }
 

@@ -14,6 +14,7 @@ import io.gradsync.tasks.compiler.KernelStyle;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Random;
+import java.util.SplittableRandom;
 
 /** Test helper: random kernel arguments, deep copies, the JVM reference run, and bitwise comparison. */
 public final class KernelArgs {
@@ -29,15 +30,20 @@ public final class KernelArgs {
             0x1.8p-25f, 0x1p-14f, 6.0e-8f, 3.0e-5f, 0.1f, 1f / 3f
     };
 
+    /** 10^-4 .. 10^2: gradient-like magnitudes. */
+    private static final double[] POW10 = {1e-4, 1e-3, 1e-2, 1e-1, 1, 10, 100};
+
     private KernelArgs() {
     }
 
     /** A fresh array of {@code type} with {@code n} elements of random gradient-like values. */
-    public static KernelArray random(Class<?> type, int n, Random rnd, double nonFiniteRate) {
+    public static KernelArray random(Class<?> type, int n, Random seeds, double nonFiniteRate) {
         KernelArray a = allocate(type, n);
+        // java.util.Random and Math.pow per element made the 16M-element GPU cases take seconds each
+        SplittableRandom rnd = new SplittableRandom(seeds.nextLong());
         for (int i = 0; i < n; i++) {
             float v = rnd.nextInt(16) == 0 ? EDGES[rnd.nextInt(EDGES.length)]
-                    : (float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(7) - 4));
+                    : (float) (rnd.nextGaussian() * POW10[rnd.nextInt(7)]);
             if (rnd.nextDouble() < nonFiniteRate) {
                 v = switch (rnd.nextInt(3)) {
                     case 0 -> Float.NaN;
@@ -180,7 +186,12 @@ public final class KernelArgs {
 
     /** Index of the first element whose bits differ (any NaN equals any NaN), or -1. */
     public static int firstDifference(KernelArray a, KernelArray b) {
-        for (int i = 0; i < a.getSize(); i++) {
+        long m = a.segment().mismatch(b.segment());
+        if (m < 0) {
+            return -1; // bit-identical: the common case, without a loop per element
+        }
+        int elementBytes = (int) (a.segment().byteSize() / Math.max(1, a.getSize()));
+        for (int i = (int) (m / Math.max(1, elementBytes)); i < a.getSize(); i++) {
             boolean same = switch (a) {
                 case FloatArray x -> sameFloat(x.get(i), ((FloatArray) b).get(i));
                 case DoubleArray x -> Double.isNaN(x.get(i)) ? Double.isNaN(((DoubleArray) b).get(i))
