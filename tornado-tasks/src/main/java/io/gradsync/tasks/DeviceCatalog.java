@@ -76,6 +76,28 @@ public final class DeviceCatalog {
         return all.subList(0, count);
     }
 
+    /**
+     * The GPUs of {@code runtime} usable together: every CUDA device; for OpenCL, the GPU devices of
+     * the platform with most of them (NVIDIA's on a GPU node, never PoCL's CPU devices); none for JVM.
+     */
+    public static List<? extends Device> gpus(DeviceRuntime runtime) {
+        if (!status(runtime).available()) {
+            return List.of();
+        }
+        return switch (runtime) {
+            case JVM -> List.of();
+            case CUDA -> CudaRuntime.devices();
+            case OPENCL -> {
+                List<OpenClDevice> best = List.of();
+                for (OpenClPlatform p : OpenClRuntime.platforms()) {
+                    List<OpenClDevice> same = OpenClRuntime.devices().stream().filter(d -> d.platform() == p && d.isGpu()).toList();
+                    best = same.size() > best.size() ? same : best;
+                }
+                yield best;
+            }
+        };
+    }
+
     /** The best runtime for GPU work here: CUDA when it has a device, else JVM devices. */
     public static DeviceRuntime preferredRuntime() {
         return status(DeviceRuntime.CUDA).available() ? DeviceRuntime.CUDA : DeviceRuntime.JVM;

@@ -26,8 +26,9 @@ class DataParallelGpuTest {
     void replicasOnGpusFollowOneReplicaOnTheWholeBatch(String backendName, int n, DataParallelTrainer.Optimizer opt) {
         DeviceRuntime rt = backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
         var status = DeviceCatalog.status(rt);
-        assumeTrue(status.available() && status.deviceCount() >= n, () -> n + " devices needed: " + status.describe());
-        List<? extends Device> gpus = DeviceCatalog.select(rt, n);
+        List<? extends Device> all = DeviceCatalog.gpus(rt); // GPUs only: never PoCL's CPU devices
+        assumeTrue(all.size() >= n, () -> n + " " + rt.label() + " GPUs needed: " + status.describe());
+        List<? extends Device> gpus = all.subList(0, n);
         GradientSynchronizer sync;
         try {
             sync = Synchronizers.create(SyncBackend.parse(backendName), gpus);

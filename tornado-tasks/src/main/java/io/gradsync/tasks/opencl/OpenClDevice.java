@@ -1,6 +1,8 @@
 package io.gradsync.tasks.opencl;
 
 import static io.gradsync.tasks.opencl.OpenClCheck.check;
+import static org.jocl.CL.CL_DEVICE_TYPE;
+import static org.jocl.CL.CL_DEVICE_TYPE_GPU;
 import static org.jocl.CL.CL_DEVICE_GLOBAL_MEM_SIZE;
 import static org.jocl.CL.CL_DEVICE_NAME;
 import static org.jocl.CL.CL_DEVICE_VERSION;
@@ -45,6 +47,7 @@ public final class OpenClDevice implements Device {
     private final String name;
     private final String version;
     private final long memoryBytes;
+    private final boolean gpu;
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
 
     OpenClDevice(int ordinal, OpenClPlatform platform, cl_device_id id) {
@@ -66,6 +69,14 @@ public final class OpenClDevice implements Device {
         long[] mem = {0};
         clGetDeviceInfo(id, CL_DEVICE_GLOBAL_MEM_SIZE, Sizeof.cl_ulong, Pointer.to(mem), null);
         this.memoryBytes = mem[0];
+        long[] type = {0};
+        clGetDeviceInfo(id, CL_DEVICE_TYPE, Sizeof.cl_ulong, Pointer.to(type), null);
+        this.gpu = (type[0] & CL_DEVICE_TYPE_GPU) != 0;
+    }
+
+    /** Whether the platform calls this device a GPU (NVIDIA's do; PoCL's CPU devices do not). */
+    public boolean isGpu() {
+        return gpu;
     }
 
     @Override
