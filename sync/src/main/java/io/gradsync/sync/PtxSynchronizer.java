@@ -135,8 +135,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     static final int CACHED_LAYOUTS = 8;
 
     private record Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
-            Replay replay) {
+            Replay replay, int uses) {
     }
+
+    /** Calls of the current layout so far, this one included: it is recorded on its second call. */
+    private int uses;
 
     static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
         List<CudaDevice> gpus = new ArrayList<>();
@@ -275,7 +278,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
-        if (recorder != null && replay == null) {
+        uses++;
+        // Recording costs about as much as a few calls: only layouts that come back are recorded
+        // (buckets that go together by chance in one step are enqueued directly instead).
+        if (recorder != null && replay == null && uses >= 2) {
             replay = recorder.record(streams[0], () -> enqueueForked(runs));
         }
         long t1 = System.nanoTime();
@@ -408,7 +414,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
     private void switchLayout(List<Replica> replicas) {
         if (plan != null) {
-            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay));
+            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay, uses));
             while (recent.size() > CACHED_LAYOUTS) {
                 closeQuietly(recent.removeLast().replay());
             }
@@ -424,10 +430,12 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 gathers = l.gathers();
                 scratchAt = l.scratchAt();
                 replay = l.replay();
+                uses = l.uses();
                 plan = l.plan();
                 return;
             }
         }
+        uses = 0;
         replan(replicas);
     }
 

@@ -61,6 +61,9 @@ class PtxGpuTest {
             sync.synchronize(f.replicas);
             f.assertAveraged();
             RepeatCheck.assertReplicasIdentical(f);
+            RepeatCheck.restoreInputs(f);
+            sync.synchronize(f.replicas); // a layout's second call replays its recorded schedule
+            f.assertAveraged();
         }
     }
 
