@@ -203,6 +203,33 @@ class BucketSyncTest {
         }
     }
 
+    /**
+     * Single process: a burst of ready buckets shares one call (the linger waits for the rest of the
+     * burst), and once every bucket is queued nothing more is waited for.
+     */
+    @Test
+    void aBurstOfReadyBucketsSharesOneCall() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = mixedModel(3, 80, 1L << 20);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets b = buckets(devices, params, 64 << 10);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofSeconds(1)))) {
+            assertTrue(b.buckets().size() > 4, "needs several buckets, got " + b.buckets().size());
+            long t0 = System.nanoTime();
+            for (int step = 0; step < 5; step++) {
+                for (int i = params.size() - 1; i >= 0; i--) {
+                    bs.markReady(params.get(i).name());
+                }
+                bs.finish();
+            }
+            assertEquals(5, sync.stats().calls(), "one call per step for " + b.buckets().size() + " buckets");
+            // a linger that waited its full second after the last bucket would take 5 s here
+            assertTrue(System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(4), "lingered although every bucket was queued");
+        }
+        assertThrows(IllegalArgumentException.class, () -> BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofSeconds(2)));
+        assertThrows(IllegalArgumentException.class, () -> BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofNanos(-1)));
+    }
+
     /** Single process: buckets that become ready while a call runs go together in the next call. */
     @Test
     void bucketsReadyDuringACallShareTheNextCall() throws Exception {
@@ -285,7 +312,7 @@ class BucketSyncTest {
                 new Param("b", 13, DType.FP32));
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
                 GradientBuckets b = buckets(devices, params, 4096);
-                BucketSync bs = new BucketSync(b, sync, new BucketSync.Options(0, false).withClipping(1.5))) {
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly().withClipping(1.5))) {
             List<List<MemorySegment>> inputs = fillRandom(b, params, 8);
             double expectedSquares = 0;
             List<double[]> averages = new ArrayList<>();
