@@ -163,6 +163,8 @@ final class CompareCommand implements Callable<Integer> {
         int ptxGoalMet = 0;
         int ptxCompared = 0;
         List<String> slowAverages = new ArrayList<>();
+        // inputs of every kernel in host memory kept across kernels (see KernelCompare.HostMemory)
+        Map<Long, KernelCompare.HostMemory> hostMemory = new java.util.HashMap<>();
         for (KernelSpec k : specs) {
             Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
             StringBuilder row = new StringBuilder(String.format(Locale.ROOT, " %-27s", k.name()));
@@ -172,7 +174,7 @@ final class CompareCommand implements Callable<Integer> {
                     onDevices.put(v, d);
                 }
             });
-            cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck));
+            cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
             for (Variant v : Variant.values()) {
                 Cell c;
                 if (unavailable.containsKey(v)) {
@@ -219,6 +221,7 @@ final class CompareCommand implements Callable<Integer> {
             }
             out.flush();
         }
+        hostMemory.values().forEach(KernelCompare.HostMemory::close);
         if (ptxCompared > 0) {
             out.printf(Locale.ROOT, "# goal: generated PTX >= 97%% of nvcc -O3: %d of %d kernels%n", ptxCompared == 0 ? 0 : ptxGoalMet, ptxCompared);
         }
