@@ -7,6 +7,7 @@ import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.Synchronizers;
 import io.gradsync.tasks.DeviceCatalog;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.bench.BackendDevices;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.train.DataParallelTrainer;
 import io.gradsync.train.SyntheticData;
@@ -110,16 +111,29 @@ public final class TrainCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--batch " + batch + " does not split evenly over " + world + " devices");
         }
         SyntheticData data = SyntheticData.generate(seed, samples, widths.getFirst(), widths.getLast());
-        List<? extends Device> selected = launch != null ? List.of(CudaRuntime.device(launch.localRank()))
-                : DeviceCatalog.select(rt, n);
+        // each backend on its own runtime, as in bench: opencl on OpenCL devices (PoCL without GPUs),
+        // ptx and nccl on CUDA GPUs, cpu and single on --runtime
+        BackendDevices perBackend = new BackendDevices(rt, n);
+        List<? extends Device> first = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : DeviceCatalog.select(rt, n);
         boolean terminal = (launch == null || launch.rank() == 0) && System.console() != null && System.console().isTerminal();
         List<String> summary = new ArrayList<>();
         int failures = 0;
         try {
             out.printf(Locale.ROOT, "# gradsync train: %d x %s (%s), MLP %s, batch %d (%d per replica), %s gradients, %s lr %s, %d steps%n",
-                    world, launch != null ? "cuda" : rt.label(), selected.getFirst().name(), widths, batch, batch / world, config.gradType().label(),
+                    world, launch != null ? "cuda" : rt.label(), first.getFirst().name(), widths, batch, batch / world, config.gradType().label(),
                     opt.name().toLowerCase(Locale.ROOT), lr, steps);
             for (SyncBackend backend : BenchCommand.chooseBackends(backends, n)) {
+                List<? extends Device> selected;
+                try {
+                    selected = launch != null || perBackend.runtimeOf(backend) == rt ? first : perBackend.devicesFor(backend);
+                } catch (IllegalArgumentException e) {
+                    out.println("# " + backend.label() + ": skipped: " + e.getMessage());
+                    continue;
+                }
+                if (selected != first) {
+                    out.printf(Locale.ROOT, "# %s on %d x %s (%s)%n", backend.label(), selected.size(),
+                            selected.getFirst().runtime().label(), selected.getFirst().name());
+                }
                 try (GradientSynchronizer sync = Synchronizers.create(backend, selected);
                         DataParallelTrainer trainer = new DataParallelTrainer(selected, sync, config)) {
                     summary.add(train(trainer, sync, data, terminal, out));
@@ -139,8 +153,13 @@ public final class TrainCommand implements Callable<Integer> {
             return failures == 0 && !summary.isEmpty() ? 0 : 1;
         } finally {
             if (rt == DeviceRuntime.JVM) {
-                selected.forEach(Device::close);
+                first.forEach(Device::close);
             }
+            perBackend.selected().forEach((runtime, list) -> {
+                if (runtime == DeviceRuntime.JVM) {
+                    list.forEach(Device::close);
+                }
+            });
         }
     }
 
