@@ -33,6 +33,13 @@ class TrainCommandTest {
         double first = Double.parseDouble(out.replaceAll("(?s).*cpu: loss ([0-9.]+) -> ([0-9.]+).*", "$1"));
         double last = Double.parseDouble(out.replaceAll("(?s).*cpu: loss ([0-9.]+) -> ([0-9.]+).*", "$2"));
         assertTrue(last < first, "loss must fall: " + first + " -> " + last);
+        // all = every backend this machine can run; opencl runs on OpenCL devices (PoCL in CI), not JVM ones
+        if (io.gradsync.tasks.opencl.OpenClRuntime.status().available()) {
+            assertTrue(out.contains("opencl: loss"), out);
+            String cpuLoss = out.replaceAll("(?s).*cpu: loss [0-9.]+ -> ([0-9.]+).*", "$1");
+            String clLoss = out.replaceAll("(?s).*opencl: loss [0-9.]+ -> ([0-9.]+).*", "$1");
+            assertEquals(Double.parseDouble(cpuLoss), Double.parseDouble(clLoss), 1e-3, "same data, same model, same averages");
+        }
     }
 
     @Test
