@@ -147,6 +147,10 @@ final class BenchCommand implements Callable<Integer> {
             + "memory as where GPUs have no P2P (tests that path).")
     boolean ptxNoPeer;
 
+    @Option(names = "--ptx-gather-lanes", paramLabel = "N", description = "ptx backend: streams per GPU pulling the "
+            + "peers' slices in the all-gather, 1..7, capped at devices - 1 (default: 1).")
+    Integer ptxGatherLanes;
+
     @Option(names = "--ptx-no-graph", negatable = false, description = "ptx backend: enqueue every copy, kernel and "
             + "event wait on every call instead of replaying the schedule captured once as a CUDA graph.")
     boolean ptxNoGraph;
@@ -502,7 +506,7 @@ final class BenchCommand implements Callable<Integer> {
                         + "' is neither every-call nor on-change");
             });
         }
-        if (ptxOneShot != null || ptxGather != null || ptxNoPeer || ptxNoGraph) {
+        if (ptxOneShot != null || ptxGather != null || ptxNoPeer || ptxNoGraph || ptxGatherLanes != null) {
             PtxOptions p = o.ptx();
             if (ptxOneShot != null) {
                 p = p.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot));
@@ -520,6 +524,12 @@ final class BenchCommand implements Callable<Integer> {
             }
             if (ptxNoGraph) {
                 p = p.withGraph(false);
+            }
+            if (ptxGatherLanes != null) {
+                if (ptxGatherLanes < 1 || ptxGatherLanes > 7) {
+                    throw new IllegalArgumentException("--ptx-gather-lanes must be 1..7, got " + ptxGatherLanes);
+                }
+                p = p.withGatherLanes(ptxGatherLanes);
             }
             o = o.withPtx(p);
         }

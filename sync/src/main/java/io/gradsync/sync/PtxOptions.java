@@ -15,11 +15,14 @@ package io.gradsync.sync;
  *                        pair through pinned host memory (the path taken where P2P is missing), so
  *                        that path can be tested on a machine with P2P
  * @param gather          how a GPU fetches the peers' averaged slices in the all-gather
+ * @param gatherLanes     streams per GPU that pull the peers' averaged slices in the all-gather
+ *                        (1..7; capped at N-1): with more than one, slices from different peers move
+ *                        at once on several copy engines instead of one after another
  * @param graph           capture each layout's schedule (every GPU's copies, kernels and event
  *                        waits) once as a CUDA graph and replay it with one launch per call; false
  *                        enqueues every operation every call (tens of driver calls), for comparison
  */
-public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather, boolean graph) {
+public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather, boolean graph, int gatherLanes) {
 
     /** How the all-gather moves an averaged slice from its GPU to a peer. */
     public enum Gather {
@@ -33,28 +36,35 @@ public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather
 
     public PtxOptions {
         java.util.Objects.requireNonNull(gather, "gather");
+        if (gatherLanes < 1 || gatherLanes > 7) {
+            throw new IllegalArgumentException("gatherLanes must be 1..7, got " + gatherLanes);
+        }
         if (oneShotMaxBytes < 0) {
             throw new IllegalArgumentException("oneShotMaxBytes must be >= 0, got " + oneShotMaxBytes);
         }
     }
 
     public static PtxOptions defaults() {
-        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE, true);
+        return new PtxOptions(DEFAULT_ONE_SHOT_MAX_BYTES, true, Gather.COPY_ENGINE, true, 1);
     }
 
     public PtxOptions withOneShotMaxBytes(long bytes) {
-        return new PtxOptions(bytes, peerAccess, gather, graph);
+        return new PtxOptions(bytes, peerAccess, gather, graph, gatherLanes);
     }
 
     public PtxOptions withPeerAccess(boolean enabled) {
-        return new PtxOptions(oneShotMaxBytes, enabled, gather, graph);
+        return new PtxOptions(oneShotMaxBytes, enabled, gather, graph, gatherLanes);
     }
 
     public PtxOptions withGather(Gather how) {
-        return new PtxOptions(oneShotMaxBytes, peerAccess, how, graph);
+        return new PtxOptions(oneShotMaxBytes, peerAccess, how, graph, gatherLanes);
     }
 
     public PtxOptions withGraph(boolean enabled) {
-        return new PtxOptions(oneShotMaxBytes, peerAccess, gather, enabled);
+        return new PtxOptions(oneShotMaxBytes, peerAccess, gather, enabled, gatherLanes);
+    }
+
+    public PtxOptions withGatherLanes(int lanes) {
+        return new PtxOptions(oneShotMaxBytes, peerAccess, gather, graph, lanes);
     }
 }

@@ -113,6 +113,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     /** Recorded schedules only: stream 0's start, which the others wait for, and each stream's end, which stream 0 waits for. */
     private DeviceEvent forked;
     private final DeviceEvent[] joined;
+    /** Per GPU: the streams its all-gather pulls on, the GPU's own stream first ({@link PtxOptions#gatherLanes()}). */
+    private final DeviceStream[][] gatherLanes;
+    private final DeviceEvent[] gatherForked;
+    private final DeviceEvent[][] gatherJoined;
     /** The current layout's recorded schedule (null until the first call of a layout, or without a recorder). */
     private Replay replay;
     private final DeviceBuffer[] scratch;
@@ -225,6 +229,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         staged = new DeviceEvent[n];
         reduced = new DeviceEvent[n];
         joined = new DeviceEvent[n];
+        int lanes = Math.max(1, Math.min(options.gatherLanes(), n - 1));
+        gatherLanes = new DeviceStream[n][lanes];
+        gatherForked = new DeviceEvent[n];
+        gatherJoined = new DeviceEvent[n][lanes];
         scratch = new DeviceBuffer[n];
         host = new HostBuffer[n];
         boolean all = true;
@@ -246,6 +254,14 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                     staged[i] = devices.get(i).createEvent();
                     reduced[i] = devices.get(i).createEvent();
                     joined[i] = devices.get(i).createEvent();
+                    gatherLanes[i][0] = streams[i];
+                    for (int l = 1; l < lanes; l++) {
+                        gatherLanes[i][l] = devices.get(i).createStream();
+                        gatherJoined[i][l] = devices.get(i).createEvent();
+                    }
+                    if (lanes > 1) {
+                        gatherForked[i] = devices.get(i).createEvent();
+                    }
                 }
                 forked = devices.getFirst().createEvent();
             } catch (RuntimeException e) {
@@ -389,6 +405,13 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 s.waitFor(reduced[i]);
             }
         }
+        DeviceStream[] lanes = gatherLanes[j];
+        if (lanes.length > 1) { // the extra lanes start where stream j is now: after every reduce
+            s.record(gatherForked[j]);
+            for (int l = 1; l < lanes.length; l++) {
+                lanes[l].waitFor(gatherForked[j]);
+            }
+        }
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
             if (oneShot[k]) {
@@ -400,14 +423,20 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 if (i == j || bytes == 0) {
                     continue;
                 }
+                // slices from different peers on different lanes: their copies can run at once
+                DeviceStream lane = lanes[((i - j + n) % n - 1) % lanes.length];
                 if (p2p[i][j] && gathers != null) {
-                    gathers[j][k][i].launch(s);
+                    gathers[j][k][i].launch(lane);
                 } else if (p2p[i][j]) {
-                    s.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                    lane.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
                 } else {
-                    s.copyFromHost(result, run.packedSliceOffset(i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                    lane.copyFromHost(result, run.packedSliceOffset(i), run.buffers()[j], run.sliceOffset(j, i), bytes);
                 }
             }
+        }
+        for (int l = 1; l < lanes.length; l++) { // stream j ends after all of its lanes
+            lanes[l].record(gatherJoined[j][l]);
+            s.waitFor(gatherJoined[j][l]);
         }
     }
 
@@ -564,7 +593,17 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         }
         closeQuietly(replay);
         forgetLayouts();
-        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, {forked}}) {
+        for (DeviceStream[] lanes : gatherLanes) {
+            for (int l = 1; l < lanes.length; l++) {
+                closeQuietly(lanes[l]);
+            }
+        }
+        for (DeviceEvent[] joinedLanes : gatherJoined) {
+            for (DeviceEvent e : joinedLanes) {
+                closeQuietly(e);
+            }
+        }
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, gatherForked, {forked}}) {
             for (DeviceEvent e : events) {
                 closeQuietly(e);
             }

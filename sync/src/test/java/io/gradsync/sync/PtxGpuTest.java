@@ -29,6 +29,7 @@ class PtxGpuTest {
     enum Path {
         DEFAULT(SyncOptions.defaults()),
         EAGER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withGraph(false))),
+        GATHER_LANES(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0).withGatherLanes(3))),
         ONE_SHOT(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE))),
         REDUCE_SCATTER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0))),
         NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false))),

@@ -192,6 +192,21 @@ class PtxScheduleTest {
                 () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null));
     }
 
+    /** The all-gather on several lanes per GPU (copies and copy kernels), with and without P2P everywhere. */
+    @ParameterizedTest(name = "N={0} peers={1} lanes={2} gather={3}")
+    @MethodSource("laneShapes")
+    void gatherOnSeveralLanesAveragesExactly(int n, Peers peers, int lanes, PtxOptions.Gather how) {
+        PtxOptions o = PtxOptions.defaults().withOneShotMaxBytes(0).withGatherLanes(lanes).withGather(how);
+        try (PtxSynchronizer sync = schedule(n, peers, o)) {
+            RepeatCheck.randomRounds(sync, devices, 6, 30_000, seed());
+        }
+    }
+
+    static Stream<Arguments> laneShapes() {
+        return Stream.of(3, 4).flatMap(n -> Stream.of(Peers.ALL, Peers.PARTIAL).flatMap(p -> Stream.of(2, 3, 7)
+                .flatMap(l -> Stream.of(PtxOptions.Gather.values()).map(g -> Arguments.of(n, p, l, g)))));
+    }
+
     /** Without recording, every operation is enqueued every call: the same results. */
     @ParameterizedTest(name = "N={0} peers={1}")
     @MethodSource("eagerShapes")
