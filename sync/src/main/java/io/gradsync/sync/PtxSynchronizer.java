@@ -291,9 +291,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         if (runs.isEmpty()) {
             return;
         }
+        long planned = System.nanoTime();
         for (Device d : devices) {
             d.synchronize(); // the caller's work on the gradients comes first
         }
+        long waited = System.nanoTime();
         uses++;
         // Recording costs about as much as a few calls: only layouts that come back are recorded
         // (buckets that go together by chance in one step are enqueued directly instead).
@@ -301,7 +303,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
             replay = recorder.record(streams[0], () -> enqueueForked(runs));
         }
         long t1 = System.nanoTime();
+        // "prepare" is all of it; its parts show what a small call's fixed cost is made of
         stats.phase("prepare", t1 - t0);
+        stats.phase("prepare: plan", planned - t0);
+        stats.phase("prepare: wait for caller", waited - planned);
         if (replay != null) {
             replay.replay(streams[0]);
         } else {
