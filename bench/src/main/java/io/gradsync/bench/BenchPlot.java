@@ -16,11 +16,13 @@ import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
 import org.knowm.xchart.XYSeries;
 import org.knowm.xchart.style.Styler;
+import org.knowm.xchart.style.markers.Marker;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
  * busbw against size, one line per backend (and dtype when several were run), log-scale size
- * axis, measured link bounds as labelled dashed horizontal lines. Drawn headless with XChart.
+ * axis, measured link bounds as labelled dashed horizontal lines, each reference (another program's
+ * all-reduce, {@code --reference}) dotted with a marker of its own. Drawn headless with XChart.
  */
 public final class BenchPlot {
     private BenchPlot() {
@@ -69,6 +71,22 @@ public final class BenchPlot {
             maxX = Math.max(maxX, x[x.length - 1]);
             XYSeries series = chart.addSeries(e.getKey(), x, y);
             series.setMarker(SeriesMarkers.CIRCLE);
+        }
+        // Dotted and with markers our lines never use, so a reference reads as "not ours" even in grey print.
+        BasicStroke dotted = new BasicStroke(2f, BasicStroke.CAP_ROUND, BasicStroke.JOIN_ROUND, 10f, new float[] {1f, 5f}, 0f);
+        Marker[] markers = {SeriesMarkers.DIAMOND, SeriesMarkers.SQUARE, SeriesMarkers.TRIANGLE_UP, SeriesMarkers.CROSS,
+            SeriesMarkers.TRIANGLE_DOWN, SeriesMarkers.PLUS};
+        int k = 0;
+        for (AllReduceReference ref : report.references()) {
+            List<AllReduceReference.Row> rs = new ArrayList<>(ref.rows());
+            rs.sort((a, b) -> Long.compare(a.bytes(), b.bytes()));
+            double[] x = rs.stream().mapToDouble(r -> log2(r.bytes())).toArray();
+            double[] y = rs.stream().mapToDouble(AllReduceReference.Row::busbwGBs).toArray();
+            minX = Math.min(minX, x[0]);
+            maxX = Math.max(maxX, x[x.length - 1]);
+            XYSeries series = chart.addSeries(ref.label() + " (reference)", x, y);
+            series.setMarker(markers[k++ % markers.length]);
+            series.setLineStyle(dotted);
         }
         if (minX == maxX) { // one size: widen so the bound lines have length
             minX -= 1;

@@ -21,12 +21,13 @@ import java.util.Optional;
 /**
  * Everything one {@code gradsync bench} run measured: the rows of every backend (or, with
  * {@code --model}, each backend's buckets against one flat buffer), the backends skipped and why,
- * the link bounds, and the winner per size. Written as JSON that follows
+ * the link bounds, the winner per size, and the all-reduces of other programs given as references
+ * with our rows beside them. Written as JSON that follows
  * {@code gradsync-bench.schema.json} (a resource of this module; bump {@link #FORMAT} when the
  * shape changes).
  */
 public final class BenchReport {
-    public static final String FORMAT = "gradsync-bench/2"; // 2: "models"
+    public static final String FORMAT = "gradsync-bench/3"; // 2: "models"; 3: "references"
     public static final String SCHEMA_RESOURCE = "/gradsync-bench.schema.json";
 
     /** A backend that could not run here, and why. */
@@ -41,6 +42,21 @@ public final class BenchReport {
     private final List<Skipped> skipped = new ArrayList<>();
     private final List<LinkBound> bounds = new ArrayList<>();
     private final List<ModelBench.Result> models = new ArrayList<>();
+    private final List<AllReduceReference> references = new ArrayList<>();
+
+    /**
+     * One of our rows beside the reference's row of the same size: busbw ratio ours / reference
+     * (NaN where the reference's busbw is 0), time difference ours - reference in microseconds.
+     */
+    public record Comparison(SyncMeasurement ours, AllReduceReference.Row reference) {
+        public double busbwRatio() {
+            return reference.busbwGBs() > 0 ? ours.busbwGBs() / reference.busbwGBs() : Double.NaN;
+        }
+
+        public double timeDiffUs() {
+            return ours.medianMicros() - reference.timeUs();
+        }
+    }
 
     public void add(SyncMeasurement m) {
         rows.add(m);
@@ -56,6 +72,28 @@ public final class BenchReport {
 
     public void addBounds(List<LinkBound> b) {
         bounds.addAll(b);
+    }
+
+    public void addReference(AllReduceReference r) {
+        references.add(r);
+    }
+
+    public List<AllReduceReference> references() {
+        return references;
+    }
+
+    /** Our rows of the sizes {@code ref} measured too, by dtype and size, backends in the order they ran. */
+    public List<Comparison> compare(AllReduceReference ref) {
+        List<Comparison> list = new ArrayList<>();
+        for (SyncMeasurement m : rows) {
+            AllReduceReference.Row r = ref.at(m.bytes());
+            if (r != null) {
+                list.add(new Comparison(m, r));
+            }
+        }
+        // a stable sort keeps the backends in the order they ran within each dtype and size
+        list.sort(Comparator.comparing((Comparison c) -> c.ours().dtype()).thenComparingLong(c -> c.ours().bytes()));
+        return list;
     }
 
     public List<SyncMeasurement> rows() {
@@ -189,6 +227,35 @@ public final class BenchReport {
         for (Winner w : winners()) {
             win.addObject().put("dtype", w.dtype().label()).put("bytes", w.bytes()).put("backend", w.backend())
                     .put("busbwGBs", w.busbwGBs());
+        }
+        ArrayNode refs = root.putArray("references");
+        for (AllReduceReference ref : references) {
+            ObjectNode o = refs.addObject();
+            o.put("label", ref.label());
+            o.put("file", ref.file());
+            o.put("type", ref.type());
+            ArrayNode rr = o.putArray("rows");
+            for (AllReduceReference.Row r : ref.rows()) {
+                rr.addObject().put("bytes", r.bytes()).put("timeUs", r.timeUs()).put("busbwGBs", r.busbwGBs());
+            }
+            ArrayNode cmp = o.putArray("comparison");
+            for (Comparison c : compare(ref)) {
+                ObjectNode x = cmp.addObject();
+                x.put("backend", c.ours().backend().label());
+                x.put("runtime", c.ours().runtime());
+                x.put("dtype", c.ours().dtype().label());
+                x.put("bytes", c.ours().bytes());
+                x.put("busbwGBs", c.ours().busbwGBs());
+                x.put("referenceBusbwGBs", c.reference().busbwGBs());
+                if (Double.isNaN(c.busbwRatio())) {
+                    x.putNull("busbwRatio");
+                } else {
+                    x.put("busbwRatio", c.busbwRatio());
+                }
+                x.put("timeUs", c.ours().medianMicros());
+                x.put("referenceTimeUs", c.reference().timeUs());
+                x.put("timeDiffUs", c.timeDiffUs());
+            }
         }
         return root;
     }

@@ -2,6 +2,7 @@ package io.gradsync.cli;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gradsync.bench.AllReduceReference;
 import io.gradsync.bench.BackendDevices;
 import io.gradsync.bench.BenchPlot;
 import io.gradsync.bench.BenchReport;
@@ -53,7 +54,9 @@ import picocli.CommandLine.Spec;
                 + "checked against a float64 average (#wrong), timed over repeated calls (median, min-max). "
                 + "Several backends run side by side over the same sizes, dtypes and device count, each on its own "
                 + "runtime (opencl on OpenCL devices, ptx and nccl on CUDA GPUs, cpu on --runtime); a summary names "
-                + "the fastest per size. With --model mixed, a model of hundreds of mixed-size tensors is synchronized "
+                + "the fastest per size. With --reference, another program's all-reduce (PyTorch's NCCL from "
+                + "bench/scripts/torch_allreduce.py, nccl-tests) measured in the same session is set beside each backend, "
+                + "size by size. With --model mixed, a model of hundreds of mixed-size tensors is synchronized "
                 + "through gradient buckets instead and compared with one flat buffer of the same size (goal: buckets "
                 + "reach >= 95%% of its throughput).",
         footer = {"", "Examples:",
@@ -62,6 +65,7 @@ import picocli.CommandLine.Spec;
             "  gradsync bench --backend all --sizes 1M..1G --dtype fp32,bf16 --json gpus.json --plot gpus.png",
             "  gradsync bench --backend cpu,opencl --devices 2 --dtype fp32,bf16 --no-bounds",
             "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
+            "  gradsync bench --backend all --sizes 1M..1G --reference torch.txt --plot vs-torch.png",
             "  gradsync bench --backend all --model mixed --model-size 256M --tensors 300 --bucket 25M --json buckets.json",
             "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets 8)."})
 final class BenchCommand implements Callable<Integer> {
@@ -171,6 +175,13 @@ final class BenchCommand implements Callable<Integer> {
             + "link bounds dashed, as a PNG.")
     Path plot;
 
+    @Option(names = "--reference", paramLabel = "FILE[=LABEL]", description = "Another program's all-reduce to set "
+            + "beside ours: the first nccl-tests style table in FILE (a bench/scripts/torch_allreduce.py log: its per-call "
+            + "time and busbw), matched by size. After the summary, per size and backend: our busbw, its busbw, the ratio "
+            + "and the time difference per call; plotted dotted; under \"references\" in the JSON. LABEL defaults to "
+            + "'" + AllReduceReference.TORCH_LABEL + "' for a torch_allreduce.py log, else the file name. Repeatable.")
+    List<String> referenceSpecs = new ArrayList<>();
+
     @Option(names = "--no-bounds", negatable = false, description = "Skip measuring the link bounds (pinned copies, peer, device copy).")
     boolean noBounds;
 
@@ -212,8 +223,10 @@ final class BenchCommand implements Callable<Integer> {
         if (plot != null && !plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
             throw usage("--plot: '" + plot + "' does not end in .png");
         }
+        List<AllReduceReference> references = usage(this::references);
 
         BenchReport report = new BenchReport();
+        references.forEach(report::addReference);
         int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() : models.size();
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
              ProgressBar bar = progressBar(chosen.size() * stepsPerBackend)) {
@@ -285,6 +298,9 @@ final class BenchCommand implements Callable<Integer> {
                 measureBounds(out, report, pool, sizeList);
             }
             printSummary(out, report);
+            for (AllReduceReference ref : report.references()) {
+                printAgainst(out, report, ref);
+            }
             modelTable.summary(report.models());
             out.println("# Out of bounds values : " + wrongTotal + (wrongTotal == 0 ? " OK" : " FAILED"));
             if (launch == null || launch.rank() == 0) {
@@ -343,6 +359,39 @@ final class BenchCommand implements Callable<Integer> {
                     next.map(m -> String.format(Locale.ROOT, "%.2f", m.busbwGBs())).orElse("-"),
                     next.map(m -> String.format(Locale.ROOT, "%.2fx", w.busbwGBs() / m.busbwGBs())).orElse("-"));
         }
+    }
+
+    /** Our rows beside the reference's, size by size: the figures the issues' goals are stated in. */
+    private static void printAgainst(PrintStream out, BenchReport report, AllReduceReference ref) {
+        List<BenchReport.Comparison> rows = report.compare(ref);
+        if (rows.isEmpty()) {
+            out.println("# against " + ref.label() + ": no size measured by both (it has " + ref.rows().stream()
+                    .map(r -> Sizes.format(r.bytes())).collect(Collectors.joining(",")) + ")");
+            return;
+        }
+        out.println("# against " + ref.label() + " (" + ref.file() + ", " + ref.type() + "; time diff = ours - its, per call)");
+        out.printf(Locale.ROOT, "#%9s %12s %-10s %10s %10s %8s %10s%n", "type", "size", "backend", "busbw", "ref busbw", "ratio", "time diff");
+        out.printf(Locale.ROOT, "#%9s %12s %-10s %10s %10s %8s %10s%n", "", "", "", "(GB/s)", "(GB/s)", "", "(us)");
+        for (BenchReport.Comparison c : rows) {
+            double ratio = c.busbwRatio();
+            out.printf(Locale.ROOT, " %9s %12s %-10s %10.2f %10.2f %8s %+10.1f%n", c.ours().dtype().label(),
+                    Sizes.format(c.ours().bytes()), c.ours().backend().label(), c.ours().busbwGBs(), c.reference().busbwGBs(),
+                    Double.isNaN(ratio) ? "-" : String.format(Locale.ROOT, "%.1f%%", 100 * ratio), c.timeDiffUs());
+        }
+    }
+
+    /** --reference, each file read and its table found now, so a wrong path fails before anything is measured. */
+    private List<AllReduceReference> references() {
+        List<AllReduceReference> list = new ArrayList<>();
+        for (String spec : referenceSpecs) {
+            AllReduceReference r = prefixed("--reference", () -> AllReduceReference.parse(spec));
+            if (list.stream().anyMatch(o -> o.label().equals(r.label()))) { // labels name the plot's lines
+                throw new IllegalArgumentException("--reference: two references labelled '" + r.label()
+                        + "'; give each its own as FILE=LABEL");
+            }
+            list.add(r);
+        }
+        return list;
     }
 
     private void writeFiles(BenchReport report, BackendDevices pool, int n, List<MixedModel> models) {
@@ -443,6 +492,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         if (parsed.hasMatchedOption("--sizes")) {
             throw new IllegalArgumentException("--sizes and --model exclude each other: the model's size is --model-size");
+        }
+        if (!referenceSpecs.isEmpty()) {
+            throw new IllegalArgumentException("--reference sets the --sizes sweep beside another all-reduce; with --model it has nothing to compare");
         }
         if (plot != null) {
             throw new IllegalArgumentException("--plot draws the --sizes sweep; with --model use --json");

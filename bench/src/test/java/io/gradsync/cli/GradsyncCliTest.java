@@ -34,6 +34,8 @@ class GradsyncCliTest {
         "bench --tensors 50                             | --model",
         "bench --model mixed --sizes 1M                 | --sizes",
         "bench --model mixed --plot m.png               | --plot",
+        "bench --reference /nonexistent/torch.txt       | '/nonexistent/torch.txt'",
+        "bench --model mixed --reference torch.txt      | --reference",
         "compare --kernels average4,averageX            | 'averageX'",
         "compare --size 1Q                              | '1Q'",
         "kernels --emit sass --out /tmp/never-written   | 'sass'",
