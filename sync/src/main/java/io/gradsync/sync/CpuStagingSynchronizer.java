@@ -27,7 +27,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * streams, events and threads are made once, at construction; a call allocates only its plan
  * when the gradient layout changes.
  */
-final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
+final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
     private static final long MIN_CHUNK_BYTES = 1 << 20;
 
@@ -94,6 +94,38 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
         return SyncBackend.CPU;
     }
 
+    /** Set by {@link #synchronizeSumOfSquares} for the call it makes. */
+    private boolean collectSquares;
+    /**
+     * Per chunk of the current call and piece of that chunk, the float64 sum of squares of its
+     * averaged values (null when not collecting). Added up per gradient in chunk order at the end,
+     * so the result does not depend on which worker finished first.
+     */
+    private volatile double[][] chunkSquares;
+
+    @Override
+    public synchronized double[] synchronizeSumOfSquares(List<Replica> replicas) {
+        if (devices.size() < 2) {
+            throw new UnsupportedOperationException("one replica: nothing is averaged, so there is no pass to fuse the sum into");
+        }
+        collectSquares = true;
+        try {
+            synchronize(replicas);
+            double[] perGradient = new double[replicas.getFirst().gradients().size()];
+            double[][] squares = chunkSquares;
+            for (int k = 0; squares != null && k < squares.length; k++) {
+                List<StagingPlan.Piece> pieces = plan.chunks().get(k).pieces();
+                for (int q = 0; q < pieces.size(); q++) {
+                    perGradient[pieces.get(q).gradient()] += squares[k][q];
+                }
+            }
+            return perGradient;
+        } finally {
+            collectSquares = false;
+            chunkSquares = null;
+        }
+    }
+
     @Override
     protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
@@ -102,6 +134,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
             plan = StagingPlan.of(layout, chunkBytesFor(layout));
         }
         List<StagingPlan.Chunk> chunks = plan.chunks();
+        chunkSquares = collectSquares ? new double[chunks.size()][] : null;
         if (chunks.isEmpty()) {
             return;
         }
@@ -197,7 +230,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
                 uploaded[r][slot].synchronize();
             }
             long t2 = System.nanoTime();
-            reduce(chunks.get(k), slot, scale, in);
+            reduce(chunks.get(k), slot, scale, in, k);
             long t3 = System.nanoTime();
             if (k + slots < chunks.size()) {
                 download(replicas, chunks.get(k + slots), k + slots);
@@ -264,14 +297,24 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> {
     }
 
     /** Sums one chunk across replicas into the result slot, on the calling worker. */
-    private void reduce(StagingPlan.Chunk chunk, int slot, float scale, MemorySegment[] in) {
+    private void reduce(StagingPlan.Chunk chunk, int slot, float scale, MemorySegment[] in, int k) {
         long base = slot * options.chunkBytes();
+        double[][] squares = chunkSquares;
+        double[] sums = squares == null ? null : new double[chunk.pieces().size()];
+        int q = 0;
         for (StagingPlan.Piece p : chunk.pieces()) {
             for (int r = 0; r < in.length; r++) {
                 in[r] = staging[r].segment().asSlice(base + p.slotOffset(), p.bytes());
             }
             MemorySegment out = result.segment().asSlice(base + p.slotOffset(), p.bytes());
             HostAverage.average(p.dtype(), in, out, 0, p.count(), scale);
+            if (sums != null) { // fused: the piece just written is still in cache
+                sums[q] = HostAverage.sumOfSquares(p.dtype(), out, p.count());
+            }
+            q++;
+        }
+        if (squares != null) {
+            squares[k] = sums;
         }
     }
 

@@ -88,6 +88,27 @@ final class HostAverage {
         }
     }
 
+    /** Float64 sum of the squares of {@code count} values of {@code dtype} in {@code values}, in index order. */
+    static double sumOfSquares(DType dtype, MemorySegment values, long count) {
+        double sum = 0;
+        switch (dtype) {
+            case FP32 -> {
+                for (long i = 0; i < count; i++) {
+                    double v = values.getAtIndex(F32, i);
+                    sum += v * v;
+                }
+            }
+            case BF16, FP16 -> {
+                boolean bf16 = dtype == DType.BF16;
+                for (long i = 0; i < count; i++) {
+                    double v = toFloat(bf16, values.getAtIndex(I16, i));
+                    sum += v * v;
+                }
+            }
+        }
+        return sum;
+    }
+
     static float toFloat(boolean bf16, short bits) {
         return bf16 ? Float.intBitsToFloat((bits & 0xFFFF) << 16) : Float.float16ToFloat(bits);
     }

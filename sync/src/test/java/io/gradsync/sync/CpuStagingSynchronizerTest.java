@@ -1,5 +1,8 @@
 package io.gradsync.sync;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import java.lang.foreign.MemorySegment;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import io.gradsync.tasks.jvm.JvmDevice;
 import io.gradsync.tasks.jvm.JvmRuntime;
 import java.util.List;
@@ -48,6 +51,40 @@ class CpuStagingSynchronizerTest {
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
             sync.synchronize(f.replicas);
             f.assertAveraged();
+        }
+    }
+
+    /** The sum of squares fused into the host average: per gradient, the float64 sum over the averaged values, every time the same. */
+    @Test
+    void sumsTheSquaresOfTheAverageInTheSamePass() {
+        devices = JvmRuntime.createDevices(3);
+        long[] counts = {1, 5000, 3, 77_777, 2049};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            FusedSumOfSquares fused = (FusedSumOfSquares) sync;
+            double[] first = fused.synchronizeSumOfSquares(f.replicas);
+            f.assertAveraged();
+            MemorySegment heap = f.download(0);
+            MemorySegment got = java.lang.foreign.Arena.ofAuto().allocate(heap.byteSize(), 64).copyFrom(heap); // aligned, as staging is
+            assertEquals(counts.length, first.length);
+            for (int g = 0; g < counts.length; g++) {
+                double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
+                assertEquals(want, first[g], 1e-12 * want, "gradient " + g);
+            }
+            RepeatCheck.restoreInputs(f);
+            double[] again = fused.synchronizeSumOfSquares(f.replicas);
+            for (int g = 0; g < counts.length; g++) {
+                assertEquals(Double.doubleToRawLongBits(first[g]), Double.doubleToRawLongBits(again[g]), "deterministic, gradient " + g);
+            }
+            sync.synchronize(f.replicas); // the plain call afterwards collects nothing and still averages
+        }
+        List<JvmDevice> one = JvmRuntime.createDevices(1);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, one, SMALL);
+                ReplicaFixture f = ReplicaFixture.flat(one, 10, DType.FP32, seed())) {
+            assertThrows(UnsupportedOperationException.class, () -> ((FusedSumOfSquares) sync).synchronizeSumOfSquares(f.replicas));
+        } finally {
+            one.forEach(JvmDevice::close);
         }
     }
 

@@ -26,8 +26,8 @@ import java.lang.foreign.ValueLayout;
  * CUDA and OpenCL devices the built-in kernels run on the buckets themselves through task graphs
  * bound to the bucket memory: {@code sumOfSquaresPartials*} (deterministic fp64 partials, added
  * here in fp64) and {@link ClipKernels} for scaling; only the partials cross to the host. It is a
- * second pass over the averaged gradients: fusing it into a backend's own averaging kernel, which
- * already reads every element, would save that pass and is left to the device backends.
+ * second pass over the averaged gradients, used where the backend cannot sum the squares in its own
+ * averaging pass ({@code cpu} does: {@link io.gradsync.sync.FusedSumOfSquares}).
  */
 final class BucketNorms implements AutoCloseable {
     /** fp64 partial sums per bucket: enough threads to fill a GPU, 512 KiB to copy back. */

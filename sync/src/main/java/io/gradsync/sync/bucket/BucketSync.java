@@ -1,5 +1,6 @@
 package io.gradsync.sync.bucket;
 
+import io.gradsync.sync.FusedSumOfSquares;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
@@ -43,11 +44,14 @@ import java.util.concurrent.Future;
  * otherwise pay ten times. Across processes each bucket keeps its own call, since when buckets
  * become ready differs between ranks and every rank must make the same calls.
  *
- * <p>Optional post-averaging pass in {@code finish()}: the global L2 norm over all buckets
- * (float64 accumulation), a finite check (the norm is finite exactly when every element is), and
- * clipping to {@link Options#maxNorm()}. It runs once all buckets are averaged because the norm
- * needs all of them; on JVM devices it reads the buckets where they are, on CUDA and OpenCL devices
- * it runs the built-in sum-of-squares and a scaling kernel on the bucket memory (see {@code BucketNorms}).
+ * <p>Optional, in {@code finish()}: the global L2 norm over all buckets (float64 accumulation), a
+ * finite check (the norm is finite exactly when every element is), and clipping to
+ * {@link Options#maxNorm()}. Where the backend averages on the host ({@code cpu},
+ * {@link FusedSumOfSquares}) the squares are summed in the averaging pass itself, bucket by bucket,
+ * and added in bucket order (the same bits however the buckets were grouped into calls). Elsewhere
+ * it is a second pass once all buckets are averaged: on JVM devices over the buckets where they
+ * are, on CUDA and OpenCL devices with the built-in sum-of-squares kernel on the bucket memory (see
+ * {@code BucketNorms}). Clipping scales every bucket afterwards, since its factor needs the whole norm.
  *
  * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
  * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
@@ -129,6 +133,13 @@ public final class BucketSync implements AutoCloseable {
     /** Guards {@link #queued} and {@link #draining}: not the instance lock, which finish() holds while it waits for the drain. */
     private final Object queueLock = new Object();
     private final boolean coalesce;
+    /**
+     * Where the backend can sum the squares in its averaging pass ({@link FusedSumOfSquares}, one
+     * process, norm asked for): that synchronizer; the norm then needs no second pass over the buckets.
+     */
+    private final FusedSumOfSquares fused;
+    /** Per bucket, its sum of squares from the fused pass of this step. */
+    private final double[] bucketSquares;
     private boolean draining;
     /** When the last bucket was queued (System.nanoTime), for the linger. */
     private long lastQueued;
@@ -144,6 +155,9 @@ public final class BucketSync implements AutoCloseable {
         this.norms = new BucketNorms(buckets);
         this.pending = new int[buckets.buckets().size()];
         this.coalesce = synchronizer.worldSize() == buckets.devices().size();
+        this.fused = options.needsNorm() && coalesce && synchronizer.worldSize() > 1
+                && synchronizer instanceof FusedSumOfSquares f ? f : null;
+        this.bucketSquares = new double[buckets.buckets().size()];
         this.executor = Executors.newSingleThreadExecutor(r -> {
             Thread t = new Thread(r, "gradsync-buckets");
             t.setDaemon(true);
@@ -204,7 +218,15 @@ public final class BucketSync implements AutoCloseable {
                 unstarted -= batch.size();
             }
             try {
-                synchronizer.synchronize(batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : merged(batch));
+                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : merged(batch);
+                if (fused != null) {
+                    double[] squares = fused.synchronizeSumOfSquares(replicas); // one per bucket, in batch order
+                    for (int i = 0; i < batch.size(); i++) {
+                        bucketSquares[batch.get(i)] = squares[i];
+                    }
+                } else {
+                    synchronizer.synchronize(replicas);
+                }
             } catch (RuntimeException | Error e) {
                 synchronized (queueLock) {
                     draining = false; // the step has failed; finish() reports it and resets
@@ -297,7 +319,14 @@ public final class BucketSync implements AutoCloseable {
             double norm = Double.NaN;
             double scale = 1;
             if (options.needsNorm()) {
-                double sumSquares = norms.sumOfSquares();
+                double sumSquares = 0;
+                if (fused != null) {
+                    for (double b : bucketSquares) { // bucket order: the same bits whatever the calls were
+                        sumSquares += b;
+                    }
+                } else {
+                    sumSquares = norms.sumOfSquares();
+                }
                 norm = Math.sqrt(sumSquares);
                 finite = Double.isFinite(sumSquares);
                 if (finite && options.maxNorm() > 0 && norm > options.maxNorm()) {

@@ -230,6 +230,48 @@ class BucketSyncTest {
         assertThrows(IllegalArgumentException.class, () -> BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofNanos(-1)));
     }
 
+    /**
+     * cpu sums the squares in its averaging pass: the norm equals a separate float64 pass over the
+     * averaged buckets, and has the same bits whether the buckets went in one call or one by one.
+     */
+    @Test
+    void theFusedNormMatchesASeparatePassAndDoesNotDependOnGrouping() {
+        devices = JvmRuntime.createDevices(3);
+        List<Param> params = mixedModel(9, 150, 3L << 20);
+        double[] norms = new double[2];
+        for (int run = 0; run < 2; run++) {
+            // run 0: every bucket waits for the whole burst (one call); run 1: no linger (calls as they come)
+            java.time.Duration linger = run == 0 ? java.time.Duration.ofSeconds(1) : java.time.Duration.ZERO;
+            try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                    GradientBuckets b = buckets(devices, params, 128 << 10);
+                    BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly().withNorm().withLinger(linger))) {
+                assertTrue(sync instanceof io.gradsync.sync.FusedSumOfSquares, "cpu fuses the sum of squares");
+                fillRandom(b, params, 21);
+                for (int i = params.size() - 1; i >= 0; i--) {
+                    bs.markReady(params.get(i).name());
+                }
+                BucketSync.StepResult result = bs.finish();
+                assertTrue(result.finite());
+                double separate = 0;
+                for (Param p : params) {
+                    MemorySegment v = read(b.gradient(0, p.name()));
+                    for (long i = 0; i < p.count(); i++) {
+                        double x = switch (p.dtype()) {
+                            case FP32 -> v.getAtIndex(java.lang.foreign.ValueLayout.JAVA_FLOAT, i);
+                            case BF16 -> Float.intBitsToFloat((v.getAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i) & 0xFFFF) << 16);
+                            case FP16 -> Float.float16ToFloat(v.getAtIndex(java.lang.foreign.ValueLayout.JAVA_SHORT, i));
+                        };
+                        separate += x * x;
+                    }
+                }
+                assertEquals(Math.sqrt(separate), result.globalNorm(), 1e-12 * Math.sqrt(separate), "fused norm vs a separate pass");
+                norms[run] = result.globalNorm();
+            }
+        }
+        assertEquals(Double.doubleToRawLongBits(norms[0]), Double.doubleToRawLongBits(norms[1]),
+                "one call or many: the same bits (" + norms[0] + " vs " + norms[1] + ")");
+    }
+
     /** Single process: buckets that become ready while a call runs go together in the next call. */
     @Test
     void bucketsReadyDuringACallShareTheNextCall() throws Exception {
