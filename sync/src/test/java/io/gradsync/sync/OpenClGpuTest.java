@@ -50,7 +50,7 @@ class OpenClGpuTest {
 
     @ParameterizedTest(name = "{0} GPUs, 300 random rounds")
     @ValueSource(ints = {2, 4})
-    @Timeout(value = 10, unit = TimeUnit.MINUTES)
+    @Timeout(value = 3, unit = TimeUnit.MINUTES)
     void randomRoundsStayExactAndDeterministic(int n) {
         List<OpenClDevice> devices = nvidia(n);
         // 64 KiB steps: most rounds then run a multi-step pipeline, whose cross-queue events are what races would break
