@@ -68,7 +68,7 @@ import java.util.List;
  * schedule on JVM devices (kernels as Java, any P2P matrix), so its ordering and offsets are
  * checked in CI where there is no GPU.
  */
-final class PtxSynchronizer extends LocalSynchronizer<Device> {
+final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
     /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
     @FunctionalInterface
     interface Launcher {
@@ -139,8 +139,28 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     static final int CACHED_LAYOUTS = 8;
 
     private record Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
-            Replay replay, int uses) {
+            Replay replay, int uses, Squares squares) {
     }
+
+    /**
+     * The sums of squares of a collecting layout ({@link #synchronizeSumOfSquares}): per GPU and run,
+     * the partials kernel over what that GPU averaged (its slice; for one-shot runs GPU 0 alone, the
+     * whole run), run right after the average while it is in cache, and its number of fp64 slots,
+     * laid out run after run in the GPU's partials buffer; per GPU the bytes to download.
+     */
+    private record Squares(Launch[][] launches, int[][] slots, long[] bytes) {
+    }
+
+    /** Partial slots per sum: enough threads to stream a slice, 32 KiB of partials to copy back. */
+    static final int SQUARE_SLOTS = 4096;
+
+    /** Set by {@link #synchronizeSumOfSquares} for the call it makes. */
+    private boolean collect;
+    /** The current layout's sums of squares; null when it does not collect. */
+    private Squares squares;
+    /** Per GPU: fp64 partial sums of squares on the device, and pinned for the host to add (grown, kept). */
+    private final DeviceBuffer[] partialsDevice;
+    private final HostBuffer[] partialsHost;
 
     /** Calls of the current layout so far, this one included: it is recorded on its second call. */
     private int uses;
@@ -235,6 +255,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         gatherJoined = new DeviceEvent[n][lanes];
         scratch = new DeviceBuffer[n];
         host = new HostBuffer[n];
+        partialsDevice = new DeviceBuffer[n];
+        partialsHost = new HostBuffer[n];
         boolean all = true;
         for (int i = 0; i < n; i++) {
             this.p2p[i] = p2p[i].clone();
@@ -284,7 +306,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
     @Override
     protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
-        if (plan == null || !plan.madeFor(replicas)) {
+        if (plan == null || !plan.madeFor(replicas) || (squares != null) != collect) {
             switchLayout(replicas);
         }
         List<SlicePlan.Run> runs = plan.runs();
@@ -380,6 +402,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
             SlicePlan.Run run = runs.get(k);
             if (oneShot[k]) {
                 launches[i][k].launch(s);
+                if (squares != null && squares.launches()[i][k] != null) {
+                    squares.launches()[i][k].launch(s); // GPU 0: the run's average, in its scratch
+                }
                 continue;
             }
             long bytes = run.sliceCount(i) * run.dtype().bytes();
@@ -394,6 +419,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 }
             }
             launches[i][k].launch(s);
+            if (squares != null && squares.launches()[i][k] != null) {
+                squares.launches()[i][k].launch(s); // the slice just averaged, still in cache
+            }
             if (lacksPeer[i]) {
                 s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), result, run.packedSliceOffset(i), bytes);
             }
@@ -443,12 +471,15 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
             lanes[l].record(gatherJoined[j][l]);
             s.waitFor(gatherJoined[j][l]);
         }
+        if (squares != null && squares.bytes()[j] > 0) {
+            s.copyToHost(partialsDevice[j], 0, partialsHost[j], 0, squares.bytes()[j]);
+        }
     }
 
     /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
     private void switchLayout(List<Replica> replicas) {
         if (plan != null) {
-            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay, uses));
+            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay, uses, squares));
             while (recent.size() > CACHED_LAYOUTS) {
                 closeQuietly(recent.removeLast().replay());
             }
@@ -457,8 +488,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         replay = null;
         for (Iterator<Layout> it = recent.iterator(); it.hasNext(); ) {
             Layout l = it.next();
-            if (l.plan().madeFor(replicas)) {
+            if (l.plan().madeFor(replicas) && (l.squares() != null) == collect) {
                 it.remove();
+                squares = l.squares();
                 oneShot = l.oneShot();
                 launches = l.launches();
                 gathers = l.gathers();
@@ -486,7 +518,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         plan = null;
         launches = null;
         gathers = null;
-        SlicePlan p = SlicePlan.of(replicas);
+        squares = null;
+        SlicePlan p = SlicePlan.of(replicas, !collect); // collecting: one run per gradient, so each sum is one gradient's
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
         boolean[] small = new boolean[runs.size()];
@@ -576,11 +609,90 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
                 }
             }
         }
+        squares = collect ? prepareSquares(runs, small, at) : null;
         oneShot = small;
         scratchAt = at;
         launches = prepared;
         gathers = pulls;
         plan = p;
+    }
+
+    /** The partials kernels of a collecting layout, and partials buffers large enough for them. */
+    private Squares prepareSquares(List<SlicePlan.Run> runs, boolean[] small, long[][] at) {
+        int n = devices.size();
+        int[][] slots = new int[n][runs.size()];
+        long[] bytes = new long[n];
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < runs.size(); k++) {
+                long count = small[k] ? (i == 0 ? runs.get(k).count() : 0) : runs.get(k).sliceCount(i);
+                slots[i][k] = (int) Math.min(SQUARE_SLOTS, count);
+                bytes[i] += 8L * slots[i][k];
+            }
+            if (bytes[i] > 0 && (partialsDevice[i] == null || partialsDevice[i].byteSize() < bytes[i])) {
+                forgetLayouts();
+                closeQuietly(partialsDevice[i]);
+                closeQuietly(partialsHost[i]);
+                partialsDevice[i] = null;
+                partialsHost[i] = null;
+                partialsDevice[i] = devices.get(i).allocate(bytes[i]);
+                partialsHost[i] = devices.get(i).allocateHost(bytes[i]);
+            }
+        }
+        Launch[][] sums = new Launch[n][runs.size()];
+        for (int i = 0; i < n; i++) {
+            long slot = 0;
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                int p = slots[i][k];
+                if (p == 0) {
+                    continue;
+                }
+                DeviceSlice averaged = small[k]
+                        ? new DeviceSlice(scratch[0], at[0][k], Math.toIntExact(run.count()))
+                        : new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), Math.toIntExact(run.sliceCount(i)));
+                sums[i][k] = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), p,
+                        new Object[] {averaged, new DeviceSlice(partialsDevice[i], 8 * slot, p)});
+                slot += p;
+            }
+        }
+        return new Squares(sums, slots, bytes);
+    }
+
+    /**
+     * Averages like {@link #synchronize} and sums the squares of the averages in the same schedule:
+     * each GPU right after averaging its slice (one-shot runs: GPU 0 over the whole run), while
+     * the slice is still in its cache, into fp64 partials that the host adds in a fixed order.
+     */
+    @Override
+    public synchronized double[] synchronizeSumOfSquares(List<Replica> replicas) {
+        if (devices.size() < 2) {
+            throw new UnsupportedOperationException("one replica: nothing is averaged, so there is no pass to fuse the sum into");
+        }
+        collect = true;
+        try {
+            synchronize(replicas);
+            double[] perGradient = new double[replicas.getFirst().gradients().size()];
+            if (plan == null || squares == null) {
+                return perGradient; // nothing to average (every gradient empty)
+            }
+            List<SlicePlan.Run> runs = plan.runs();
+            for (int k = 0; k < runs.size(); k++) { // runs in order, GPUs in order, slots in order: the same bits every time
+                double sum = 0;
+                for (int i = 0; i < devices.size(); i++) {
+                    long slot = 0;
+                    for (int q = 0; q < k; q++) {
+                        slot += squares.slots()[i][q];
+                    }
+                    for (int p = 0; p < squares.slots()[i][k]; p++) {
+                        sum += partialsHost[i].segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, slot + p);
+                    }
+                }
+                perGradient[runs.get(k).first()] += sum;
+            }
+            return perGradient;
+        } finally {
+            collect = false;
+        }
     }
 
     @Override
@@ -616,6 +728,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> {
         for (int i = 0; i < scratch.length; i++) {
             closeQuietly(scratch[i]);
             closeQuietly(host[i]);
+            closeQuietly(partialsDevice[i]);
+            closeQuietly(partialsHost[i]);
         }
         closeQuietly(result);
         if (failure != null) {

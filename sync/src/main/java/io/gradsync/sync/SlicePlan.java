@@ -89,6 +89,14 @@ final class SlicePlan {
     }
 
     static SlicePlan of(List<Replica> replicas) {
+        return of(replicas, true);
+    }
+
+    /**
+     * @param merge put gradients that follow each other in one buffer into one run; false keeps one
+     *              run per gradient (a run then belongs to gradient {@link Run#first()} alone)
+     */
+    static SlicePlan of(List<Replica> replicas, boolean merge) {
         int n = replicas.size();
         List<Gradient> first = replicas.getFirst().gradients();
         List<Run> runs = new ArrayList<>();
@@ -104,7 +112,7 @@ final class SlicePlan {
             }
             long count = head.count();
             int last = g;
-            while (last + 1 < first.size() && follows(replicas, last, last + 1)
+            while (merge && last + 1 < first.size() && follows(replicas, last, last + 1)
                     && count + first.get(last + 1).count() <= MAX_RUN_ELEMENTS) {
                 last++;
                 count += first.get(last).count();
@@ -154,6 +162,16 @@ final class SlicePlan {
 
     static long align(long bytes) {
         return (bytes + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
+    }
+
+    /** The float64 sums of squares into partial slots, for {@code dtype}. */
+    static KernelSpec sumOfSquaresKernel(DType dtype) {
+        String name = switch (dtype) {
+            case FP32 -> "sumOfSquaresPartials";
+            case BF16 -> "sumOfSquaresPartialsBf16";
+            case FP16 -> "sumOfSquaresPartialsF16";
+        };
+        return BuiltinKernels.byName(name).orElseThrow();
     }
 
     /** The element-wise copy for {@code dtype}. */

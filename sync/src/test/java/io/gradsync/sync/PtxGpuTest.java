@@ -86,6 +86,35 @@ class PtxGpuTest {
         }
     }
 
+    /** Sums of squares in the averaging schedule: per gradient against float64, first (enqueued) and second (recorded) call alike. */
+    @ParameterizedTest(name = "{0} GPUs, sums of squares, {1}")
+    @MethodSource("gpuCountsAndPaths")
+    void sumsTheSquaresOfTheAveragesPerGradient(int n, Path path) {
+        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0, 3_000_001};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32,
+            DType.BF16, DType.FP32, DType.FP32};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, ThreadLocalRandom.current().nextLong())) {
+            FusedSumOfSquares fused = (FusedSumOfSquares) sync;
+            double[] first = fused.synchronizeSumOfSquares(f.replicas);
+            f.assertAveraged();
+            java.lang.foreign.MemorySegment heap = f.download(0);
+            java.lang.foreign.MemorySegment got = java.lang.foreign.Arena.ofAuto().allocate(heap.byteSize(), 64).copyFrom(heap);
+            for (int g = 0; g < counts.length; g++) {
+                double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
+                org.junit.jupiter.api.Assertions.assertEquals(want, first[g], 1e-12 * want, "gradient " + g);
+            }
+            RepeatCheck.restoreInputs(f);
+            double[] second = fused.synchronizeSumOfSquares(f.replicas);
+            f.assertAveraged();
+            for (int g = 0; g < counts.length; g++) {
+                org.junit.jupiter.api.Assertions.assertEquals(Double.doubleToRawLongBits(first[g]), Double.doubleToRawLongBits(second[g]),
+                        "gradient " + g + ": the same bits every call");
+            }
+        }
+    }
+
     static Stream<Arguments> gpuCountsAndPaths() {
         return Stream.of(2, 4).flatMap(n -> Stream.of(Path.values()).map(p -> Arguments.of(n, p)));
     }

@@ -57,19 +57,24 @@ class PtxScheduleTest {
     /** Kernels as Java on the stream's worker thread, arrays viewing the JVM buffers' memory. */
     static PtxSynchronizer.Launcher jvmKernels() {
         return (device, spec, count, args) -> {
-            Class<?> type = spec.method().getParameterTypes()[0];
+            // the kernel's parameters without its KernelContext: one per argument
+            List<Class<?>> types = java.util.Arrays.stream(spec.method().getParameterTypes())
+                    .filter(t -> t != io.gradsync.tasks.api.KernelContext.class).toList();
             Object[] arrays = new Object[args.length];
             for (int a = 0; a < args.length; a++) {
                 if (args[a] instanceof DeviceSlice slice) {
-                    int bytes = type == FloatArray.class ? 4 : 2;
+                    Class<?> type = types.get(a);
+                    int bytes = type == FloatArray.class ? 4 : type == io.gradsync.tasks.api.DoubleArray.class ? 8 : 2;
                     MemorySegment m = ((JvmBuffer) slice.buffer()).segment().asSlice(slice.byteOffset(), (long) slice.count() * bytes);
                     arrays[a] = type == FloatArray.class ? FloatArray.wrap(m)
+                            : type == io.gradsync.tasks.api.DoubleArray.class ? io.gradsync.tasks.api.DoubleArray.wrap(m)
                             : type == Bfloat16Array.class ? Bfloat16Array.wrap(m) : HalfArray.wrap(m);
                 } else {
                     arrays[a] = args[a];
                 }
             }
-            return stream -> ((JvmStream) stream).submit(() -> JvmKernels.run(spec, count, 256, arrays));
+            var shape = spec.launchShape(count);
+            return stream -> ((JvmStream) stream).submit(() -> JvmKernels.run(spec, shape.globalSize(), shape.block(), arrays));
         };
     }
 
@@ -205,6 +210,45 @@ class PtxScheduleTest {
     static Stream<Arguments> laneShapes() {
         return Stream.of(3, 4).flatMap(n -> Stream.of(Peers.ALL, Peers.PARTIAL).flatMap(p -> Stream.of(2, 3, 7)
                 .flatMap(l -> Stream.of(PtxOptions.Gather.values()).map(g -> Arguments.of(n, p, l, g)))));
+    }
+
+    /**
+     * The sums of squares in the averaging schedule: per gradient, the float64 sum over its
+     * averaged values (gradients sharing a buffer kept apart), the same bits on the first (enqueued)
+     * and the second (recorded) call, with one-shot, reduce-scatter and host-staged slices.
+     */
+    @ParameterizedTest(name = "N={0} peers={1} one-shot up to {2} B")
+    @MethodSource("squareShapes")
+    void sumsTheSquaresOfTheAveragesPerGradient(int n, Peers peers, long oneShot) {
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
+            DType.FP32, DType.BF16, DType.FP16};
+        try (PtxSynchronizer sync = schedule(n, peers, oneShot);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            double[] first = sync.synchronizeSumOfSquares(f.replicas);
+            f.assertAveraged();
+            MemorySegment heap = f.download(0);
+            MemorySegment got = java.lang.foreign.Arena.ofAuto().allocate(heap.byteSize(), 64).copyFrom(heap);
+            assertEquals(counts.length, first.length);
+            for (int g = 0; g < counts.length; g++) {
+                double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
+                assertEquals(want, first[g], 1e-12 * want, "gradient " + g + " (" + counts[g] + " x " + types[g] + ")");
+            }
+            RepeatCheck.restoreInputs(f);
+            double[] second = sync.synchronizeSumOfSquares(f.replicas); // recorded this time
+            f.assertAveraged();
+            for (int g = 0; g < counts.length; g++) {
+                assertEquals(Double.doubleToRawLongBits(first[g]), Double.doubleToRawLongBits(second[g]), "gradient " + g);
+            }
+            RepeatCheck.restoreInputs(f);
+            sync.synchronize(f.replicas); // and the plain schedule of the same buffers still averages
+            f.assertAveraged();
+        }
+    }
+
+    static Stream<Arguments> squareShapes() {
+        return Stream.of(2, 3, 4).flatMap(n -> Stream.of(Peers.values()).flatMap(p -> Stream.of(0L, 4096L, Long.MAX_VALUE)
+                .map(o -> Arguments.of(n, p, o))));
     }
 
     /** Without recording, every operation is enqueued every call: the same results. */
