@@ -445,43 +445,34 @@ public final class PtxEmitter {
     }
 
     /**
+     * What one word of a vector access of {@code kind} is: its register class, its type in
+     * {@code ld}/{@code st}, its type in {@code mov}, and how many elements it holds (two 16-bit
+     * elements share a 32-bit word).
+     */
+    private record VectorWord(RegClass reg, String memType, String movType, int elements) {
+        static VectorWord of(ElementKind kind) {
+            return switch (kind) {
+                case F32 -> new VectorWord(RegClass.F32, "f32", "f32", 1);
+                case F64 -> new VectorWord(RegClass.F64, "f64", "f64", 1);
+                case I32 -> new VectorWord(RegClass.B32, "u32", "b32", 1);
+                case I64 -> new VectorWord(RegClass.B64, "u64", "b64", 1);
+                case F16, BF16 -> new VectorWord(RegClass.B32, "b32", "b32", 2);
+            };
+        }
+    }
+
+    /**
      * One vector load of {@code width} elements of {@code a}: the registers of the elements, or
      * for 16-bit kinds of the 32-bit words holding two elements each (lower half first).
      */
     private String[] vectorLoad(ArrayParam a, String addr, int width) {
         String ld = nonCoherent.contains(a.name()) ? "ld.global.nc." : "ld.global.";
-        ElementKind k = a.element();
-        RegClass c;
-        String type;
-        int count = width;
-        switch (k) {
-            case F32 -> {
-                c = RegClass.F32;
-                type = "f32";
-            }
-            case I32 -> {
-                c = RegClass.B32;
-                type = "u32";
-            }
-            case F64 -> {
-                c = RegClass.F64;
-                type = "f64";
-            }
-            case I64 -> {
-                c = RegClass.B64;
-                type = "u64";
-            }
-            default -> {
-                c = RegClass.B32;
-                type = "b32";
-                count = width / 2;
-            }
+        VectorWord w = VectorWord.of(a.element());
+        String[] regs = new String[width / w.elements()];
+        for (int j = 0; j < regs.length; j++) {
+            regs[j] = fresh(w.reg());
         }
-        String[] regs = new String[count];
-        for (int j = 0; j < count; j++) {
-            regs[j] = fresh(c);
-        }
-        line(ld + "v" + count + "." + type + " {" + String.join(", ", regs) + "}, [" + addr + "]");
+        line(ld + "v" + regs.length + "." + w.memType() + " {" + String.join(", ", regs) + "}, [" + addr + "]");
         return regs;
     }
 
@@ -490,10 +481,7 @@ public final class PtxEmitter {
         String d = reg(l.dst());
         ElementKind k = l.array().element();
         switch (k) {
-            case F32 -> line("mov.f32 " + d + ", " + data[lane]);
-            case F64 -> line("mov.f64 " + d + ", " + data[lane]);
-            case I32 -> line("mov.b32 " + d + ", " + data[lane]);
-            case I64 -> line("mov.b64 " + d + ", " + data[lane]);
+            case F32, F64, I32, I64 -> line("mov." + VectorWord.of(k).movType() + " " + d + ", " + data[lane]);
             case F16, BF16 -> {
                 String word = data[lane / 2];
                 boolean high = (lane & 1) == 1; // little-endian: the even element is the low half
@@ -531,50 +519,24 @@ public final class PtxEmitter {
             return sixteenBits(s, src(s.value()));
         }
         String text = s.value() instanceof Const c ? immediate(c) : reg((Var) s.value());
-        RegClass c;
-        String mov;
-        switch (k) {
-            case F32 -> {
-                c = RegClass.F32;
-                mov = "mov.f32 ";
-            }
-            case F64 -> {
-                c = RegClass.F64;
-                mov = "mov.f64 ";
-            }
-            case I32 -> {
-                c = RegClass.B32;
-                mov = "mov.b32 ";
-            }
-            default -> {
-                c = RegClass.B64;
-                mov = "mov.b64 ";
-            }
-        }
-        String r = fresh(c);
-        line(mov + r + ", " + text);
+        VectorWord w = VectorWord.of(k);
+        String r = fresh(w.reg());
+        line("mov." + w.movType() + " " + r + ", " + text);
         return r;
     }
 
     /** One vector store of the lanes' values; 16-bit values packed two to a 32-bit word, lower lane in the low half. */
     private void vectorStore(ArrayParam a, String addr, String[] lanes) {
-        String type;
+        VectorWord w = VectorWord.of(a.element());
         String[] regs = lanes;
-        switch (a.element()) {
-            case F32 -> type = "f32";
-            case F64 -> type = "f64";
-            case I32 -> type = "u32";
-            case I64 -> type = "u64";
-            default -> {
-                type = "b32";
-                regs = new String[lanes.length / 2];
-                for (int j = 0; j < regs.length; j++) {
-                    regs[j] = fresh(RegClass.B32);
-                    line("mov.b32 " + regs[j] + ", {" + lanes[2 * j] + ", " + lanes[2 * j + 1] + "}");
-                }
+        if (w.elements() == 2) {
+            regs = new String[lanes.length / 2];
+            for (int j = 0; j < regs.length; j++) {
+                regs[j] = fresh(RegClass.B32);
+                line("mov.b32 " + regs[j] + ", {" + lanes[2 * j] + ", " + lanes[2 * j + 1] + "}");
             }
         }
-        line("st.global.v" + regs.length + "." + type + " [" + addr + "], {" + String.join(", ", regs) + "}");
+        line("st.global.v" + regs.length + "." + w.memType() + " [" + addr + "], {" + String.join(", ", regs) + "}");
     }
 
     private void emitTerminator(Insn.Terminator t, Block next) {
