@@ -94,8 +94,6 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         return SyncBackend.CPU;
     }
 
-    /** Set by {@link #synchronizeSumOfSquares} for the call it makes. */
-    private boolean collectSquares;
     /**
      * Per chunk of the current call and piece of that chunk, the float64 sum of squares of its
      * averaged values (null when not collecting). Added up per gradient in chunk order at the end,
@@ -104,26 +102,22 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private volatile double[][] chunkSquares;
 
     @Override
-    public synchronized double[] synchronizeSumOfSquares(List<Replica> replicas) {
-        if (devices.size() < 2) {
-            throw new UnsupportedOperationException("one replica: nothing is averaged, so there is no pass to fuse the sum into");
-        }
-        collectSquares = true;
-        try {
-            synchronize(replicas);
-            double[] perGradient = new double[replicas.getFirst().gradients().size()];
-            double[][] squares = chunkSquares;
-            for (int k = 0; squares != null && k < squares.length; k++) {
-                List<StagingPlan.Piece> pieces = plan.chunks().get(k).pieces();
-                for (int q = 0; q < pieces.size(); q++) {
-                    perGradient[pieces.get(q).gradient()] += squares[k][q];
-                }
+    public double[] synchronizeSumOfSquares(List<Replica> replicas) {
+        return synchronizeCollecting(replicas, this::squaresOfLastCall);
+    }
+
+    /** Per gradient, the chunks' sums added in chunk order. */
+    private double[] squaresOfLastCall(List<Replica> replicas) {
+        double[] perGradient = new double[replicas.getFirst().gradients().size()];
+        double[][] squares = chunkSquares;
+        chunkSquares = null;
+        for (int k = 0; squares != null && k < squares.length; k++) {
+            List<StagingPlan.Piece> pieces = plan.chunks().get(k).pieces();
+            for (int q = 0; q < pieces.size(); q++) {
+                perGradient[pieces.get(q).gradient()] += squares[k][q];
             }
-            return perGradient;
-        } finally {
-            collectSquares = false;
-            chunkSquares = null;
         }
+        return perGradient;
     }
 
     @Override
@@ -134,7 +128,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             plan = StagingPlan.of(layout, chunkBytesFor(layout));
         }
         List<StagingPlan.Chunk> chunks = plan.chunks();
-        chunkSquares = collectSquares ? new double[chunks.size()][] : null;
+        chunkSquares = collect ? new double[chunks.size()][] : null;
         if (chunks.isEmpty()) {
             return;
         }

@@ -55,6 +55,30 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         stats.call(bytes, System.nanoTime() - t0);
     }
 
+    /**
+     * True during a call made by {@link #synchronizeCollecting}: backends that fuse the sums of
+     * squares into their averaging pass ({@link FusedSumOfSquares}) collect them then.
+     */
+    protected boolean collect;
+
+    /**
+     * For {@link FusedSumOfSquares} backends: one call with {@link #collect} set, then the per-gradient
+     * sums {@code read} takes from what the call left.
+     */
+    protected final synchronized double[] synchronizeCollecting(List<Replica> replicas,
+            java.util.function.Function<List<Replica>, double[]> read) {
+        if (devices.size() < 2) {
+            throw new UnsupportedOperationException("one replica: nothing is averaged, so there is no pass to fuse the sum into");
+        }
+        collect = true;
+        try {
+            synchronize(replicas);
+            return read.apply(replicas);
+        } finally {
+            collect = false;
+        }
+    }
+
     /** Averages checked replicas (one per device, at least two) in place. */
     protected abstract void average(List<Replica> replicas);
 

@@ -13,6 +13,7 @@ import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -117,19 +118,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     private final DeviceStream[][] gatherLanes;
     private final DeviceEvent[] gatherForked;
     private final DeviceEvent[][] gatherJoined;
-    /** The current layout's recorded schedule (null until the first call of a layout, or without a recorder). */
-    private Replay replay;
     private final DeviceBuffer[] scratch;
     private final HostBuffer[] host;
     private HostBuffer result;
-    private SlicePlan plan;
-    private boolean[] oneShot;
-    /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
-    private Launch[][] launches;
-    /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
-    private Launch[][][] gathers;
-    /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
-    private long[][] scratchAt;
+    /** The layout of the last call (null before the first). */
+    private Layout layout;
     /**
      * Layouts used before the current one, most recent first, with their prepared launches and
      * recorded schedules: gradient buckets alternate between a few layouts every step, and
@@ -138,8 +131,36 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     private final ArrayDeque<Layout> recent = new ArrayDeque<>();
     static final int CACHED_LAYOUTS = 8;
 
-    private record Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
-            Replay replay, int uses, Squares squares) {
+    /** One gradient layout, planned and prepared: what a call of those buffers enqueues. */
+    private static final class Layout {
+        final SlicePlan plan;
+        /** Per run: averaged whole by every GPU (one-shot) rather than reduce-scatter + all-gather. */
+        final boolean[] oneShot;
+        /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
+        final Launch[][] launches;
+        /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
+        final Launch[][][] gathers;
+        /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
+        final long[][] scratchAt;
+        /** The sums of squares; null when this layout does not collect them. */
+        final Squares squares;
+        /** The recorded schedule: null until the layout's second call, or without a recorder. */
+        Replay replay;
+        /** Calls so far, the current one included: a layout is recorded on its second call. */
+        int uses;
+
+        Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt, Squares squares) {
+            this.plan = plan;
+            this.oneShot = oneShot;
+            this.launches = launches;
+            this.gathers = gathers;
+            this.scratchAt = scratchAt;
+            this.squares = squares;
+        }
+
+        boolean fits(List<Replica> replicas, boolean collect) {
+            return plan.madeFor(replicas) && (squares != null) == collect;
+        }
     }
 
     /**
@@ -154,16 +175,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     /** Partial slots per sum: enough threads to stream a slice, 32 KiB of partials to copy back. */
     static final int SQUARE_SLOTS = 4096;
 
-    /** Set by {@link #synchronizeSumOfSquares} for the call it makes. */
-    private boolean collect;
-    /** The current layout's sums of squares; null when it does not collect. */
-    private Squares squares;
     /** Per GPU: fp64 partial sums of squares on the device, and pinned for the host to add (grown, kept). */
     private final DeviceBuffer[] partialsDevice;
     private final HostBuffer[] partialsHost;
-
-    /** Calls of the current layout so far, this one included: it is recorded on its second call. */
-    private int uses;
 
     static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
         List<CudaDevice> gpus = new ArrayList<>();
@@ -306,10 +320,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     @Override
     protected void average(List<Replica> replicas) {
         long t0 = System.nanoTime();
-        if (plan == null || !plan.madeFor(replicas) || (squares != null) != collect) {
+        if (layout == null || !layout.fits(replicas, collect)) {
             switchLayout(replicas);
         }
-        List<SlicePlan.Run> runs = plan.runs();
+        Layout l = layout;
+        List<SlicePlan.Run> runs = l.plan.runs();
         if (runs.isEmpty()) {
             return;
         }
@@ -318,25 +333,25 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             d.synchronize(); // the caller's work on the gradients comes first
         }
         long waited = System.nanoTime();
-        uses++;
+        l.uses++;
         // Recording costs about as much as a few calls: only layouts that come back are recorded
         // (buckets that go together by chance in one step are enqueued directly instead).
-        if (recorder != null && replay == null && uses >= 2) {
-            replay = recorder.record(streams[0], () -> enqueueForked(runs));
+        if (recorder != null && l.replay == null && l.uses >= 2) {
+            l.replay = recorder.record(streams[0], () -> enqueueForked(runs));
         }
         long t1 = System.nanoTime();
         // "prepare" is all of it; its parts show what a small call's fixed cost is made of
         stats.phase("prepare", t1 - t0);
         stats.phase("prepare: plan", planned - t0);
         stats.phase("prepare: wait for caller", waited - planned);
-        if (replay != null) {
-            replay.replay(streams[0]);
+        if (l.replay != null) {
+            l.replay.replay(streams[0]);
         } else {
             enqueue(runs);
         }
         long t2 = System.nanoTime();
         stats.phase("enqueue", t2 - t1);
-        if (replay != null) {
+        if (l.replay != null) {
             streams[0].synchronize(); // stream 0 joined every other stream's end
         } else {
             for (DeviceStream s : streams) {
@@ -400,10 +415,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         }
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
-            if (oneShot[k]) {
-                launches[i][k].launch(s);
-                if (squares != null && squares.launches()[i][k] != null) {
-                    squares.launches()[i][k].launch(s); // GPU 0: the run's average, in its scratch
+            if (layout.oneShot[k]) {
+                layout.launches[i][k].launch(s);
+                if (layout.squares != null && layout.squares.launches()[i][k] != null) {
+                    layout.squares.launches()[i][k].launch(s); // GPU 0: the run's average, in its scratch
                 }
                 continue;
             }
@@ -411,16 +426,16 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             if (bytes == 0) {
                 continue;
             }
-            long at = scratchAt[i][k];
+            long at = layout.scratchAt[i][k];
             for (int j = 0; j < n; j++) {
                 if (!p2p[i][j]) {
                     s.copyFromHost(host[j], run.packedSliceOffset(i), scratch[i], at, bytes);
                     at += SlicePlan.align(bytes);
                 }
             }
-            launches[i][k].launch(s);
-            if (squares != null && squares.launches()[i][k] != null) {
-                squares.launches()[i][k].launch(s); // the slice just averaged, still in cache
+            layout.launches[i][k].launch(s);
+            if (layout.squares != null && layout.squares.launches()[i][k] != null) {
+                layout.squares.launches()[i][k].launch(s); // the slice just averaged, still in cache
             }
             if (lacksPeer[i]) {
                 s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), result, run.packedSliceOffset(i), bytes);
@@ -447,8 +462,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         }
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
-            if (oneShot[k]) {
-                s.copy(scratch[j], scratchAt[j][k], run.buffers()[j], run.offsets()[j], run.bytes());
+            if (layout.oneShot[k]) {
+                s.copy(scratch[j], layout.scratchAt[j][k], run.buffers()[j], run.offsets()[j], run.bytes());
                 continue;
             }
             for (int i = 0; i < n; i++) {
@@ -458,8 +473,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 }
                 // slices from different peers on different lanes: their copies can run at once
                 DeviceStream lane = lanes[((i - j + n) % n - 1) % lanes.length];
-                if (p2p[i][j] && gathers != null) {
-                    gathers[j][k][i].launch(lane);
+                if (p2p[i][j] && layout.gathers != null) {
+                    layout.gathers[j][k][i].launch(lane);
                 } else if (p2p[i][j]) {
                     lane.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
                 } else {
@@ -471,54 +486,41 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             lanes[l].record(gatherJoined[j][l]);
             s.waitFor(gatherJoined[j][l]);
         }
-        if (squares != null && squares.bytes()[j] > 0) {
-            s.copyToHost(partialsDevice[j], 0, partialsHost[j], 0, squares.bytes()[j]);
+        if (layout.squares != null && layout.squares.bytes()[j] > 0) {
+            s.copyToHost(partialsDevice[j], 0, partialsHost[j], 0, layout.squares.bytes()[j]);
         }
     }
 
     /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
     private void switchLayout(List<Replica> replicas) {
-        if (plan != null) {
-            recent.addFirst(new Layout(plan, oneShot, launches, gathers, scratchAt, replay, uses, squares));
+        if (layout != null) {
+            recent.addFirst(layout);
             while (recent.size() > CACHED_LAYOUTS) {
-                closeQuietly(recent.removeLast().replay());
+                closeQuietly(recent.removeLast().replay);
             }
+            layout = null;
         }
-        plan = null;
-        replay = null;
         for (Iterator<Layout> it = recent.iterator(); it.hasNext(); ) {
             Layout l = it.next();
-            if (l.plan().madeFor(replicas) && (l.squares() != null) == collect) {
+            if (l.fits(replicas, collect)) {
                 it.remove();
-                squares = l.squares();
-                oneShot = l.oneShot();
-                launches = l.launches();
-                gathers = l.gathers();
-                scratchAt = l.scratchAt();
-                replay = l.replay();
-                uses = l.uses();
-                plan = l.plan();
+                layout = l;
                 return;
             }
         }
-        uses = 0;
-        replan(replicas);
+        layout = replan(replicas);
     }
 
     /** Remembered layouts point into scratch and pinned buffers about to be replaced: drop them. */
     private void forgetLayouts() {
         for (Layout l : recent) {
-            closeQuietly(l.replay());
+            closeQuietly(l.replay);
         }
         recent.clear();
     }
 
     /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
-    private void replan(List<Replica> replicas) {
-        plan = null;
-        launches = null;
-        gathers = null;
-        squares = null;
+    private Layout replan(List<Replica> replicas) {
         SlicePlan p = SlicePlan.of(replicas, !collect); // collecting: one run per gradient, so each sum is one gradient's
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
@@ -609,12 +611,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 }
             }
         }
-        squares = collect ? prepareSquares(runs, small, at) : null;
-        oneShot = small;
-        scratchAt = at;
-        launches = prepared;
-        gathers = pulls;
-        plan = p;
+        return new Layout(p, small, prepared, pulls, at, collect ? prepareSquares(runs, small, at) : null);
     }
 
     /** The partials kernels of a collecting layout, and partials buffers large enough for them. */
@@ -664,35 +661,27 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
      * the slice is still in its cache, into fp64 partials that the host adds in a fixed order.
      */
     @Override
-    public synchronized double[] synchronizeSumOfSquares(List<Replica> replicas) {
-        if (devices.size() < 2) {
-            throw new UnsupportedOperationException("one replica: nothing is averaged, so there is no pass to fuse the sum into");
-        }
-        collect = true;
-        try {
-            synchronize(replicas);
-            double[] perGradient = new double[replicas.getFirst().gradients().size()];
-            if (plan == null || squares == null) {
-                return perGradient; // nothing to average (every gradient empty)
-            }
-            List<SlicePlan.Run> runs = plan.runs();
-            for (int k = 0; k < runs.size(); k++) { // runs in order, GPUs in order, slots in order: the same bits every time
-                double sum = 0;
-                for (int i = 0; i < devices.size(); i++) {
-                    long slot = 0;
-                    for (int q = 0; q < k; q++) {
-                        slot += squares.slots()[i][q];
-                    }
-                    for (int p = 0; p < squares.slots()[i][k]; p++) {
-                        sum += partialsHost[i].segment().getAtIndex(java.lang.foreign.ValueLayout.JAVA_DOUBLE, slot + p);
-                    }
+    public double[] synchronizeSumOfSquares(List<Replica> replicas) {
+        return synchronizeCollecting(replicas, this::squaresOfLastCall);
+    }
+
+    /** Per gradient, from the partials the last call downloaded. */
+    private double[] squaresOfLastCall(List<Replica> replicas) {
+        double[] perGradient = new double[replicas.getFirst().gradients().size()];
+        Squares squares = layout.squares;
+        List<SlicePlan.Run> runs = layout.plan.runs();
+        long[] slot = new long[devices.size()]; // where each GPU's slots of the run start
+        for (int k = 0; k < runs.size(); k++) { // runs in order, GPUs in order, slots in order: the same bits every time
+            double sum = 0;
+            for (int i = 0; i < devices.size(); i++) {
+                for (int p = 0; p < squares.slots()[i][k]; p++) {
+                    sum += partialsHost[i].segment().getAtIndex(ValueLayout.JAVA_DOUBLE, slot[i] + p);
                 }
-                perGradient[runs.get(k).first()] += sum;
+                slot[i] += squares.slots()[i][k];
             }
-            return perGradient;
-        } finally {
-            collect = false;
+            perGradient[runs.get(k).first()] += sum;
         }
+        return perGradient;
     }
 
     @Override
@@ -708,7 +697,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 closeQuietly(s);
             }
         }
-        closeQuietly(replay);
+        if (layout != null) {
+            closeQuietly(layout.replay);
+        }
         forgetLayouts();
         for (DeviceStream[] lanes : gatherLanes) {
             for (int l = 1; l < lanes.length; l++) {
