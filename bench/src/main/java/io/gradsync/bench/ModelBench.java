@@ -122,19 +122,11 @@ public final class ModelBench {
         try (Arena arena = Arena.ofShared();
                 GradientBuckets buckets = model.buckets(devices, bucketBytes);
                 BucketSync bucketSync = new BucketSync(buckets, sync, BucketSync.Options.averageOnly())) {
-            List<Replica> flatReplicas = new ArrayList<>();
-            int firstReplica = sync.worldSize() > devices.size() ? sync.rank() : 0;
+            List<Replica> flatReplicas = SyncBench.flatReplicas(sync, devices, "model", dtype, count, seed, flat, inputs);
             for (int r = 0; r < devices.size(); r++) {
-                Device d = devices.get(r);
-                DeviceBuffer buffer = d.allocate(bytes);
-                flat.add(buffer);
-                flatReplicas.add(Replica.on(d).add(new Gradient("model", buffer, 0, count, dtype)).build());
-                HostBuffer host = d.allocateHost(bytes);
-                inputs.add(host);
-                SyncBench.fillRandom(dtype, host.segment(), count, seed + firstReplica + r);
-                // the same values twice: whole into the flat buffer, each parameter into its bucket view
-                try (DeviceStream s = d.createStream()) {
-                    s.copyFromHost(host, 0, buffer, 0, bytes);
+                HostBuffer host = inputs.get(r);
+                // the same values into each parameter's bucket view as into the flat buffer
+                try (DeviceStream s = devices.get(r).createStream()) {
                     for (int i = 0; i < model.size(); i++) {
                         Gradient g = buckets.gradient(r, model.parameters().get(i).name());
                         s.copyFromHost(host, offsets[i], g.buffer(), g.byteOffset(), g.byteSize());

@@ -28,6 +28,33 @@ import java.util.stream.LongStream;
  * another stream does not order against ({@code compare}, one kernel on one device, uses them).
  */
 public final class SyncBench {
+    /**
+     * One gradient {@code name} of {@code count} random values per device, in a buffer of its own,
+     * its inputs kept pinned in {@code inputs} (the caller frees both lists). Multi-process (one
+     * rank of sync.worldSize()): this process's replicas are ranks rank()..; replica q gets
+     * {@code seed + q} on every rank, so each can regenerate the others' inputs.
+     */
+    static List<Replica> flatReplicas(GradientSynchronizer sync, List<? extends Device> devices, String name, DType dtype,
+            long count, long seed, List<DeviceBuffer> buffers, List<HostBuffer> inputs) {
+        long bytes = count * dtype.bytes();
+        int firstReplica = sync.worldSize() > devices.size() ? sync.rank() : 0;
+        List<Replica> replicas = new ArrayList<>();
+        for (int r = 0; r < devices.size(); r++) {
+            Device d = devices.get(r);
+            DeviceBuffer buffer = d.allocate(bytes);
+            buffers.add(buffer);
+            replicas.add(Replica.on(d).add(new Gradient(name, buffer, 0, count, dtype)).build());
+            HostBuffer host = d.allocateHost(bytes);
+            inputs.add(host);
+            fillRandom(dtype, host.segment(), count, seed + firstReplica + r);
+            try (DeviceStream s = d.createStream()) {
+                s.copyFromHost(host, 0, buffer, 0, bytes);
+                s.synchronize();
+            }
+        }
+        return replicas;
+    }
+
     /** Random fill and the check run in blocks of this many elements, in parallel. */
     private static final long BLOCK = 1 << 20;
 
@@ -44,23 +71,7 @@ public final class SyncBench {
         List<DeviceBuffer> buffers = new ArrayList<>();
         List<HostBuffer> inputs = new ArrayList<>();
         try (Arena arena = Arena.ofShared()) {
-            List<Replica> replicas = new ArrayList<>();
-            // Multi-process (one rank of sync.worldSize()): this process's replicas are ranks
-            // rank()..; every rank uses the same seed, so each can regenerate the others' inputs.
-            int firstReplica = sync.worldSize() > devices.size() ? sync.rank() : 0;
-            for (int r = 0; r < devices.size(); r++) {
-                Device d = devices.get(r);
-                DeviceBuffer buffer = d.allocate(used);
-                buffers.add(buffer);
-                replicas.add(Replica.on(d).add(new Gradient("gradients", buffer, 0, count, dtype)).build());
-                HostBuffer host = d.allocateHost(used);
-                inputs.add(host);
-                fillRandom(dtype, host.segment(), count, seed + firstReplica + r);
-                try (DeviceStream s = d.createStream()) {
-                    s.copyFromHost(host, 0, buffer, 0, used);
-                    s.synchronize();
-                }
-            }
+            List<Replica> replicas = flatReplicas(sync, devices, "gradients", dtype, count, seed, buffers, inputs);
             sync.synchronize(replicas);
             long wrong = check ? countWrong(dtype, devices, buffers, allInputs(sync, devices, inputs, dtype, count, seed, arena),
                     count) : -1;
