@@ -26,6 +26,27 @@
 
 #define ARR(T, name) T* __restrict__ name, unsigned name##_len
 
+// Sum of squares of x[first], x[first + stride], ... in fp64, as the Java squares* helpers: eight
+// interleaved running sums over whole groups of eight, the rest into sum 0, added pairwise.
+#define SQUARES(SUF, P)                                                                            \
+static __device__ __forceinline__ double squares##SUF(const P##_T* __restrict__ x, unsigned n,    \
+                                                      unsigned first, unsigned stride) {           \
+    unsigned count = first < n ? (unsigned) (((unsigned long long) n - first + stride - 1) / stride) : 0; \
+    double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                        \
+    unsigned i = first;                                                                            \
+    for (unsigned g = count / 8; g > 0; g--) {                                                     \
+        double v[8];                                                                               \
+        _Pragma("unroll") for (int j = 0; j < 8; j++) v[j] = P##_LD(x, i + j * stride);            \
+        i += 8 * stride;                                                                           \
+        _Pragma("unroll") for (int j = 0; j < 8; j++) s[j] += v[j] * v[j];                         \
+    }                                                                                              \
+    for (unsigned r = count % 8; r > 0; r--) { double v = P##_LD(x, i); i += stride; s[0] += v * v; } \
+    return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));                      \
+}
+SQUARES(, F32)
+SQUARES(Bf16, BF16)
+SQUARES(F16, F16)
+
 // copy / sumInto / scale / checkFinite / sumOfSquares(Partials), one set per storage type
 #define ELEMENTWISE(SUF, P)                                                                        \
 extern "C" __global__ void copy##SUF(ARR(P##_T, out), ARR(const P##_T, in)) {                     \
@@ -41,19 +62,13 @@ extern "C" __global__ void checkFinite##SUF(ARR(const P##_T, x), ARR(int, flag))
     GS_LOOP(x_len) { if (!(fabsf(P##_LD(x, i)) <= FLT_MAX)) flag[0] = 1; }                         \
 }                                                                                                  \
 extern "C" __global__ void sumOfSquares##SUF(ARR(const P##_T, x), ARR(float, result)) {           \
-    unsigned first = blockIdx.x * blockDim.x + threadIdx.x, stride = gridDim.x * blockDim.x;       \
-    if (first < x_len) {                                                                           \
-        double acc = 0.0;                                                                          \
-        for (unsigned i = first; i < x_len; i += stride) { double v = P##_LD(x, i); acc += v * v; }\
-        atomicAdd(result, (float) acc);                                                            \
-    }                                                                                              \
+    unsigned first = blockIdx.x * blockDim.x + threadIdx.x;                                        \
+    if (first < x_len) atomicAdd(result, (float) squares##SUF(x, x_len, first, gridDim.x * blockDim.x)); \
 }                                                                                                  \
 extern "C" __global__ void sumOfSquaresPartials##SUF(ARR(const P##_T, x), ARR(double, partials)) {\
     unsigned stride = gridDim.x * blockDim.x;                                                      \
     for (unsigned p = blockIdx.x * blockDim.x + threadIdx.x; p < partials_len; p += stride) {      \
-        double acc = 0.0;                                                                          \
-        for (unsigned i = p; i < x_len; i += partials_len) { double v = P##_LD(x, i); acc += v * v; }\
-        partials[p] = acc;                                                                         \
+        partials[p] = squares##SUF(x, x_len, p, partials_len);                                     \
     }                                                                                              \
 }
 

@@ -1,6 +1,7 @@
 package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.DType;
+import io.gradsync.sync.Gradient;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.DoubleArray;
@@ -10,7 +11,6 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.TaskGraph;
 import io.gradsync.tasks.device.Device;
-import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.jvm.JvmBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.ExecutionPlan;
@@ -46,10 +46,10 @@ final class BucketNorms implements AutoCloseable {
     double sumOfSquares() {
         double sum = 0;
         for (GradientBuckets.Bucket b : buckets.buckets()) {
-            DeviceBuffer buffer = buckets.buffer(0, b.index());
-            if (buffer instanceof JvmBuffer jb) {
-                buffer.device().synchronize(); // work queued on the device's streams writes this memory
-                sum += sumOfSquares(jb.segment(), b.dtype(), b.count());
+            Gradient g = buckets.bucketGradient(0, b.index());
+            if (g.buffer() instanceof JvmBuffer jb) {
+                jb.device().synchronize(); // work queued on the device's streams writes this memory
+                sum += sumOfSquares(hostView(jb, g), b.dtype(), b.count());
             } else {
                 normPlan(b).execute();
                 DoubleArray p = partials[b.index()];
@@ -65,10 +65,10 @@ final class BucketNorms implements AutoCloseable {
         factor.set(0, scale);
         for (int r = 0; r < buckets.devices().size(); r++) {
             for (GradientBuckets.Bucket b : buckets.buckets()) {
-                DeviceBuffer buffer = buckets.buffer(r, b.index());
-                if (buffer instanceof JvmBuffer jb) {
-                    buffer.device().synchronize();
-                    scale(jb.segment(), b.dtype(), b.count(), scale);
+                Gradient g = buckets.bucketGradient(r, b.index());
+                if (g.buffer() instanceof JvmBuffer jb) {
+                    jb.device().synchronize();
+                    scale(hostView(jb, g), b.dtype(), b.count(), scale);
                 } else {
                     scalePlan(r, b).execute();
                 }
@@ -119,8 +119,14 @@ final class BucketNorms implements AutoCloseable {
 
     private ExecutionPlan bound(TaskGraph g, KernelArray x, int replica, GradientBuckets.Bucket b) {
         Device d = buckets.devices().get(replica);
+        Gradient bucket = buckets.bucketGradient(replica, b.index());
         return new ExecutionPlan(g.snapshot()).withDevice(d)
-                .bind(x, d, new DeviceSlice(buckets.buffer(replica, b.index()), 0, x.getSize()));
+                .bind(x, d, new DeviceSlice(bucket.buffer(), bucket.byteOffset(), x.getSize()));
+    }
+
+    /** The bucket's bytes within a JVM device's buffer. */
+    private static MemorySegment hostView(JvmBuffer buffer, Gradient g) {
+        return buffer.segment().asSlice(g.byteOffset(), g.byteSize());
     }
 
     /**

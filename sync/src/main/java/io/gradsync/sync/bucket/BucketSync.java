@@ -5,10 +5,9 @@ import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import java.util.ArrayList;
-import java.util.HashSet;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
-import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -126,11 +125,14 @@ public final class BucketSync implements AutoCloseable {
     private final BucketNorms norms;
     private final ExecutorService executor;
     private final int[] pending;           // parameters not yet ready, per bucket
-    private final Set<String> ready = new HashSet<>();
+    private final boolean[] ready;         // per parameter, registration order: marked in this step
+    private final int[] bucketOfParameter; // per parameter, registration order
+    private int readyCount;
+    /** Several processes: each bucket's own all-reduce, started as it became ready. */
     private final List<Future<?>> inFlight = new ArrayList<>();
     /** Single process: ready buckets not yet started, taken together by the next call. */
     private final List<Integer> queued = new ArrayList<>();
-    /** Guards {@link #queued} and {@link #draining}: not the instance lock, which finish() holds while it waits for the drain. */
+    /** Guards the queue and the fields below it: not the instance lock, which finish() holds while it waits. */
     private final Object queueLock = new Object();
     private final boolean coalesce;
     /**
@@ -141,10 +143,17 @@ public final class BucketSync implements AutoCloseable {
     /** Per bucket, its sum of squares from the fused pass of this step. */
     private final double[] bucketSquares;
     private boolean draining;
+    /** A call for queued buckets is running (on the drain thread or in finish()): calls never overlap. */
+    private boolean calling;
     /** When the last bucket was queued (System.nanoTime), for the linger. */
     private long lastQueued;
     /** Buckets of this step not yet taken into a call: once all are queued, nothing is worth waiting for. */
     private int unstarted;
+    /** Buckets of this step whose call has returned. */
+    private int completed;
+    /** The first failed call of this step. */
+    private Throwable stepFailure;
+    private boolean started;
     private long firstStart;
     private boolean closed;
 
@@ -154,6 +163,11 @@ public final class BucketSync implements AutoCloseable {
         this.options = Objects.requireNonNull(options, "options");
         this.norms = new BucketNorms(buckets);
         this.pending = new int[buckets.buckets().size()];
+        this.ready = new boolean[buckets.parameters().size()];
+        this.bucketOfParameter = new int[ready.length];
+        for (int i = 0; i < ready.length; i++) {
+            bucketOfParameter[i] = buckets.bucketIndexOf(i);
+        }
         this.coalesce = synchronizer.worldSize() == buckets.devices().size();
         this.fused = options.needsNorm() && coalesce && synchronizer.worldSize() > 1
                 && synchronizer instanceof FusedSumOfSquares f ? f : null;
@@ -177,72 +191,167 @@ public final class BucketSync implements AutoCloseable {
      * @throws IllegalArgumentException for an unknown parameter
      * @throws IllegalStateException    when it was already marked in this step
      */
-    public synchronized void markReady(String parameter) {
+    public void markReady(String parameter) {
+        markReady(buckets.indexOf(parameter));
+    }
+
+    /**
+     * {@link #markReady(String)} by the parameter's position in registration order
+     * ({@link GradientBuckets#indexOf}): for loops that mark hundreds of tensors per step.
+     *
+     * @throws IndexOutOfBoundsException for an index that names no parameter
+     * @throws IllegalStateException     when it was already marked in this step
+     */
+    public synchronized void markReady(int parameter) {
         checkOpen();
-        GradientBuckets.Bucket bucket = buckets.bucketOf(parameter);
-        if (!ready.add(parameter)) {
-            throw new IllegalStateException("parameter '" + parameter + "' is already marked ready in this step");
+        Objects.checkIndex(parameter, ready.length);
+        if (ready[parameter]) {
+            throw new IllegalStateException("parameter '" + buckets.parameters().get(parameter)
+                    + "' is already marked ready in this step");
         }
-        if (--pending[bucket.index()] == 0) {
-            if (inFlight.isEmpty()) {
+        ready[parameter] = true;
+        readyCount++;
+        int bucket = bucketOfParameter[parameter];
+        if (--pending[bucket] == 0) {
+            if (!started) {
+                started = true;
                 firstStart = System.nanoTime();
             }
             if (!coalesce) {
-                inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket.index()))));
+                inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket))));
             } else {
                 synchronized (queueLock) {
-                    queued.add(bucket.index());
+                    queued.add(bucket);
                     lastQueued = System.nanoTime();
-                    queueLock.notifyAll();
+                    if (queued.size() == unstarted) {
+                        queueLock.notifyAll(); // nothing more to linger for; earlier arrivals need no wake-up (see lingerForMore)
+                    }
                     if (!draining) {
                         draining = true;
-                        inFlight.add(executor.submit(this::drain));
+                        executor.execute(this::drain); // finish() waits for the buckets, not for this thread
                     }
                 }
-            }
-        }
-    }
-
-    /** Background: synchronizes everything queued, in calls of all buckets queued at the time, until none is left. */
-    private void drain() {
-        while (true) {
-            List<Integer> batch;
-            synchronized (queueLock) {
-                if (queued.isEmpty()) {
-                    draining = false;
-                    return;
-                }
-                lingerForMore();
-                batch = List.copyOf(queued);
-                queued.clear();
-                unstarted -= batch.size();
-            }
-            try {
-                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : merged(batch);
-                if (fused != null) {
-                    double[] squares = fused.synchronizeSumOfSquares(replicas); // one per bucket, in batch order
-                    for (int i = 0; i < batch.size(); i++) {
-                        bucketSquares[batch.get(i)] = squares[i];
-                    }
-                } else {
-                    synchronizer.synchronize(replicas);
-                }
-            } catch (RuntimeException | Error e) {
-                synchronized (queueLock) {
-                    draining = false; // the step has failed; finish() reports it and resets
-                }
-                throw e;
             }
         }
     }
 
     /**
+     * Background: synchronizes everything queued, in calls of all buckets queued at the time, until
+     * none is left (or finish() has taken the rest). A failed call ends it; finish() reports it.
+     */
+    private void drain() {
+        while (true) {
+            List<Integer> batch;
+            synchronized (queueLock) {
+                lingerForMore();
+                while (calling && !queued.isEmpty()) { // finish() is calling: calls never overlap
+                    waitOnQueue();
+                }
+                if (queued.isEmpty() || stepFailure != null) {
+                    draining = false;
+                    return;
+                }
+                batch = takeQueued();
+            }
+            try {
+                runBatch(batch);
+            } catch (RuntimeException | Error e) {
+                synchronized (queueLock) {
+                    draining = false;
+                }
+                return;
+            }
+        }
+    }
+
+    /** Holding {@link #queueLock}: every queued bucket, for one call that the caller must make with {@link #runBatch}. */
+    private List<Integer> takeQueued() {
+        List<Integer> batch = List.copyOf(queued);
+        queued.clear();
+        unstarted -= batch.size();
+        calling = true;
+        return batch;
+    }
+
+    /** One call for {@code batch}; then records it done (or failed) and lets the next call start. */
+    private void runBatch(List<Integer> batch) {
+        Throwable failure = null;
+        try {
+            if (fused != null) {
+                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : perBucket(batch);
+                double[] squares = fused.synchronizeSumOfSquares(replicas); // one per bucket, in batch order
+                for (int i = 0; i < batch.size(); i++) {
+                    bucketSquares[batch.get(i)] = squares[i];
+                }
+            } else {
+                synchronizer.synchronize(ranges(batch));
+            }
+        } catch (RuntimeException | Error e) {
+            failure = e;
+            throw e;
+        } finally {
+            synchronized (queueLock) {
+                calling = false;
+                if (failure == null) {
+                    completed += batch.size();
+                } else if (stepFailure == null) {
+                    stepFailure = failure;
+                }
+                queueLock.notifyAll();
+            }
+        }
+    }
+
+    /**
+     * Single process, in finish(): until every bucket's call has returned or one failed (and no call
+     * runs any more). Buckets queued while no call runs are called for on this thread rather than
+     * left to the drain thread: no wake-up of another thread on the way to the result.
+     *
+     * @return the failure of this step, or null
+     */
+    private Throwable awaitBuckets() {
+        while (true) {
+            List<Integer> rest;
+            synchronized (queueLock) {
+                while (true) {
+                    if (stepFailure != null && !calling) {
+                        return stepFailure;
+                    }
+                    if (completed == pending.length) {
+                        return null;
+                    }
+                    if (!calling && !queued.isEmpty()) {
+                        rest = takeQueued();
+                        break;
+                    }
+                    waitOnQueue();
+                }
+            }
+            try {
+                runBatch(rest);
+            } catch (RuntimeException | Error e) {
+                // recorded as the step's failure; returned once no call runs
+            }
+        }
+    }
+
+    private void waitOnQueue() {
+        try {
+            queueLock.wait();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BucketSyncException("interrupted while waiting for gradient buckets", e);
+        }
+    }
+
+    /**
      * Holding {@link #queueLock}: waits while buckets keep arriving less than the linger apart, until
-     * every bucket of the step not yet started is queued.
+     * every bucket of the step not yet started is queued. Arrivals do not wake this thread (that
+     * would cost a wake-up per bucket); it rechecks when the linger since the latest one is over.
      */
     private void lingerForMore() {
         long linger = options.linger().toNanos();
-        while (linger > 0 && queued.size() < unstarted) {
+        while (linger > 0 && !queued.isEmpty() && queued.size() < unstarted) {
             long left = lastQueued + linger - System.nanoTime();
             if (left <= 0) {
                 return;
@@ -256,8 +365,41 @@ public final class BucketSync implements AutoCloseable {
         }
     }
 
-    /** One replica per device holding the buckets' gradients, in the order they became ready. */
-    private List<Replica> merged(List<Integer> batch) {
+    /**
+     * One replica per device holding {@code batch} as few ranges as possible: buckets lie back to
+     * back, so consecutive ones of one dtype are averaged as one range, one collective, as if the
+     * model were one flat buffer.
+     */
+    private List<Replica> ranges(List<Integer> batch) {
+        if (batch.size() == 1) {
+            return buckets.bucketReplicas(batch.getFirst());
+        }
+        int[] sorted = batch.stream().mapToInt(Integer::intValue).sorted().toArray();
+        List<List<Replica>> spans = new ArrayList<>();
+        int first = sorted[0];
+        for (int i = 1; i <= sorted.length; i++) {
+            if (i == sorted.length || sorted[i] != sorted[i - 1] + 1
+                    || buckets.buckets().get(sorted[i]).dtype() != buckets.buckets().get(first).dtype()) {
+                spans.add(buckets.spanReplicas(first, sorted[i - 1]));
+                first = i < sorted.length ? sorted[i] : -1;
+            }
+        }
+        if (spans.size() == 1) {
+            return spans.getFirst();
+        }
+        List<Replica> out = new ArrayList<>();
+        for (int r = 0; r < buckets.devices().size(); r++) {
+            List<Gradient> grads = new ArrayList<>(spans.size());
+            for (List<Replica> span : spans) {
+                grads.add(span.get(r).gradients().getFirst());
+            }
+            out.add(new Replica(buckets.devices().get(r), grads));
+        }
+        return out;
+    }
+
+    /** One replica per device holding each bucket of {@code batch} as its own gradient, in batch order (one sum of squares each). */
+    private List<Replica> perBucket(List<Integer> batch) {
         List<Replica> out = new ArrayList<>();
         for (int r = 0; r < buckets.devices().size(); r++) {
             List<Gradient> grads = new ArrayList<>(batch.size());
@@ -271,8 +413,8 @@ public final class BucketSync implements AutoCloseable {
 
     /** Marks every parameter not yet marked in this step. */
     public synchronized void markAllReady() {
-        for (String p : buckets.parameters()) {
-            if (!ready.contains(p)) {
+        for (int p = 0; p < ready.length; p++) {
+            if (!ready[p]) {
                 markReady(p);
             }
         }
@@ -294,14 +436,19 @@ public final class BucketSync implements AutoCloseable {
      */
     public synchronized StepResult finish() {
         checkOpen();
-        if (ready.size() != buckets.parameters().size()) {
-            List<String> missing = buckets.parameters().stream().filter(p -> !ready.contains(p)).toList();
+        if (readyCount != ready.length) {
+            List<String> missing = new ArrayList<>();
+            for (int p = 0; p < ready.length; p++) {
+                if (!ready[p]) {
+                    missing.add(buckets.parameters().get(p));
+                }
+            }
             throw new IllegalStateException("finish: " + missing.size() + " parameter(s) not marked ready: "
                     + GradientBuckets.summary(missing));
         }
         long waitStart = System.nanoTime();
         try {
-            Throwable failure = null;
+            Throwable failure = coalesce ? awaitBuckets() : null;
             for (Future<?> f : inFlight) { // wait for all, even after a failure: none may run into the next step
                 try {
                     f.get();
@@ -343,12 +490,16 @@ public final class BucketSync implements AutoCloseable {
     }
 
     private void resetStep() {
-        ready.clear();
+        Arrays.fill(ready, false);
+        readyCount = 0;
         inFlight.clear();
+        started = false;
         synchronized (queueLock) {
             queued.clear();
             draining = false;
             unstarted = buckets.buckets().size();
+            completed = 0;
+            stepFailure = null;
         }
         for (GradientBuckets.Bucket b : buckets.buckets()) {
             pending[b.index()] = b.parameters().size();

@@ -14,9 +14,11 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * The gradients of a model's parameters packed into flat buckets, one device buffer per bucket
- * per replica, so that one collective serves many tensors and packing copies nothing: each
- * parameter's gradient is a {@link Gradient} view into its bucket, which backward writes directly.
+ * The gradients of a model's parameters packed into flat buckets, so that one collective serves
+ * many tensors and packing copies nothing: each parameter's gradient is a {@link Gradient} view
+ * into its bucket, which backward writes directly. Each replica's buckets lie back to back in one
+ * device buffer, in bucket order, so that buckets ready together can also be averaged as one
+ * range ({@link #spanReplicas}).
  *
  * <p>Parameters are assigned to buckets in <em>reverse</em> registration order, the order
  * backward produces them, so the first bucket fills (and can start its all-reduce) while earlier
@@ -51,8 +53,12 @@ public final class GradientBuckets implements AutoCloseable {
     private final List<String> parameters;
     private final Map<String, Slot> slots;
     private final List<Bucket> buckets;
-    private final DeviceBuffer[][] buffers; // [replica][bucket]
+    private final DeviceBuffer[] buffers; // [replica]: every bucket, back to back
+    private final long[] bucketOffsets;   // [bucket]: bytes into each replica's buffer
+    private final long totalBytes;
     private final List<List<Replica>> bucketReplicas;
+    /** Ranges asked for before, by (first, last): a step's ranges repeat every step. */
+    private final Map<Long, List<Replica>> spans = new java.util.concurrent.ConcurrentHashMap<>();
     private boolean closed;
 
     private GradientBuckets(List<Device> devices, List<String> parameters, Map<String, Slot> slots, List<Bucket> buckets) {
@@ -60,16 +66,20 @@ public final class GradientBuckets implements AutoCloseable {
         this.parameters = parameters;
         this.slots = slots;
         this.buckets = buckets;
-        this.buffers = new DeviceBuffer[devices.size()][buckets.size()];
-        List<List<Replica>> replicas = new ArrayList<>();
+        this.bucketOffsets = new long[buckets.size()];
+        long at = 0;
+        for (Bucket b : buckets) {
+            bucketOffsets[b.index()] = at; // bucket sizes are whole ALIGN_BYTES: every bucket starts aligned
+            at += b.byteSize();
+        }
+        this.totalBytes = at;
+        this.buffers = new DeviceBuffer[devices.size()];
         try {
             for (int r = 0; r < devices.size(); r++) {
                 Device d = devices.get(r);
+                buffers[r] = d.allocate(totalBytes);
                 try (DeviceStream s = d.createStream()) {
-                    for (Bucket b : buckets) {
-                        buffers[r][b.index()] = d.allocate(b.byteSize());
-                        s.fill32(buffers[r][b.index()], 0, b.byteSize(), 0);
-                    }
+                    s.fill32(buffers[r], 0, totalBytes, 0);
                     s.synchronize();
                 }
             }
@@ -77,13 +87,9 @@ public final class GradientBuckets implements AutoCloseable {
             freeBuffers();
             throw e;
         }
+        List<List<Replica>> replicas = new ArrayList<>();
         for (Bucket b : buckets) {
-            List<Replica> perDevice = new ArrayList<>();
-            for (int r = 0; r < devices.size(); r++) {
-                perDevice.add(Replica.on(devices.get(r))
-                        .add(new Gradient("bucket" + b.index(), buffers[r][b.index()], 0, b.count(), b.dtype())).build());
-            }
-            replicas.add(List.copyOf(perDevice));
+            replicas.add(span(b.index(), b.index()));
         }
         this.bucketReplicas = List.copyOf(replicas);
     }
@@ -187,24 +193,76 @@ public final class GradientBuckets implements AutoCloseable {
         return buckets.get(slot(parameter).bucket());
     }
 
+    /** {@code parameter}'s position in registration order ({@link #parameters()}). */
+    public int indexOf(String parameter) {
+        return slot(parameter).registration();
+    }
+
+    /** The index of the bucket holding the parameter registered at {@code index}. */
+    int bucketIndexOf(int index) {
+        return slots.get(parameters.get(index)).bucket();
+    }
+
     /** Replica {@code replica}'s gradient of {@code parameter}: a view into its bucket. */
     public Gradient gradient(int replica, String parameter) {
         Slot s = slot(parameter);
-        return new Gradient(parameter, buffer(replica, s.bucket()), s.byteOffset(), s.count(), s.dtype());
+        checkOpen();
+        Objects.checkIndex(replica, devices.size());
+        return new Gradient(parameter, buffers[replica], bucketOffsets[s.bucket()] + s.byteOffset(), s.count(), s.dtype());
     }
 
-    /** Replica {@code replica}'s buffer of bucket {@code bucket}. */
-    public DeviceBuffer buffer(int replica, int bucket) {
+    /** Replica {@code replica}'s whole bucket {@code bucket}, gaps included: a view into the replica's buffer. */
+    public Gradient bucketGradient(int replica, int bucket) {
         checkOpen();
         Objects.checkIndex(replica, devices.size());
         Objects.checkIndex(bucket, buckets.size());
-        return buffers[replica][bucket];
+        Bucket b = buckets.get(bucket);
+        return new Gradient("bucket" + bucket, buffers[replica], bucketOffsets[bucket], b.count(), b.dtype());
     }
 
     /** One replica per device whose one gradient spans bucket {@code bucket}: what one collective averages. */
     public List<Replica> bucketReplicas(int bucket) {
         checkOpen();
         return bucketReplicas.get(bucket);
+    }
+
+    /**
+     * One replica per device whose one gradient spans buckets {@code first} to {@code last}
+     * (inclusive), which lie back to back: buckets ready together averaged as one range, exactly
+     * as each on its own would be (averaging is element-wise; the gaps are zero and stay zero).
+     *
+     * @throws IllegalArgumentException when the range is empty or out of bounds, or its buckets do
+     *                                  not all have one dtype
+     */
+    public List<Replica> spanReplicas(int first, int last) {
+        checkOpen();
+        if (first < 0 || last >= buckets.size() || first > last) {
+            throw new IllegalArgumentException("bucket range " + first + ".." + last + " is not within 0.."
+                    + (buckets.size() - 1));
+        }
+        if (first == last) {
+            return bucketReplicas.get(first);
+        }
+        return spans.computeIfAbsent(((long) first << 32) | last, k -> span(first, last));
+    }
+
+    private List<Replica> span(int first, int last) {
+        DType dtype = buckets.get(first).dtype();
+        long bytes = 0;
+        for (int b = first; b <= last; b++) {
+            if (buckets.get(b).dtype() != dtype) {
+                throw new IllegalArgumentException("buckets " + first + ".." + last + " mix " + dtype + " and "
+                        + buckets.get(b).dtype() + "; one range holds one dtype");
+            }
+            bytes += buckets.get(b).byteSize();
+        }
+        String name = first == last ? "bucket" + first : "buckets" + first + "-" + last;
+        List<Replica> perDevice = new ArrayList<>();
+        for (int r = 0; r < devices.size(); r++) {
+            perDevice.add(Replica.on(devices.get(r))
+                    .add(new Gradient(name, buffers[r], bucketOffsets[first], bytes / dtype.bytes(), dtype)).build());
+        }
+        return List.copyOf(perDevice);
     }
 
     /**
@@ -229,9 +287,7 @@ public final class GradientBuckets implements AutoCloseable {
         checkOpen();
         for (int r = 0; r < devices.size(); r++) {
             try (DeviceStream s = devices.get(r).createStream()) {
-                for (Bucket b : buckets) {
-                    s.fill32(buffers[r][b.index()], 0, b.byteSize(), 0);
-                }
+                s.fill32(buffers[r], 0, totalBytes, 0);
                 s.synchronize();
             }
         }
@@ -258,11 +314,9 @@ public final class GradientBuckets implements AutoCloseable {
 
 
     private void freeBuffers() {
-        for (DeviceBuffer[] row : buffers) {
-            for (DeviceBuffer b : row) {
-                if (b != null && !b.isClosed()) {
-                    b.close();
-                }
+        for (DeviceBuffer b : buffers) {
+            if (b != null && !b.isClosed()) {
+                b.close();
             }
         }
     }

@@ -156,7 +156,18 @@ class BucketSyncTest {
             assertEquals(2048, b.gradient(1, "d").byteOffset(), "views start on 256-byte boundaries");
             assertEquals(DType.BF16, b.bucketOf("c").dtype());
             assertEquals(8192, b.bucketOf("b").byteSize());
-            assertEquals(b.buffer(1, 0), b.gradient(1, "d").buffer(), "a view into the bucket, not a copy");
+            assertEquals(b.bucketGradient(1, 0).buffer(), b.gradient(1, "d").buffer(), "a view into the bucket, not a copy");
+            assertEquals(3328, b.bucketGradient(1, 1).byteOffset(), "buckets lie back to back, each a whole 256 bytes");
+            assertEquals(b.bucketGradient(1, 1).byteOffset(), b.gradient(1, "c").byteOffset());
+            // consecutive buckets of one dtype as one range: b (8192 B) then a (400 B, 512 with its gap)
+            Gradient span = b.spanReplicas(2, 3).get(1).gradients().getFirst();
+            assertEquals(b.bucketGradient(1, 2).byteOffset(), span.byteOffset());
+            assertEquals((8192 + 512) / 4, span.count());
+            assertEquals(b.bucketReplicas(1), b.spanReplicas(1, 1));
+            IllegalArgumentException mixed = assertThrows(IllegalArgumentException.class, () -> b.spanReplicas(0, 2));
+            assertTrue(mixed.getMessage().contains("FP32 and BF16"), mixed.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> b.spanReplicas(2, 4));
+            assertThrows(IllegalArgumentException.class, () -> b.spanReplicas(3, 2));
             assertEquals(List.of("a", "b", "c", "d", "e"), b.parameters());
             MemorySegment ones = java.lang.foreign.Arena.ofAuto().allocate(300 * 4);
             ones.fill((byte) 1);
@@ -228,6 +239,86 @@ class BucketSyncTest {
         }
         assertThrows(IllegalArgumentException.class, () -> BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofSeconds(2)));
         assertThrows(IllegalArgumentException.class, () -> BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofNanos(-1)));
+    }
+
+    /**
+     * Buckets lie back to back: a burst of ready buckets goes to the synchronizer as one range per
+     * run of consecutive buckets of one dtype (here: 3 runs, FP32 / BF16 / FP32), with exactly the
+     * per-tensor result, and the gaps between views stay zero.
+     */
+    @Test
+    void readyBucketsGoAsOneRangePerDtypeRun() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = new ArrayList<>();
+        SplittableRandom random = new SplittableRandom(4);
+        for (int i = 0; i < 60; i++) { // registration order; backward (bucket) order is the reverse
+            params.add(new Param("p" + i, 1 + random.nextInt(3000), i >= 20 && i < 30 ? DType.BF16 : DType.FP32));
+        }
+        List<List<Integer>> gradientsPerCall = new ArrayList<>();
+        try (GradientSynchronizer cpu = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets bucketed = buckets(devices, params, 4 << 10);
+                GradientBuckets reference = buckets(devices, params, 4 << 10)) {
+            GradientSynchronizer recording = new GradientSynchronizer() {
+                public SyncBackend backend() { return cpu.backend(); }
+                public int localRank() { return cpu.localRank(); }
+                public int rank() { return cpu.rank(); }
+                public int worldSize() { return cpu.worldSize(); }
+                public io.gradsync.sync.SyncStats stats() { return cpu.stats(); }
+                public void barrier() { cpu.barrier(); }
+                public void close() { }
+                public void synchronize(List<io.gradsync.sync.Replica> replicas) {
+                    synchronized (gradientsPerCall) {
+                        gradientsPerCall.add(replicas.getFirst().gradients().stream().map(g -> Math.toIntExact(g.count())).toList());
+                    }
+                    cpu.synchronize(replicas);
+                }
+            };
+            assertTrue(bucketed.buckets().size() > 6, "needs several buckets per run, got " + bucketed.buckets().size());
+            List<List<MemorySegment>> inputs = fillRandom(bucketed, params, 8);
+            fillRandom(reference, params, 8);
+            cpu.synchronize(reference.parameterReplicas());
+            try (BucketSync bs = new BucketSync(bucketed, recording,
+                    BucketSync.Options.averageOnly().withLinger(java.time.Duration.ofSeconds(1)))) {
+                for (int i = params.size() - 1; i >= 0; i--) {
+                    bs.markReady(params.get(i).name());
+                }
+                bs.finish();
+            }
+            assertEquals(1, gradientsPerCall.size(), "one call for the burst: " + gradientsPerCall);
+            long fp32 = 0;
+            long bf16 = 0;
+            for (GradientBuckets.Bucket b : bucketed.buckets()) {
+                if (b.dtype() == DType.BF16) {
+                    bf16 += b.count();
+                } else if (bf16 == 0) {
+                    fp32 += b.count();
+                }
+            }
+            List<Integer> ranges = gradientsPerCall.getFirst();
+            assertEquals(3, ranges.size(), "FP32, BF16, FP32 runs: " + ranges);
+            assertEquals(List.of((int) fp32, (int) bf16), ranges.subList(0, 2), "each run is one range of whole buckets");
+            for (int r = 0; r < devices.size(); r++) {
+                for (Param p : params) {
+                    assertEquals(-1L, read(bucketed.gradient(r, p.name())).mismatch(read(reference.gradient(r, p.name()))),
+                            () -> p + " differs from the per-tensor sync");
+                }
+            }
+            MemorySegment[] in = inputs.stream().map(l -> l.get(0)).toArray(MemorySegment[]::new);
+            assertEquals(0, AverageCheck.countWrong(DType.FP32, in, read(bucketed.gradient(1, "p0")), params.get(0).count()));
+            // the gaps: every byte of a bucket outside its views is still zero
+            for (GradientBuckets.Bucket b : bucketed.buckets()) {
+                MemorySegment whole = read(bucketed.bucketGradient(1, b.index()));
+                long base = bucketed.bucketGradient(1, b.index()).byteOffset();
+                long covered = 0;
+                for (String name : b.parameters()) {
+                    Gradient g = bucketed.gradient(1, name);
+                    whole.asSlice(g.byteOffset() - base, g.byteSize()).fill((byte) 0);
+                    covered += g.byteSize();
+                }
+                assertTrue(covered <= b.byteSize());
+                assertEquals(-1L, whole.mismatch(java.lang.foreign.Arena.ofAuto().allocate(b.byteSize())), "gaps of bucket " + b.index());
+            }
+        }
     }
 
     /**

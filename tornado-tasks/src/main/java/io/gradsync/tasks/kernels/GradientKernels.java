@@ -278,40 +278,67 @@ public final class GradientKernels {
     }
 
     /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): slot {@code p} gets
+     * {@link #squares} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
+     * the caller adds the slots in fp64. Correct for any launch size; one thread per slot is the
+     * natural launch.
+     */
+    public static void sumOfSquaresPartials(KernelContext ctx, FloatArray x, DoubleArray partials) {
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            partials.set(p, squares(x, p, slots));
+        }
+    }
+
+    /**
      * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
-    /**
-     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
-     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
-     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
-     * is the natural launch.
-     */
-    public static void sumOfSquaresPartials(KernelContext ctx, FloatArray x, DoubleArray partials) {
-        int n = x.getSize();
-        int slots = partials.getSize();
-        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            double acc = 0.0;
-            for (int i = p; i < n; i += slots) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            partials.set(p, acc);
+    public static void sumOfSquares(KernelContext ctx, FloatArray x, FloatArray result) {
+        int first = ctx.globalIdx();
+        if (first < x.getSize()) {
+            Atomics.add(result, 0, (float) squares(x, first, ctx.globalSize()));
         }
     }
 
-    public static void sumOfSquares(KernelContext ctx, FloatArray x, FloatArray result) {
+    /**
+     * The fp64 sum of squares of {@code x[first]}, {@code x[first + stride]}, ...: element
+     * {@code first + j * stride} goes into running sum {@code j mod 8} while whole groups of eight
+     * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
+     * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
+     */
+    private static double squares(FloatArray x, int first, int stride) {
         int n = x.getSize();
-        int first = ctx.globalIdx();
-        if (first < n) {
-            double acc = 0.0;
-            for (int i = first; i < n; i += ctx.globalSize()) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            Atomics.add(result, 0, (float) acc);
+        // elements this thread sums: counted once, so the index below never runs past n
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            double v0 = x.get(i);
+            double v1 = x.get(i + stride);
+            double v2 = x.get(i + 2 * stride);
+            double v3 = x.get(i + 3 * stride);
+            double v4 = x.get(i + 4 * stride);
+            double v5 = x.get(i + 5 * stride);
+            double v6 = x.get(i + 6 * stride);
+            double v7 = x.get(i + 7 * stride);
+            i += 8 * stride;
+            s0 += v0 * v0;
+            s1 += v1 * v1;
+            s2 += v2 * v2;
+            s3 += v3 * v3;
+            s4 += v4 * v4;
+            s5 += v5 * v5;
+            s6 += v6 * v6;
+            s7 += v7 * v7;
         }
+        for (int rest = count % 8; rest > 0; rest--) {
+            double v = x.get(i);
+            i += stride;
+            s0 += v * v;
+        }
+        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
 
     /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
@@ -324,40 +351,67 @@ public final class GradientKernels {
     }
 
     /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): slot {@code p} gets
+     * {@link #squaresBf16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
+     * the caller adds the slots in fp64. Correct for any launch size; one thread per slot is the
+     * natural launch.
+     */
+    public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            partials.set(p, squaresBf16(x, p, slots));
+        }
+    }
+
+    /**
      * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
-    /**
-     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
-     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
-     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
-     * is the natural launch.
-     */
-    public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
-        int n = x.getSize();
-        int slots = partials.getSize();
-        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            double acc = 0.0;
-            for (int i = p; i < n; i += slots) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            partials.set(p, acc);
+    public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
+        int first = ctx.globalIdx();
+        if (first < x.getSize()) {
+            Atomics.add(result, 0, (float) squaresBf16(x, first, ctx.globalSize()));
         }
     }
 
-    public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
+    /**
+     * The fp64 sum of squares of {@code x[first]}, {@code x[first + stride]}, ...: element
+     * {@code first + j * stride} goes into running sum {@code j mod 8} while whole groups of eight
+     * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
+     * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
+     */
+    private static double squaresBf16(Bfloat16Array x, int first, int stride) {
         int n = x.getSize();
-        int first = ctx.globalIdx();
-        if (first < n) {
-            double acc = 0.0;
-            for (int i = first; i < n; i += ctx.globalSize()) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            Atomics.add(result, 0, (float) acc);
+        // elements this thread sums: counted once, so the index below never runs past n
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            double v0 = x.get(i);
+            double v1 = x.get(i + stride);
+            double v2 = x.get(i + 2 * stride);
+            double v3 = x.get(i + 3 * stride);
+            double v4 = x.get(i + 4 * stride);
+            double v5 = x.get(i + 5 * stride);
+            double v6 = x.get(i + 6 * stride);
+            double v7 = x.get(i + 7 * stride);
+            i += 8 * stride;
+            s0 += v0 * v0;
+            s1 += v1 * v1;
+            s2 += v2 * v2;
+            s3 += v3 * v3;
+            s4 += v4 * v4;
+            s5 += v5 * v5;
+            s6 += v6 * v6;
+            s7 += v7 * v7;
         }
+        for (int rest = count % 8; rest > 0; rest--) {
+            double v = x.get(i);
+            i += stride;
+            s0 += v * v;
+        }
+        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
 
     /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
@@ -370,39 +424,66 @@ public final class GradientKernels {
     }
 
     /**
+     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): slot {@code p} gets
+     * {@link #squaresF16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
+     * the caller adds the slots in fp64. Correct for any launch size; one thread per slot is the
+     * natural launch.
+     */
+    public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            partials.set(p, squaresF16(x, p, slots));
+        }
+    }
+
+    /**
      * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
      * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
      * threads (a few per core, e.g. at most 65536), not one per element.
      */
-    /**
-     * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): partial slot
-     * {@code p} gets the sum over elements {@code p, p + P, p + 2P, ...} ({@code P} = number of
-     * slots); the caller adds the slots in fp64. Correct for any launch size; one thread per slot
-     * is the natural launch.
-     */
-    public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
-        int n = x.getSize();
-        int slots = partials.getSize();
-        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            double acc = 0.0;
-            for (int i = p; i < n; i += slots) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            partials.set(p, acc);
+    public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
+        int first = ctx.globalIdx();
+        if (first < x.getSize()) {
+            Atomics.add(result, 0, (float) squaresF16(x, first, ctx.globalSize()));
         }
     }
 
-    public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
+    /**
+     * The fp64 sum of squares of {@code x[first]}, {@code x[first + stride]}, ...: element
+     * {@code first + j * stride} goes into running sum {@code j mod 8} while whole groups of eight
+     * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
+     * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
+     */
+    private static double squaresF16(HalfArray x, int first, int stride) {
         int n = x.getSize();
-        int first = ctx.globalIdx();
-        if (first < n) {
-            double acc = 0.0;
-            for (int i = first; i < n; i += ctx.globalSize()) {
-                double v = x.get(i);
-                acc += v * v;
-            }
-            Atomics.add(result, 0, (float) acc);
+        // elements this thread sums: counted once, so the index below never runs past n
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            double v0 = x.get(i);
+            double v1 = x.get(i + stride);
+            double v2 = x.get(i + 2 * stride);
+            double v3 = x.get(i + 3 * stride);
+            double v4 = x.get(i + 4 * stride);
+            double v5 = x.get(i + 5 * stride);
+            double v6 = x.get(i + 6 * stride);
+            double v7 = x.get(i + 7 * stride);
+            i += 8 * stride;
+            s0 += v0 * v0;
+            s1 += v1 * v1;
+            s2 += v2 * v2;
+            s3 += v3 * v3;
+            s4 += v4 * v4;
+            s5 += v5 * v5;
+            s6 += v6 * v6;
+            s7 += v7 * v7;
         }
+        for (int rest = count % 8; rest > 0; rest--) {
+            double v = x.get(i);
+            i += stride;
+            s0 += v * v;
+        }
+        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
 }
