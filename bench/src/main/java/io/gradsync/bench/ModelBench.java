@@ -159,11 +159,11 @@ public final class ModelBench {
             inputs.clear();
 
             Runnable[] forms = {flatCall, stepCall, syncCall};
-            for (int i = 0; i < warmup; i++) {
+            Warmup.run(sync.worldSize() == devices.size(), warmup, forms.length * bytes, () -> {
                 for (Runnable f : forms) {
                     f.run();
                 }
-            }
+            });
             double[][] micros = new double[forms.length][iterations];
             for (int i = 0; i < iterations; i++) {
                 for (int f = 0; f < forms.length; f++) {

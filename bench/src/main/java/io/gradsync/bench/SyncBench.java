@@ -75,9 +75,7 @@ public final class SyncBench {
             sync.synchronize(replicas);
             long wrong = check ? countWrong(dtype, devices, buffers, allInputs(sync, devices, inputs, dtype, count, seed, arena),
                     count) : -1;
-            for (int i = 0; i < warmup; i++) {
-                sync.synchronize(replicas);
-            }
+            Warmup.run(sync.worldSize() == devices.size(), warmup, used, () -> sync.synchronize(replicas));
             sync.stats().reset(); // the stats then describe the timed calls alone
             double[] micros = new double[iterations];
             for (int i = 0; i < iterations; i++) {

@@ -92,7 +92,9 @@ final class BenchCommand implements Callable<Integer> {
             description = "Element types, comma separated: fp32, bf16, fp16 (default: ${DEFAULT-VALUE}).")
     String dtypes;
 
-    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed calls per size (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed calls per size, at least (default: ${DEFAULT-VALUE}). In one process the "
+                    + "warm-up also lasts at least 0.3 s, so that the JIT has compiled the call path before timing "
+                    + "starts; processes of one collective warm up with at least 2 GiB of calls instead (the same count on every rank).")
     int warmup;
 
     @Option(names = "--iters", defaultValue = "20", paramLabel = "N", description = "Timed calls per size (default: ${DEFAULT-VALUE}).")

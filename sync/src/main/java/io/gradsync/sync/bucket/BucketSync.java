@@ -374,7 +374,11 @@ public final class BucketSync implements AutoCloseable {
         if (batch.size() == 1) {
             return buckets.bucketReplicas(batch.getFirst());
         }
-        int[] sorted = batch.stream().mapToInt(Integer::intValue).sorted().toArray();
+        int[] sorted = new int[batch.size()];
+        for (int i = 0; i < sorted.length; i++) {
+            sorted[i] = batch.get(i);
+        }
+        Arrays.sort(sorted);
         List<List<Replica>> spans = new ArrayList<>();
         int first = sorted[0];
         for (int i = 1; i <= sorted.length; i++) {
