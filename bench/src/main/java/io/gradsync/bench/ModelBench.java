@@ -107,12 +107,13 @@ public final class ModelBench {
      * random values per replica, runs each once (checked against the float64 average when
      * {@code check}), then warm-up and timed calls.
      *
+     * @param norm    the bucketed forms also compute the global norm and finite check
      * @param seed    random values; replica q gets {@code seed + q}, so ranks of a multi-process
      *                run can regenerate each other's inputs
      * @param profile receives one line per form with where the time went, or null
      */
     public static Result measure(GradientSynchronizer sync, List<? extends Device> devices, MixedModel model,
-            long bucketBytes, int warmup, int iterations, boolean check, long seed, Consumer<String> profile) {
+            long bucketBytes, boolean norm, int warmup, int iterations, boolean check, long seed, Consumer<String> profile) {
         DType dtype = model.dtype();
         long bytes = model.totalBytes();
         long count = model.totalCount();
@@ -121,7 +122,8 @@ public final class ModelBench {
         List<HostBuffer> inputs = new ArrayList<>();
         try (Arena arena = Arena.ofShared();
                 GradientBuckets buckets = model.buckets(devices, bucketBytes);
-                BucketSync bucketSync = new BucketSync(buckets, sync, BucketSync.Options.averageOnly())) {
+                BucketSync bucketSync = new BucketSync(buckets, sync,
+                        norm ? BucketSync.Options.averageOnly().withNorm() : BucketSync.Options.averageOnly())) {
             List<Replica> flatReplicas = SyncBench.flatReplicas(sync, devices, "model", dtype, count, seed, flat, inputs);
             for (int r = 0; r < devices.size(); r++) {
                 HostBuffer host = inputs.get(r);

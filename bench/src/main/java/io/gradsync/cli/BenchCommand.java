@@ -118,6 +118,11 @@ final class BenchCommand implements Callable<Integer> {
             description = "--model: largest gradient bucket; a larger tensor gets one of its own (default: ${DEFAULT-VALUE}).")
     String bucket;
 
+    @Option(names = "--norm", negatable = false, description = "--model: the bucketed forms also compute the global "
+            + "gradient norm and the finite check (in the averaging pass on cpu and ptx, a second pass over the buckets on "
+            + "opencl and nccl), to show what they cost against the flat buffer (which only averages).")
+    boolean norm;
+
     @Option(names = "--model-seed", defaultValue = "1", paramLabel = "N",
             description = "--model: seed of the tensor sizes; the same seed gives the same model anywhere (default: ${DEFAULT-VALUE}).")
     long modelSeed;
@@ -265,7 +270,7 @@ final class BenchCommand implements Callable<Integer> {
                     for (MixedModel m : models) {
                         long seed = launch != null ? 31 * m.totalBytes() + m.dtype().ordinal() : ThreadLocalRandom.current().nextLong();
                         List<String> profiles = new ArrayList<>();
-                        ModelBench.Result r = ModelBench.measure(sync, selected, m, bucketBytes, warmup, iterations, !noCheck, seed,
+                        ModelBench.Result r = ModelBench.measure(sync, selected, m, bucketBytes, norm, warmup, iterations, !noCheck, seed,
                                 profile ? profiles::add : null);
                         modelTable.print(title + m.dtype().label(), r, m.largest().name());
                         for (String line : profiles) {
@@ -411,7 +416,7 @@ final class BenchCommand implements Callable<Integer> {
             parseTypes(dtypes).forEach(t -> ty.add(t.label()));
             if (!models.isEmpty()) {
                 settings.putObject("model").put("name", "mixed").put("bytes", Sizes.parse(modelSize)).put("tensors", tensors)
-                        .put("bucketBytes", bucketBytes).put("seed", modelSeed);
+                        .put("bucketBytes", bucketBytes).put("seed", modelSeed).put("norm", norm);
             }
             var machine = MachineInfo.describe(pool == null ? List.of() : pool.selected().values());
             BenchReport.write(report.toJson(machine, settings), json);
@@ -482,7 +487,7 @@ final class BenchCommand implements Callable<Integer> {
     private List<MixedModel> models(List<DType> types) {
         var parsed = spec.commandLine().getParseResult();
         if (model == null) {
-            for (String option : List.of("--model-size", "--tensors", "--bucket", "--model-seed")) {
+            for (String option : List.of("--model-size", "--tensors", "--bucket", "--model-seed", "--norm")) {
                 if (parsed.hasMatchedOption(option)) {
                     throw new IllegalArgumentException(option + " goes with --model mixed");
                 }

@@ -76,6 +76,18 @@ ELEMENTWISE(, F32)
 ELEMENTWISE(Bf16, BF16)
 ELEMENTWISE(F16, F16)
 
+// Second stage of a sum of squares: fp64 partials added down to fewer slots, in slot order
+extern "C" __global__ void sumPartials(ARR(const double, x), ARR(double, partials)) {
+    unsigned stride = gridDim.x * blockDim.x;
+    for (unsigned p = blockIdx.x * blockDim.x + threadIdx.x; p < partials_len; p += stride) {
+        unsigned count = p < x_len ? (unsigned) (((unsigned long long) x_len - p + partials_len - 1) / partials_len) : 0;
+        double acc = 0.0;
+        unsigned i = p;
+        for (unsigned j = 0; j < count; j++) { acc += x[i]; i += partials_len; }
+        partials[p] = acc;
+    }
+}
+
 // Fused averages of k = 2..8 inputs
 #define AVG_SIG2(P) ARR(P##_T, out), ARR(const P##_T, a0), ARR(const P##_T, a1)
 #define AVG_SIG3(P) AVG_SIG2(P), ARR(const P##_T, a2)

@@ -57,7 +57,7 @@ class BenchOutputTest {
         assertEquals(0, run.exitCode(), run.out() + run.err());
         report = JSON.readTree(dir.resolve("out/bench.json").toFile());
         modelRun = CliRun.of("bench", "--runtime", "jvm", "--devices", "3", "--model", "mixed", "--model-size", "4M",
-                "--tensors", "50", "--iters", "2", "--json", dir.resolve("out/model.json").toString());
+                "--tensors", "50", "--iters", "2", "--norm", "--json", dir.resolve("out/model.json").toString());
         assertEquals(0, modelRun.exitCode(), modelRun.out() + modelRun.err());
         modelReport = JSON.readTree(dir.resolve("out/model.json").toFile());
     }
@@ -86,6 +86,7 @@ class BenchOutputTest {
         List<Error> errors = schema.validate(modelReport);
         assertTrue(errors.isEmpty(), errors.toString());
         assertEquals(0, modelReport.get("results").size(), "no size sweep with --model");
+        assertTrue(modelReport.get("settings").get("model").get("norm").asBoolean(), "--norm is recorded");
         assertEquals(0, report.get("models").size(), "no model in a size sweep");
         assertEquals(1, modelReport.get("models").size());
         JsonNode m = modelReport.get("models").get(0);

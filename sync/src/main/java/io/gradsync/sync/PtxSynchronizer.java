@@ -167,17 +167,25 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
      * The sums of squares of a collecting layout ({@link #synchronizeSumOfSquares}): per GPU and run,
      * the partials kernel over what that GPU averaged (its slice; for one-shot runs GPU 0 alone, the
      * whole run), run right after the average while it is in cache, and its number of fp64 slots,
-     * laid out run after run in the GPU's partials buffer; per GPU the bytes to download.
+     * laid out run after run in the GPU's partials buffer; per GPU the bytes to download. A large
+     * slice is summed in two stages (the launch runs both): into up to {@link #WIDE_SQUARE_SLOTS}
+     * partials, enough threads to stream it at memory speed, then those added down to the slots.
      */
     private record Squares(Launch[][] launches, int[][] slots, long[] bytes) {
     }
 
-    /** Partial slots per sum: enough threads to stream a slice, 32 KiB of partials to copy back. */
+    /** Partial slots per sum that the host adds: 32 KiB per sum to copy back. */
     static final int SQUARE_SLOTS = 4096;
+    /** First-stage slots for a large slice: one thread each, 8 loads in flight, fills an H200. */
+    static final int WIDE_SQUARE_SLOTS = 65536;
+    /** A first-stage thread sums at least this many elements: below that one stage does. */
+    static final int MIN_PER_WIDE_SLOT = 16;
 
     /** Per GPU: fp64 partial sums of squares on the device, and pinned for the host to add (grown, kept). */
     private final DeviceBuffer[] partialsDevice;
     private final HostBuffer[] partialsHost;
+    /** Per GPU: the first stage's partials of large slices (grown, kept). */
+    private final DeviceBuffer[] widePartials;
 
     static PtxSynchronizer create(List<? extends Device> devices, SyncOptions options) {
         List<CudaDevice> gpus = new ArrayList<>();
@@ -271,6 +279,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         host = new HostBuffer[n];
         partialsDevice = new DeviceBuffer[n];
         partialsHost = new HostBuffer[n];
+        widePartials = new DeviceBuffer[n];
         boolean all = true;
         for (int i = 0; i < n; i++) {
             this.p2p[i] = p2p[i].clone();
@@ -618,12 +627,17 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     private Squares prepareSquares(List<SlicePlan.Run> runs, boolean[] small, long[][] at) {
         int n = devices.size();
         int[][] slots = new int[n][runs.size()];
+        int[][] wide = new int[n][runs.size()]; // first-stage slots; 0: one stage
         long[] bytes = new long[n];
+        long[] wideBytes = new long[n];
         for (int i = 0; i < n; i++) {
             for (int k = 0; k < runs.size(); k++) {
                 long count = small[k] ? (i == 0 ? runs.get(k).count() : 0) : runs.get(k).sliceCount(i);
                 slots[i][k] = (int) Math.min(SQUARE_SLOTS, count);
+                int w = (int) Math.min(WIDE_SQUARE_SLOTS, count / MIN_PER_WIDE_SLOT);
+                wide[i][k] = w > SQUARE_SLOTS ? w : 0;
                 bytes[i] += 8L * slots[i][k];
+                wideBytes[i] += 8L * wide[i][k];
             }
             if (bytes[i] > 0 && (partialsDevice[i] == null || partialsDevice[i].byteSize() < bytes[i])) {
                 forgetLayouts();
@@ -634,10 +648,17 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 partialsDevice[i] = devices.get(i).allocate(bytes[i]);
                 partialsHost[i] = devices.get(i).allocateHost(bytes[i]);
             }
+            if (wideBytes[i] > 0 && (widePartials[i] == null || widePartials[i].byteSize() < wideBytes[i])) {
+                forgetLayouts();
+                closeQuietly(widePartials[i]);
+                widePartials[i] = null;
+                widePartials[i] = devices.get(i).allocate(wideBytes[i]);
+            }
         }
         Launch[][] sums = new Launch[n][runs.size()];
         for (int i = 0; i < n; i++) {
             long slot = 0;
+            long wideSlot = 0;
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
                 int p = slots[i][k];
@@ -647,8 +668,20 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 DeviceSlice averaged = small[k]
                         ? new DeviceSlice(scratch[0], at[0][k], Math.toIntExact(run.count()))
                         : new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), Math.toIntExact(run.sliceCount(i)));
-                sums[i][k] = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), p,
-                        new Object[] {averaged, new DeviceSlice(partialsDevice[i], 8 * slot, p)});
+                DeviceSlice out = new DeviceSlice(partialsDevice[i], 8 * slot, p);
+                int w = wide[i][k];
+                if (w == 0) {
+                    sums[i][k] = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), p, new Object[] {averaged, out});
+                } else {
+                    DeviceSlice stage = new DeviceSlice(widePartials[i], 8 * wideSlot, w);
+                    Launch first = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), w, new Object[] {averaged, stage});
+                    Launch second = launcher.prepare(i, SlicePlan.SUM_PARTIALS, p, new Object[] {stage, out});
+                    sums[i][k] = s -> {
+                        first.launch(s);
+                        second.launch(s);
+                    };
+                    wideSlot += w;
+                }
                 slot += p;
             }
         }
@@ -721,6 +754,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             closeQuietly(host[i]);
             closeQuietly(partialsDevice[i]);
             closeQuietly(partialsHost[i]);
+            closeQuietly(widePartials[i]);
         }
         closeQuietly(result);
         if (failure != null) {

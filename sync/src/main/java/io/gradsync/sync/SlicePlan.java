@@ -164,6 +164,9 @@ final class SlicePlan {
         return (bytes + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
     }
 
+    /** fp64 partials added down to fewer slots: the second stage of a large sum of squares. */
+    static final KernelSpec SUM_PARTIALS = BuiltinKernels.byName("sumPartials").orElseThrow();
+
     /** The float64 sums of squares into partial slots, for {@code dtype}. */
     static KernelSpec sumOfSquaresKernel(DType dtype) {
         String name = switch (dtype) {

@@ -134,9 +134,10 @@ class PtxScheduleTest {
     @ParameterizedTest(name = "peers={0}")
     @MethodSource("peerKinds")
     void averagesMixedGradientsWithBothPathsInOneCall(Peers peers) {
-        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129};
+        // 600_001: slices large enough for the two-stage sum (first-stage partials added down on the device)
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129, 600_001};
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
-            DType.FP32, DType.BF16, DType.FP16};
+            DType.FP32, DType.BF16, DType.FP16, DType.FP32};
         // runs up to 4 KiB one-shot, the larger ones reduce-scatter, in the same call
         try (PtxSynchronizer sync = schedule(4, peers, 4096);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
@@ -215,14 +216,16 @@ class PtxScheduleTest {
     /**
      * The sums of squares in the averaging schedule: per gradient, the float64 sum over its
      * averaged values (gradients sharing a buffer kept apart), the same bits on the first (enqueued)
-     * and the second (recorded) call, with one-shot, reduce-scatter and host-staged slices.
+     * and the second (recorded) call, with one-shot, reduce-scatter and host-staged slices, small
+     * slices in one stage and large ones in two.
      */
     @ParameterizedTest(name = "N={0} peers={1} one-shot up to {2} B")
     @MethodSource("squareShapes")
     void sumsTheSquaresOfTheAveragesPerGradient(int n, Peers peers, long oneShot) {
-        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129};
+        // 600_001: slices large enough for the two-stage sum (first-stage partials added down on the device)
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129, 600_001};
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
-            DType.FP32, DType.BF16, DType.FP16};
+            DType.FP32, DType.BF16, DType.FP16, DType.FP32};
         try (PtxSynchronizer sync = schedule(n, peers, oneShot);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
             double[] first = sync.synchronizeSumOfSquares(f.replicas);

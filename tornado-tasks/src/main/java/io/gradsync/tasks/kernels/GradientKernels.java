@@ -268,6 +268,27 @@ public final class GradientKernels {
         }
     }
 
+    /**
+     * Adds fp64 partial sums down to fewer slots, deterministic (no atomics): slot {@code p} of
+     * {@code partials} gets {@code x[p] + x[p + P] + x[p + 2P] + ...} in that order ({@code P} =
+     * number of slots). The second stage of a sum of squares whose first stage
+     * ({@code sumOfSquaresPartials*}) used more slots, to keep a GPU busy, than the host should add.
+     */
+    public static void sumPartials(KernelContext ctx, DoubleArray x, DoubleArray partials) {
+        int n = x.getSize();
+        int slots = partials.getSize();
+        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+            int count = p < n ? (int) (((long) n - p + slots - 1) / slots) : 0; // the index never runs past n
+            double acc = 0.0;
+            int i = p;
+            for (int j = 0; j < count; j++) {
+                acc += x.get(i);
+                i += slots;
+            }
+            partials.set(p, acc);
+        }
+    }
+
     /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
     public static void checkFinite(FloatArray x, IntArray flag) {
         for (@Parallel int i = 0; i < x.getSize(); i++) {

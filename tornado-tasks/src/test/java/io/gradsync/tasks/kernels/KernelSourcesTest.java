@@ -28,10 +28,10 @@ class KernelSourcesTest {
                 assertTrue(BuiltinKernels.byName("average" + k + suffix).isPresent(), "average" + k + suffix);
             }
         }
-        for (String name : new String[]{"sumInto", "scale", "bf16ToF32", "f32ToBf16", "f16ToF32", "f32ToF16", "checkFinite", "sumOfSquares", "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "copy", "copyBf16", "copyF16"}) {
+        for (String name : new String[]{"sumInto", "scale", "bf16ToF32", "f32ToBf16", "f16ToF32", "f32ToF16", "checkFinite", "sumOfSquares", "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumPartials", "copy", "copyBf16", "copyF16"}) {
             assertTrue(BuiltinKernels.byName(name).isPresent(), name);
         }
-        assertEquals(43, all.size());
+        assertEquals(44, all.size());
         assertEquals(KernelStyle.CONTEXT, BuiltinKernels.byName("sumOfSquares").orElseThrow().style());
         assertEquals(KernelStyle.PARALLEL_LOOP, BuiltinKernels.average(4).style());
         assertEquals("average8Bf16", BuiltinKernels.averageBf16(8).name());

@@ -1,0 +1,48 @@
+package io.gradsync.bench;
+
+/**
+ * Untimed calls before a measurement. A handful is not enough: the first calls run the Java call
+ * path (planning, bucket bookkeeping) in the interpreter, tens of microseconds that a training
+ * loop pays only in its first steps, and would count against the small sizes measured first. So
+ * the warm-up lasts at least {@link #MIN_NANOS} in one process. Processes of one collective must
+ * make the same calls, so there the count comes from the bytes instead of the clock.
+ */
+public final class Warmup {
+    /** One process: warm up at least this long (the JIT compiles the hot call path well within it). */
+    static final long MIN_NANOS = 300_000_000L;
+    /** Several processes: at least this many bytes of calls, the same count on every rank. */
+    static final long MULTI_PROCESS_BYTES = 2L << 30;
+    /** Never more calls than this, whatever the clock says. */
+    static final int MAX_CALLS = 20_000;
+
+    private Warmup() {
+    }
+
+    /**
+     * Runs {@code call} at least {@code minCalls} times, then more as described above.
+     *
+     * @param oneProcess   every replica is in this process (time-based); else count-based
+     * @param bytesPerCall bytes one call averages per replica
+     * @return the calls made
+     */
+    public static int run(boolean oneProcess, int minCalls, long bytesPerCall, Runnable call) {
+        if (minCalls < 0 || bytesPerCall < 1) {
+            throw new IllegalArgumentException("warm-up needs calls >= 0 and bytes >= 1, got " + minCalls + " and " + bytesPerCall);
+        }
+        int calls = 0;
+        if (oneProcess) {
+            long start = System.nanoTime();
+            while (calls < minCalls || (System.nanoTime() - start < MIN_NANOS && calls < MAX_CALLS)) {
+                call.run();
+                calls++;
+            }
+        } else {
+            long target = Math.max(minCalls, Math.min(MAX_CALLS, (MULTI_PROCESS_BYTES + bytesPerCall - 1) / bytesPerCall));
+            while (calls < target) {
+                call.run();
+                calls++;
+            }
+        }
+        return calls;
+    }
+}
