@@ -17,42 +17,76 @@ import io.gradsync.tasks.kernels.ExecutionPlan;
 import io.gradsync.tasks.kernels.GradientKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The global-norm pass over averaged buckets: the sum of squares in float64 of one replica (after
  * averaging all replicas hold the same values) and in-place scaling of every replica.
  *
- * <p>On JVM devices the buckets are host memory and are read and written where they are. On
- * CUDA and OpenCL devices the built-in kernels run on the buckets themselves through task graphs
- * bound to the bucket memory: {@code sumOfSquaresPartials*} (deterministic fp64 partials, added
- * here in fp64) and {@link ClipKernels} for scaling; only the partials cross to the host. It is a
- * second pass over the averaged gradients, used where the backend cannot sum the squares in its own
- * averaging pass ({@code cpu} does: {@link io.gradsync.sync.FusedSumOfSquares}).
+ * <p>Buckets lie back to back, so each run of consecutive buckets of one dtype is one range that
+ * one kernel covers (the gaps between views are zero and stay zero). On JVM devices the buckets
+ * are host memory and are read and written where they are. On CUDA and OpenCL devices the
+ * built-in kernels run on the bucket memory itself through task graphs bound to it: the sum of
+ * squares in two stages, {@code sumOfSquaresPartials*} into enough fp64 partials to keep the
+ * device busy and {@code sumPartials} adding those down to {@value #SLOTS}, the only numbers that
+ * cross to the host (added there in fp64, in a fixed order); {@link ClipKernels} for scaling. It
+ * is a second pass over the averaged gradients, used where the backend cannot sum the squares in
+ * its own averaging pass ({@code cpu} and {@code ptx} do: {@link io.gradsync.sync.FusedSumOfSquares}).
  */
 final class BucketNorms implements AutoCloseable {
-    /** fp64 partial sums per bucket: enough threads to fill a GPU, 512 KiB to copy back. */
-    private static final int MAX_SLOTS = 1 << 16;
+    /** First-stage fp64 partials per range: one thread each, enough to stream a range at memory speed. */
+    private static final int WIDE_SLOTS = 1 << 16;
+    /** A first-stage thread sums at least this many elements. */
+    private static final int MIN_PER_SLOT = 16;
+    /** Partials per range that cross to the host: 32 KiB. */
+    private static final int SLOTS = 4096;
+
+    /** Consecutive buckets of one dtype, at most {@link Integer#MAX_VALUE} elements: one kernel's array. */
+    private record Range(int index, int first, int last, DType dtype, int count) {
+    }
 
     private final GradientBuckets buckets;
+    private final List<Range> ranges;
     private final FloatArray factor = new FloatArray(1);
-    private ExecutionPlan[] normPlans;   // [bucket], on replica 0; built on first use
-    private DoubleArray[] partials;      // [bucket]
-    private ExecutionPlan[][] scalePlans; // [replica][bucket]
+    private final ExecutionPlan[] normPlans;    // [range], on replica 0; built on first use
+    private final DoubleArray[] partials;       // [range]: what the host adds
+    private final DoubleArray[] widePartials;   // [range]: the first stage's, on the device only
+    private final ExecutionPlan[][] scalePlans; // [replica][range]
 
     BucketNorms(GradientBuckets buckets) {
         this.buckets = buckets;
+        List<Range> found = new ArrayList<>();
+        List<GradientBuckets.Bucket> all = buckets.buckets();
+        int first = 0;
+        long count = 0;
+        for (int b = 0; b < all.size(); b++) {
+            GradientBuckets.Bucket bucket = all.get(b);
+            if (b > first && (bucket.dtype() != all.get(first).dtype() || count + bucket.count() > Integer.MAX_VALUE)) {
+                found.add(new Range(found.size(), first, b - 1, all.get(first).dtype(), (int) count));
+                first = b;
+                count = 0;
+            }
+            count += bucket.count();
+        }
+        found.add(new Range(found.size(), first, all.size() - 1, all.get(first).dtype(), Math.toIntExact(count)));
+        this.ranges = List.copyOf(found);
+        this.normPlans = new ExecutionPlan[ranges.size()];
+        this.partials = new DoubleArray[ranges.size()];
+        this.widePartials = new DoubleArray[ranges.size()];
+        this.scalePlans = new ExecutionPlan[buckets.devices().size()][ranges.size()];
     }
 
     double sumOfSquares() {
         double sum = 0;
-        for (GradientBuckets.Bucket b : buckets.buckets()) {
-            Gradient g = buckets.bucketGradient(0, b.index());
+        for (Range r : ranges) {
+            Gradient g = range(0, r);
             if (g.buffer() instanceof JvmBuffer jb) {
                 jb.device().synchronize(); // work queued on the device's streams writes this memory
-                sum += sumOfSquares(hostView(jb, g), b.dtype(), b.count());
+                sum += sumOfSquares(hostView(jb, g), r.dtype(), r.count());
             } else {
-                normPlan(b).execute();
-                DoubleArray p = partials[b.index()];
+                normPlan(r).execute();
+                DoubleArray p = partials[r.index()];
                 for (int i = 0; i < p.getSize(); i++) {
                     sum += p.get(i);
                 }
@@ -63,68 +97,68 @@ final class BucketNorms implements AutoCloseable {
 
     void scaleAll(float scale) {
         factor.set(0, scale);
-        for (int r = 0; r < buckets.devices().size(); r++) {
-            for (GradientBuckets.Bucket b : buckets.buckets()) {
-                Gradient g = buckets.bucketGradient(r, b.index());
+        for (int replica = 0; replica < buckets.devices().size(); replica++) {
+            for (Range r : ranges) {
+                Gradient g = range(replica, r);
                 if (g.buffer() instanceof JvmBuffer jb) {
                     jb.device().synchronize();
-                    scale(hostView(jb, g), b.dtype(), b.count(), scale);
+                    scale(hostView(jb, g), r.dtype(), r.count(), scale);
                 } else {
-                    scalePlan(r, b).execute();
+                    scalePlan(replica, r).execute();
                 }
             }
         }
     }
 
-    private ExecutionPlan normPlan(GradientBuckets.Bucket b) {
-        if (normPlans == null) {
-            normPlans = new ExecutionPlan[buckets.buckets().size()];
-            partials = new DoubleArray[buckets.buckets().size()];
-        }
-        if (normPlans[b.index()] == null) {
-            int count = Math.toIntExact(b.count());
-            DoubleArray p = new DoubleArray(Math.min(MAX_SLOTS, count));
-            KernelArray x = handle(b.dtype(), count);
-            TaskGraph g = new TaskGraph("norm" + b.index());
-            switch (x) {
-                case FloatArray f -> g.task("sumOfSquares", GradientKernels::sumOfSquaresPartials, null, f, p);
-                case Bfloat16Array h -> g.task("sumOfSquares", GradientKernels::sumOfSquaresPartialsBf16, null, h, p);
-                case HalfArray h -> g.task("sumOfSquares", GradientKernels::sumOfSquaresPartialsF16, null, h, p);
-                default -> throw new IllegalStateException();
-            }
-            g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
-            normPlans[b.index()] = bound(g, x, 0, b);
-            partials[b.index()] = p;
-        }
-        return normPlans[b.index()];
+    private Gradient range(int replica, Range r) {
+        return buckets.spanReplicas(r.first(), r.last()).get(replica).gradients().getFirst();
     }
 
-    private ExecutionPlan scalePlan(int replica, GradientBuckets.Bucket b) {
-        if (scalePlans == null) {
-            scalePlans = new ExecutionPlan[buckets.devices().size()][buckets.buckets().size()];
+    private ExecutionPlan normPlan(Range r) {
+        if (normPlans[r.index()] == null) {
+            int wide = Math.max(1, Math.min(WIDE_SLOTS, r.count() / MIN_PER_SLOT));
+            DoubleArray w = new DoubleArray(wide);
+            DoubleArray p = new DoubleArray(Math.min(SLOTS, wide));
+            KernelArray x = handle(r.dtype(), r.count());
+            TaskGraph g = new TaskGraph("norm" + r.index());
+            switch (x) {
+                case FloatArray f -> g.task("squares", GradientKernels::sumOfSquaresPartials, null, f, w);
+                case Bfloat16Array h -> g.task("squares", GradientKernels::sumOfSquaresPartialsBf16, null, h, w);
+                case HalfArray h -> g.task("squares", GradientKernels::sumOfSquaresPartialsF16, null, h, w);
+                default -> throw new IllegalStateException();
+            }
+            g.task("partials", GradientKernels::sumPartials, null, w, p);
+            g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
+            normPlans[r.index()] = bound(g, x, 0, r);
+            widePartials[r.index()] = w;
+            partials[r.index()] = p;
         }
-        if (scalePlans[replica][b.index()] == null) {
-            KernelArray x = handle(b.dtype(), Math.toIntExact(b.count()));
-            TaskGraph g = new TaskGraph("clip" + b.index()).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
+        return normPlans[r.index()];
+    }
+
+    private ExecutionPlan scalePlan(int replica, Range r) {
+        if (scalePlans[replica][r.index()] == null) {
+            KernelArray x = handle(r.dtype(), r.count());
+            TaskGraph g = new TaskGraph("clip" + r.index()).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
             switch (x) {
                 case FloatArray f -> g.task("scale", ClipKernels::scaleBy, f, factor);
                 case Bfloat16Array h -> g.task("scale", ClipKernels::scaleByBf16, h, factor);
                 case HalfArray h -> g.task("scale", ClipKernels::scaleByF16, h, factor);
                 default -> throw new IllegalStateException();
             }
-            scalePlans[replica][b.index()] = bound(g, x, replica, b);
+            scalePlans[replica][r.index()] = bound(g, x, replica, r);
         }
-        return scalePlans[replica][b.index()];
+        return scalePlans[replica][r.index()];
     }
 
-    private ExecutionPlan bound(TaskGraph g, KernelArray x, int replica, GradientBuckets.Bucket b) {
+    private ExecutionPlan bound(TaskGraph g, KernelArray x, int replica, Range r) {
         Device d = buckets.devices().get(replica);
-        Gradient bucket = buckets.bucketGradient(replica, b.index());
+        Gradient range = range(replica, r);
         return new ExecutionPlan(g.snapshot()).withDevice(d)
-                .bind(x, d, new DeviceSlice(bucket.buffer(), bucket.byteOffset(), x.getSize()));
+                .bind(x, d, new DeviceSlice(range.buffer(), range.byteOffset(), x.getSize()));
     }
 
-    /** The bucket's bytes within a JVM device's buffer. */
+    /** The range's bytes within a JVM device's buffer. */
     private static MemorySegment hostView(JvmBuffer buffer, Gradient g) {
         return buffer.segment().asSlice(g.byteOffset(), g.byteSize());
     }
@@ -172,24 +206,22 @@ final class BucketNorms implements AutoCloseable {
 
     @Override
     public void close() {
-        if (normPlans != null) {
-            for (ExecutionPlan p : normPlans) {
-                if (p != null) {
-                    p.close();
-                }
+        for (ExecutionPlan p : normPlans) {
+            if (p != null) {
+                p.close();
             }
-            for (DoubleArray p : partials) {
+        }
+        for (DoubleArray[] arrays : new DoubleArray[][] {partials, widePartials}) {
+            for (DoubleArray p : arrays) {
                 if (p != null) {
                     p.close();
                 }
             }
         }
-        if (scalePlans != null) {
-            for (ExecutionPlan[] row : scalePlans) {
-                for (ExecutionPlan p : row) {
-                    if (p != null) {
-                        p.close();
-                    }
+        for (ExecutionPlan[] row : scalePlans) {
+            for (ExecutionPlan p : row) {
+                if (p != null) {
+                    p.close();
                 }
             }
         }

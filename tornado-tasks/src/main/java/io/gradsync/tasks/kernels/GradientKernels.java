@@ -281,7 +281,20 @@ public final class GradientKernels {
             int count = p < n ? (int) (((long) n - p + slots - 1) / slots) : 0; // the index never runs past n
             double acc = 0.0;
             int i = p;
-            for (int j = 0; j < count; j++) {
+            // eight loads in flight, then added in order: the same sum as one at a time, not latency-bound
+            for (int groups = count / 8; groups > 0; groups--) {
+                double v0 = x.get(i);
+                double v1 = x.get(i + slots);
+                double v2 = x.get(i + 2 * slots);
+                double v3 = x.get(i + 3 * slots);
+                double v4 = x.get(i + 4 * slots);
+                double v5 = x.get(i + 5 * slots);
+                double v6 = x.get(i + 6 * slots);
+                double v7 = x.get(i + 7 * slots);
+                i += 8 * slots;
+                acc = acc + v0 + v1 + v2 + v3 + v4 + v5 + v6 + v7;
+            }
+            for (int rest = count % 8; rest > 0; rest--) {
                 acc += x.get(i);
                 i += slots;
             }
