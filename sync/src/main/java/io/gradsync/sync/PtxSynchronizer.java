@@ -13,6 +13,7 @@ import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -164,14 +165,14 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     }
 
     /**
-     * The sums of squares of a collecting layout ({@link #synchronizeSumOfSquares}): per GPU and run,
-     * the partials kernel over what that GPU averaged (its slice; for one-shot runs GPU 0 alone, the
-     * whole run), run right after the average while it is in cache, and its number of fp64 slots,
-     * laid out run after run in the GPU's partials buffer; per GPU the bytes to download. A large
-     * slice is summed in two stages (the launch runs both): into up to {@link #WIDE_SQUARE_SLOTS}
-     * partials, enough threads to stream it at memory speed, then those added down to the slots.
+     * The sums of squares of a collecting layout ({@link #synchronizeSumOfSquares}): each gradient
+     * is summed whole by one GPU after the all-gather (when every GPU holds the averages), the
+     * gradients spread over the GPUs by size. A gradient's sum is then one kernel over exactly its
+     * own elements with slot counts from its length alone: the same bits however the gradients were
+     * grouped into calls or runs, and whichever GPU summed it. Per GPU: its launches in gradient
+     * order and the bytes of partials to download; per gradient: its GPU, first slot and slots.
      */
-    private record Squares(Launch[][] launches, int[][] slots, long[] bytes) {
+    private record Squares(Launch[][] launches, int[] gpu, long[] firstSlot, int[] slots, long[] bytes) {
     }
 
     /** Partial slots per sum that the host adds: 32 KiB per sum to copy back. */
@@ -426,9 +427,6 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             SlicePlan.Run run = runs.get(k);
             if (layout.oneShot[k]) {
                 layout.launches[i][k].launch(s);
-                if (layout.squares != null && layout.squares.launches()[i][k] != null) {
-                    layout.squares.launches()[i][k].launch(s); // GPU 0: the run's average, in its scratch
-                }
                 continue;
             }
             long bytes = run.sliceCount(i) * run.dtype().bytes();
@@ -443,9 +441,6 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 }
             }
             layout.launches[i][k].launch(s);
-            if (layout.squares != null && layout.squares.launches()[i][k] != null) {
-                layout.squares.launches()[i][k].launch(s); // the slice just averaged, still in cache
-            }
             if (lacksPeer[i]) {
                 s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), result, run.packedSliceOffset(i), bytes);
             }
@@ -495,7 +490,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             lanes[l].record(gatherJoined[j][l]);
             s.waitFor(gatherJoined[j][l]);
         }
-        if (layout.squares != null && layout.squares.bytes()[j] > 0) {
+        if (layout.squares != null && layout.squares.bytes()[j] > 0) { // GPU j holds every average now
+            for (Launch sum : layout.squares.launches()[j]) {
+                sum.launch(s);
+            }
             s.copyToHost(partialsDevice[j], 0, partialsHost[j], 0, layout.squares.bytes()[j]);
         }
     }
@@ -530,7 +528,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
 
     /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
     private Layout replan(List<Replica> replicas) {
-        SlicePlan p = SlicePlan.of(replicas, !collect); // collecting: one run per gradient, so each sum is one gradient's
+        SlicePlan p = SlicePlan.of(replicas);
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
         boolean[] small = new boolean[runs.size()];
@@ -620,25 +618,37 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 }
             }
         }
-        return new Layout(p, small, prepared, pulls, at, collect ? prepareSquares(runs, small, at) : null);
+        return new Layout(p, small, prepared, pulls, at, collect ? prepareSquares(replicas) : null);
     }
 
     /** The partials kernels of a collecting layout, and partials buffers large enough for them. */
-    private Squares prepareSquares(List<SlicePlan.Run> runs, boolean[] small, long[][] at) {
+    private Squares prepareSquares(List<Replica> replicas) {
         int n = devices.size();
-        int[][] slots = new int[n][runs.size()];
-        int[][] wide = new int[n][runs.size()]; // first-stage slots; 0: one stage
+        List<Gradient> gradients = replicas.getFirst().gradients();
+        int count = gradients.size();
+        int[] gpu = new int[count];
+        long[] firstSlot = new long[count];
+        int[] slots = new int[count];
+        int[] wide = new int[count]; // first-stage slots; 0: one stage
+        long[] load = new long[n];
         long[] bytes = new long[n];
         long[] wideBytes = new long[n];
-        for (int i = 0; i < n; i++) {
-            for (int k = 0; k < runs.size(); k++) {
-                long count = small[k] ? (i == 0 ? runs.get(k).count() : 0) : runs.get(k).sliceCount(i);
-                slots[i][k] = (int) Math.min(SQUARE_SLOTS, count);
-                int w = (int) Math.min(WIDE_SQUARE_SLOTS, count / MIN_PER_WIDE_SLOT);
-                wide[i][k] = w > SQUARE_SLOTS ? w : 0;
-                bytes[i] += 8L * slots[i][k];
-                wideBytes[i] += 8L * wide[i][k];
+        for (int g = 0; g < count; g++) {
+            long elements = gradients.get(g).count();
+            int least = 0; // the GPU with the fewest elements so far: a fixed choice for a given list
+            for (int j = 1; j < n; j++) {
+                least = load[j] < load[least] ? j : least;
             }
+            gpu[g] = least;
+            load[least] += elements;
+            slots[g] = (int) Math.min(SQUARE_SLOTS, elements);
+            int w = (int) Math.min(WIDE_SQUARE_SLOTS, elements / MIN_PER_WIDE_SLOT);
+            wide[g] = w > SQUARE_SLOTS ? w : 0;
+            firstSlot[g] = bytes[least] / 8;
+            bytes[least] += 8L * slots[g];
+            wideBytes[least] += 8L * wide[g];
+        }
+        for (int i = 0; i < n; i++) {
             if (bytes[i] > 0 && (partialsDevice[i] == null || partialsDevice[i].byteSize() < bytes[i])) {
                 forgetLayouts();
                 closeQuietly(partialsDevice[i]);
@@ -655,64 +665,63 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 widePartials[i] = devices.get(i).allocate(wideBytes[i]);
             }
         }
-        Launch[][] sums = new Launch[n][runs.size()];
+        List<List<Launch>> perGpu = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            long slot = 0;
-            long wideSlot = 0;
-            for (int k = 0; k < runs.size(); k++) {
-                SlicePlan.Run run = runs.get(k);
-                int p = slots[i][k];
-                if (p == 0) {
-                    continue;
-                }
-                DeviceSlice averaged = small[k]
-                        ? new DeviceSlice(scratch[0], at[0][k], Math.toIntExact(run.count()))
-                        : new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), Math.toIntExact(run.sliceCount(i)));
-                DeviceSlice out = new DeviceSlice(partialsDevice[i], 8 * slot, p);
-                int w = wide[i][k];
-                if (w == 0) {
-                    sums[i][k] = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), p, new Object[] {averaged, out});
-                } else {
-                    DeviceSlice stage = new DeviceSlice(widePartials[i], 8 * wideSlot, w);
-                    Launch first = launcher.prepare(i, SlicePlan.sumOfSquaresKernel(run.dtype()), w, new Object[] {averaged, stage});
-                    Launch second = launcher.prepare(i, SlicePlan.SUM_PARTIALS, p, new Object[] {stage, out});
-                    sums[i][k] = s -> {
-                        first.launch(s);
-                        second.launch(s);
-                    };
-                    wideSlot += w;
-                }
-                slot += p;
+            perGpu.add(new ArrayList<>());
+        }
+        long[] wideSlot = new long[n];
+        for (int g = 0; g < count; g++) {
+            int j = gpu[g];
+            int p = slots[g];
+            if (p == 0) {
+                continue;
+            }
+            Gradient grad = replicas.get(j).gradients().get(g);
+            DeviceSlice averaged = new DeviceSlice(grad.buffer(), grad.byteOffset(), Math.toIntExact(grad.count()));
+            DeviceSlice out = new DeviceSlice(partialsDevice[j], 8 * firstSlot[g], p);
+            KernelSpec squares = SlicePlan.sumOfSquaresKernel(grad.dtype());
+            if (wide[g] == 0) {
+                perGpu.get(j).add(launcher.prepare(j, squares, p, new Object[] {averaged, out}));
+            } else {
+                DeviceSlice stage = new DeviceSlice(widePartials[j], 8 * wideSlot[j], wide[g]);
+                Launch first = launcher.prepare(j, squares, wide[g], new Object[] {averaged, stage});
+                Launch second = launcher.prepare(j, SlicePlan.SUM_PARTIALS, p, new Object[] {stage, out});
+                perGpu.get(j).add(s -> {
+                    first.launch(s);
+                    second.launch(s);
+                });
+                wideSlot[j] += wide[g];
             }
         }
-        return new Squares(sums, slots, bytes);
+        Launch[][] launches = new Launch[n][];
+        for (int i = 0; i < n; i++) {
+            launches[i] = perGpu.get(i).toArray(Launch[]::new);
+        }
+        return new Squares(launches, gpu, firstSlot, slots, bytes);
     }
 
     /**
-     * Averages like {@link #synchronize} and sums the squares of the averages in the same schedule:
-     * each GPU right after averaging its slice (one-shot runs: GPU 0 over the whole run), while
-     * the slice is still in its cache, into fp64 partials that the host adds in a fixed order.
+     * Averages like {@link #synchronize} and sums the squares of the averages in the same schedule,
+     * in the same recorded graph: after the all-gather each GPU sums its share of the gradients
+     * (each gradient whole, see {@link Squares}) into fp64 partials, added down on the GPU, that
+     * the host adds in a fixed order. No second call, no second wait.
      */
     @Override
     public double[] synchronizeSumOfSquares(List<Replica> replicas) {
         return synchronizeCollecting(replicas, this::squaresOfLastCall);
     }
 
-    /** Per gradient, from the partials the last call downloaded. */
+    /** Per gradient, from the partials the last call downloaded, added in slot order. */
     private double[] squaresOfLastCall(List<Replica> replicas) {
-        double[] perGradient = new double[replicas.getFirst().gradients().size()];
         Squares squares = layout.squares;
-        List<SlicePlan.Run> runs = layout.plan.runs();
-        long[] slot = new long[devices.size()]; // where each GPU's slots of the run start
-        for (int k = 0; k < runs.size(); k++) { // runs in order, GPUs in order, slots in order: the same bits every time
+        double[] perGradient = new double[squares.slots().length];
+        for (int g = 0; g < perGradient.length; g++) {
+            MemorySegment partials = squares.slots()[g] == 0 ? null : partialsHost[squares.gpu()[g]].segment();
             double sum = 0;
-            for (int i = 0; i < devices.size(); i++) {
-                for (int p = 0; p < squares.slots()[i][k]; p++) {
-                    sum += partialsHost[i].segment().getAtIndex(ValueLayout.JAVA_DOUBLE, slot[i] + p);
-                }
-                slot[i] += squares.slots()[i][k];
+            for (int p = 0; p < squares.slots()[g]; p++) {
+                sum += partials.getAtIndex(ValueLayout.JAVA_DOUBLE, squares.firstSlot()[g] + p);
             }
-            perGradient[runs.get(k).first()] += sum;
+            perGradient[g] = sum;
         }
         return perGradient;
     }
