@@ -9,9 +9,10 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Averages {@link GradientBuckets} through a {@link GradientSynchronizer}, overlapping the
@@ -123,7 +124,7 @@ public final class BucketSync implements AutoCloseable {
     private final GradientSynchronizer synchronizer;
     private final Options options;
     private final BucketNorms norms;
-    private final ExecutorService executor;
+    private final ScheduledExecutorService executor;
     private final int[] pending;           // parameters not yet ready, per bucket
     private final boolean[] ready;         // per parameter, registration order: marked in this step
     private final int[] bucketOfParameter; // per parameter, registration order
@@ -172,7 +173,7 @@ public final class BucketSync implements AutoCloseable {
         this.fused = options.needsNorm() && coalesce && synchronizer.worldSize() > 1
                 && synchronizer instanceof FusedSumOfSquares f ? f : null;
         this.bucketSquares = new double[buckets.buckets().size()];
-        this.executor = Executors.newSingleThreadExecutor(r -> {
+        this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "gradsync-buckets");
             t.setDaemon(true);
             return t;
@@ -228,7 +229,9 @@ public final class BucketSync implements AutoCloseable {
                     }
                     if (!draining) {
                         draining = true;
-                        executor.execute(this::drain); // finish() waits for the buckets, not for this thread
+                        // Started a linger from now: a burst of buckets then wakes no thread while it
+                        // arrives, and finish() called within the linger makes the call itself.
+                        executor.schedule(this::drain, options.linger().toNanos(), TimeUnit.NANOSECONDS);
                     }
                 }
             }
@@ -523,7 +526,7 @@ public final class BucketSync implements AutoCloseable {
             closed = true;
             executor.shutdown();
             try {
-                executor.awaitTermination(java.time.Duration.ofMinutes(10).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+                executor.awaitTermination(java.time.Duration.ofMinutes(10).toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
