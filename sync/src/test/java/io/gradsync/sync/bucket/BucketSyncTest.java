@@ -60,6 +60,23 @@ class BucketSyncTest {
     record Param(String name, long count, DType dtype) {
     }
 
+    /** {@code inner}, running {@code before} ahead of each of its calls (to record or hold them); closing it leaves inner open. */
+    static GradientSynchronizer beforeEachCall(GradientSynchronizer inner, java.util.function.Consumer<List<Replica>> before) {
+        return new GradientSynchronizer() {
+            public SyncBackend backend() { return inner.backend(); }
+            public int localRank() { return inner.localRank(); }
+            public int rank() { return inner.rank(); }
+            public int worldSize() { return inner.worldSize(); }
+            public io.gradsync.sync.SyncStats stats() { return inner.stats(); }
+            public void barrier() { inner.barrier(); }
+            public void close() { }
+            public void synchronize(List<Replica> replicas) {
+                before.accept(replicas);
+                inner.synchronize(replicas);
+            }
+        };
+    }
+
     static GradientBuckets buckets(List<? extends Device> devices, List<Param> params, long bucketBytes) {
         GradientBuckets.Builder b = GradientBuckets.builder(devices).bucketBytes(bucketBytes);
         params.forEach(p -> b.add(p.name(), p.count(), p.dtype()));
@@ -258,21 +275,11 @@ class BucketSyncTest {
         try (GradientSynchronizer cpu = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
                 GradientBuckets bucketed = buckets(devices, params, 4 << 10);
                 GradientBuckets reference = buckets(devices, params, 4 << 10)) {
-            GradientSynchronizer recording = new GradientSynchronizer() {
-                public SyncBackend backend() { return cpu.backend(); }
-                public int localRank() { return cpu.localRank(); }
-                public int rank() { return cpu.rank(); }
-                public int worldSize() { return cpu.worldSize(); }
-                public io.gradsync.sync.SyncStats stats() { return cpu.stats(); }
-                public void barrier() { cpu.barrier(); }
-                public void close() { }
-                public void synchronize(List<io.gradsync.sync.Replica> replicas) {
-                    synchronized (gradientsPerCall) {
-                        gradientsPerCall.add(replicas.getFirst().gradients().stream().map(g -> Math.toIntExact(g.count())).toList());
-                    }
-                    cpu.synchronize(replicas);
+            GradientSynchronizer recording = beforeEachCall(cpu, replicas -> {
+                synchronized (gradientsPerCall) {
+                    gradientsPerCall.add(replicas.getFirst().gradients().stream().map(g -> Math.toIntExact(g.count())).toList());
                 }
-            };
+            });
             assertTrue(bucketed.buckets().size() > 6, "needs several buckets per run, got " + bucketed.buckets().size());
             List<List<MemorySegment>> inputs = fillRandom(bucketed, params, 8);
             fillRandom(reference, params, 8);
@@ -374,26 +381,16 @@ class BucketSyncTest {
         try (GradientSynchronizer cpu = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
                 GradientBuckets bucketed = buckets(devices, params, 64 << 10);
                 GradientBuckets reference = buckets(devices, params, 64 << 10)) {
-            GradientSynchronizer held = new GradientSynchronizer() { // the first call waits until every bucket is ready
-                public SyncBackend backend() { return cpu.backend(); }
-                public int localRank() { return cpu.localRank(); }
-                public int rank() { return cpu.rank(); }
-                public int worldSize() { return cpu.worldSize(); }
-                public io.gradsync.sync.SyncStats stats() { return cpu.stats(); }
-                public void barrier() { cpu.barrier(); }
-                public void close() { }
-                public void synchronize(List<io.gradsync.sync.Replica> replicas) {
-                    if (calls.incrementAndGet() == 1) {
-                        firstCallStarted.countDown();
-                        try {
-                            release.await();
-                        } catch (InterruptedException e) {
-                            throw new IllegalStateException(e);
-                        }
+            GradientSynchronizer held = beforeEachCall(cpu, replicas -> { // the first call waits until every bucket is ready
+                if (calls.incrementAndGet() == 1) {
+                    firstCallStarted.countDown();
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        throw new IllegalStateException(e);
                     }
-                    cpu.synchronize(replicas);
                 }
-            };
+            });
             int buckets = bucketed.buckets().size();
             assertTrue(buckets > 4, "needs several buckets, got " + buckets);
             fillRandom(bucketed, params, 7);
