@@ -35,23 +35,27 @@ import java.util.concurrent.TimeUnit;
  * several processes that order must be the same on every rank, which holds when every rank marks
  * parameters in the same order (as the same backward does).
  *
- * <p>Collectives run on one background thread, one call after another: a synchronizer is one
- * ordered stream of collectives (its calls are serialized anyway), and a single thread keeps the
- * same order on every rank. The caller's thread never blocks in {@code markReady}. When every
- * replica lives in this process, the buckets that became ready while a call was running go
- * together in the next call (one collective call for several buckets): a call has a fixed cost
- * (waiting for the devices, launching, waiting for the result) that ten 25 MiB buckets would
- * otherwise pay ten times. Across processes each bucket keeps its own call, since when buckets
- * become ready differs between ranks and every rank must make the same calls.
+ * <p>Calls never overlap: a synchronizer is one ordered stream of collectives. The caller's
+ * thread never blocks in {@code markReady}. When every replica lives in this process, ready
+ * buckets are queued and go together in one call (a call has a fixed cost, waiting for the
+ * devices, launching, waiting for the result, that ten 25 MiB buckets would otherwise pay ten
+ * times), as one range per run of consecutive buckets of one dtype (they lie back to back): a
+ * background thread starts that call a linger ({@link Options#linger()}) after a burst's first
+ * bucket, and buckets that become ready while a call runs go in the next one; {@code finish()}
+ * makes the call for whatever is still queued itself, so the last buckets of a step wait for no
+ * other thread. Across processes each bucket keeps its own call, on the background thread in the
+ * order the buckets became ready, since when buckets become ready differs between ranks and every
+ * rank must make the same calls.
  *
  * <p>Optional, in {@code finish()}: the global L2 norm over all buckets (float64 accumulation), a
  * finite check (the norm is finite exactly when every element is), and clipping to
- * {@link Options#maxNorm()}. Where the backend averages on the host ({@code cpu},
- * {@link FusedSumOfSquares}) the squares are summed in the averaging pass itself, bucket by bucket,
- * and added in bucket order (the same bits however the buckets were grouped into calls). Elsewhere
- * it is a second pass once all buckets are averaged: on JVM devices over the buckets where they
- * are, on CUDA and OpenCL devices with the built-in sum-of-squares kernel on the bucket memory (see
- * {@code BucketNorms}). Clipping scales every bucket afterwards, since its factor needs the whole norm.
+ * {@link Options#maxNorm()}. Where the backend can sum the squares in its own averaging call
+ * ({@link FusedSumOfSquares}: {@code cpu} per chunk as it averages, {@code ptx} after its
+ * all-gather in the same graph) each bucket's sum comes from that call and the sums are added in
+ * bucket order (the same bits however the buckets were grouped into calls). Elsewhere it is a
+ * second pass once all buckets are averaged: on JVM devices over the buckets where they are, on
+ * CUDA and OpenCL devices with the built-in kernels on the bucket memory (see {@code BucketNorms}).
+ * Clipping scales every bucket afterwards, since its factor needs the whole norm.
  *
  * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
  * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
