@@ -197,7 +197,12 @@ public final class BenchReport {
             o.put("stepRatio", m.stepRatio());
             o.put("syncRatio", m.syncRatio());
             o.put("goal", ModelBench.GOAL);
-            o.put("goalMet", m.goalMet());
+            o.put("norm", m.norm());
+            if (m.norm()) {
+                o.putNull("goalMet");
+            } else {
+                o.put("goalMet", m.goalMet());
+            }
             if (m.wrongFlat() < 0) {
                 o.putNull("wrongFlat");
                 o.putNull("wrongBuckets");

@@ -57,7 +57,7 @@ class BenchOutputTest {
         assertEquals(0, run.exitCode(), run.out() + run.err());
         report = JSON.readTree(dir.resolve("out/bench.json").toFile());
         modelRun = CliRun.of("bench", "--runtime", "jvm", "--devices", "3", "--model", "mixed", "--model-size", "4M",
-                "--tensors", "50", "--iters", "2", "--norm", "--json", dir.resolve("out/model.json").toString());
+                "--tensors", "50", "--iters", "2", "--json", dir.resolve("out/model.json").toString());
         assertEquals(0, modelRun.exitCode(), modelRun.out() + modelRun.err());
         modelReport = JSON.readTree(dir.resolve("out/model.json").toFile());
     }
@@ -81,12 +81,30 @@ class BenchOutputTest {
         assertTrue(out.contains("# Out of bounds values : 0 OK"), out);
     }
 
+    /** With --norm the step also computes the global norm: its share of flat is shown, without the goal (about averaging alone). */
+    @Test
+    void modelModeWithTheNormShowsItsCostWithoutAGoal(@TempDir Path out) throws Exception {
+        CliRun r = CliRun.of("bench", "--runtime", "jvm", "--devices", "2", "--model", "mixed", "--model-size", "1M",
+                "--tensors", "40", "--iters", "2", "--norm", "--json", out.resolve("norm.json").toString());
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("# buckets with the global norm and finite check reach [0-9.]+% of the flat "
+                + "buffer's throughput .*no goal: the flat buffer only averages")), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("bucket-step ") && l.matches(".*%\\s+-\\s+\\d+$")),
+                "no verdict in the goal column:\n" + r.out());
+        JsonNode report = JSON.readTree(out.resolve("norm.json").toFile());
+        assertTrue(schema.validate(report).isEmpty(), schema.validate(report).toString());
+        assertTrue(report.get("settings").get("model").get("norm").asBoolean());
+        JsonNode m = report.get("models").get(0);
+        assertTrue(m.get("norm").asBoolean());
+        assertTrue(m.get("goalMet").isNull());
+    }
+
     @Test
     void modelJsonIsValidAndHoldsTheComparison() {
         List<Error> errors = schema.validate(modelReport);
         assertTrue(errors.isEmpty(), errors.toString());
         assertEquals(0, modelReport.get("results").size(), "no size sweep with --model");
-        assertTrue(modelReport.get("settings").get("model").get("norm").asBoolean(), "--norm is recorded");
+        assertFalse(modelReport.get("settings").get("model").get("norm").asBoolean());
         assertEquals(0, report.get("models").size(), "no model in a size sweep");
         assertEquals(1, modelReport.get("models").size());
         JsonNode m = modelReport.get("models").get(0);
