@@ -170,6 +170,11 @@ final class BenchCommand implements Callable<Integer> {
             + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
     String layoutCheck;
 
+    @Option(names = "--no-caller-wait", negatable = false, description = "Every backend: skip the device-wide wait "
+            + "for work queued before each call (the bench queues none; a training loop whose device work has finished, "
+            + "as after ExecutionPlan.execute, can skip it too): shows what that wait costs small calls.")
+    boolean noCallerWait;
+
     @Option(names = "--timeout", paramLabel = "SECONDS", description = "nccl: fail a call that takes longer, "
             + "aborting the communicators (default: 300).")
     Integer timeoutSeconds;
@@ -410,6 +415,7 @@ final class BenchCommand implements Callable<Integer> {
             settings.put("warmup", warmup);
             settings.put("iterations", iterations);
             settings.put("check", !noCheck);
+            settings.put("callerWait", !noCallerWait);
             var sz = settings.putArray("sizes");
             (models.isEmpty() ? Sizes.parseList(sizes) : List.of(models.getFirst().totalBytes())).forEach(sz::add);
             var ty = settings.putArray("dtypes");
@@ -591,6 +597,9 @@ final class BenchCommand implements Callable<Integer> {
                 p = p.withGatherLanes(ptxGatherLanes);
             }
             o = o.withPtx(p);
+        }
+        if (noCallerWait) {
+            o = o.withWaitForCaller(false);
         }
         if (timeoutSeconds != null) {
             if (timeoutSeconds < 1) {

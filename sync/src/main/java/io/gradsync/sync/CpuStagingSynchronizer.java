@@ -132,9 +132,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         if (chunks.isEmpty()) {
             return;
         }
-        for (Device d : devices) {
-            d.synchronize(); // the caller's work on the gradients comes first
-        }
+        awaitCallerWork();
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         for (int s = 0; s < slots; s++) {

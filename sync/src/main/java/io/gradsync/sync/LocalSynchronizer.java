@@ -15,9 +15,25 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     protected final List<D> devices;
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
+    /** {@link SyncOptions#waitForCaller()}: set once by {@link Synchronizers}, before the first call. */
+    private boolean waitForCaller = true;
 
     protected LocalSynchronizer(List<? extends D> devices) {
         this.devices = List.copyOf(devices);
+    }
+
+    final LocalSynchronizer<D> waitForCaller(boolean wait) {
+        this.waitForCaller = wait;
+        return this;
+    }
+
+    /** The caller's work on the gradients comes first: waits for everything queued on the devices (unless told not to). */
+    protected final void awaitCallerWork() {
+        if (waitForCaller) {
+            for (D d : devices) {
+                d.synchronize();
+            }
+        }
     }
 
     @Override

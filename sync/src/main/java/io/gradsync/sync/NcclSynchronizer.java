@@ -249,8 +249,10 @@ final class NcclSynchronizer implements GradientSynchronizer {
             plan = p;
         }
         long entered = System.nanoTime();
-        for (CudaDevice d : devices) {
-            d.synchronize(); // the caller's work on the gradients comes first
+        if (options.waitForCaller()) {
+            for (CudaDevice d : devices) {
+                d.synchronize(); // the caller's work on the gradients comes first
+            }
         }
         long start = System.nanoTime();
         stats.phase("wait for caller", start - entered);

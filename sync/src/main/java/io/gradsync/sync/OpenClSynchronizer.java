@@ -113,9 +113,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         if (steps.isEmpty()) {
             return;
         }
-        for (OpenClDevice d : devices) {
-            d.synchronize(); // the caller's work on the gradients comes first
-        }
+        awaitCallerWork();
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         int n = devices.size();

@@ -339,9 +339,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             return;
         }
         long planned = System.nanoTime();
-        for (Device d : devices) {
-            d.synchronize(); // the caller's work on the gradients comes first
-        }
+        awaitCallerWork();
         long waited = System.nanoTime();
         l.uses++;
         // Recording costs about as much as a few calls: only layouts that come back are recorded

@@ -17,9 +17,15 @@ import java.util.Objects;
  *                    Larger than host staging's chunks: every step costs several enqueues and
  *                    cross-queue events, which NVIDIA's OpenCL makes expensive (on 2 x H200 at 256 MiB:
  *                    2 MiB steps 12.9 GB/s, 8 MiB 26.9, 32 MiB 29.0)
+ * @param waitForCaller every backend: before averaging, wait for all work queued on the devices
+ *                    (one device-wide wait per device and call), so that work still writing the
+ *                    gradients finishes first. Off only where the caller knows its device work is
+ *                    done, e.g. after {@code ExecutionPlan.execute}, which returns once its device
+ *                    work has finished: it saves that wait (several microseconds per GPU), which
+ *                    dominates small calls
  */
 public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
-        PtxOptions ptx, long openClStepBytes) {
+        PtxOptions ptx, long openClStepBytes, boolean waitForCaller) {
 
     /** Default of {@link #openClStepBytes()}: the best of the sweep above. */
     public static final long DEFAULT_OPENCL_STEP_BYTES = 32L << 20;
@@ -71,7 +77,7 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
 
     /** Everything but the ptx options, which take their defaults. */
     public SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck) {
-        this(chunkBytes, slots, threads, timeout, layoutCheck, PtxOptions.defaults(), DEFAULT_OPENCL_STEP_BYTES);
+        this(chunkBytes, slots, threads, timeout, layoutCheck, PtxOptions.defaults(), DEFAULT_OPENCL_STEP_BYTES, true);
     }
 
     /** The host-staging options with the default timeout and layout check. */
@@ -80,31 +86,36 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
     }
 
     public SyncOptions withChunkBytes(long bytes) {
-        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes);
+        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
     }
 
     public SyncOptions withSlots(int count) {
-        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx, openClStepBytes);
+        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
     }
 
     public SyncOptions withThreads(int count) {
-        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx, openClStepBytes);
+        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
     }
 
     public SyncOptions withTimeout(Duration limit) {
-        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx, openClStepBytes);
+        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx, openClStepBytes, waitForCaller);
     }
 
     public SyncOptions withLayoutCheck(LayoutCheck check) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx, openClStepBytes);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx, openClStepBytes, waitForCaller);
     }
 
     /** The ptx backend's options; the bench sweeps {@link PtxOptions#oneShotMaxBytes()} through this. */
     public SyncOptions withPtx(PtxOptions options) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options, openClStepBytes);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options, openClStepBytes, waitForCaller);
     }
 
     public SyncOptions withOpenClStepBytes(long bytes) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, bytes);
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, bytes, waitForCaller);
+    }
+
+    /** See {@link #waitForCaller()}. */
+    public SyncOptions withWaitForCaller(boolean wait) {
+        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes, wait);
     }
 }

@@ -54,6 +54,48 @@ class CpuStagingSynchronizerTest {
         }
     }
 
+    /**
+     * Work the caller queued on a device, still writing a gradient, finishes before the average
+     * reads it; with {@link SyncOptions#waitForCaller()} off nothing is waited for (the caller has
+     * said its work is done), shown by a queued write that cannot run until synchronize returned.
+     */
+    @Test
+    void theCallersQueuedWorkComesFirstUnlessToldOtherwise() throws Exception {
+        devices = JvmRuntime.createDevices(2);
+        for (boolean wait : new boolean[] {true, false}) {
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL.withWaitForCaller(wait));
+                    ReplicaFixture f = ReplicaFixture.flat(devices, 10_007, DType.FP32, seed());
+                    io.gradsync.tasks.device.DeviceStream s = devices.getFirst().createStream()) {
+                long bytes = f.inputs.getFirst().byteSize();
+                s.fill32(f.buffers.getFirst(), 0, bytes, 0);
+                s.synchronize();
+                ((io.gradsync.tasks.jvm.JvmStream) s).submit(() -> { // the caller's late write of replica 0's gradient
+                    try {
+                        if (wait) {
+                            Thread.sleep(100);
+                        } else {
+                            release.await();
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+                s.copyFromHost(f.inputs.getFirst(), 0, f.buffers.getFirst(), 0, bytes);
+                sync.synchronize(f.replicas);
+                if (wait) {
+                    f.assertAveraged(); // the write came first
+                } else {
+                    assertEquals(1, release.getCount(), "returned without waiting for the queued write");
+                    release.countDown();
+                    s.synchronize();
+                }
+            }
+        }
+        assertEquals(true, SyncOptions.defaults().waitForCaller(), "waiting is the default");
+        assertEquals(false, SyncOptions.defaults().withWaitForCaller(false).withChunkBytes(8192).waitForCaller());
+    }
+
     /** The sum of squares fused into the host average: per gradient, the float64 sum over the averaged values, every time the same. */
     @Test
     void sumsTheSquaresOfTheAverageInTheSamePass() {
