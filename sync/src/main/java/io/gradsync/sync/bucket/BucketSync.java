@@ -191,7 +191,8 @@ public final class BucketSync implements AutoCloseable {
 
     /**
      * Marks {@code parameter}'s gradient final on every local replica; when it completes its
-     * bucket, that bucket's all-reduce starts in the background.
+     * bucket, that bucket's all-reduce starts in the background (in one process: a linger after the
+     * first bucket of a burst, with the rest of the burst, or in {@link #finish()} if that comes first).
      *
      * @throws IllegalArgumentException for an unknown parameter
      * @throws IllegalStateException    when it was already marked in this step
