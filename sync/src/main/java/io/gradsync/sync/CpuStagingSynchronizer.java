@@ -49,7 +49,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private volatile boolean failed;
 
     CpuStagingSynchronizer(List<? extends Device> devices, SyncOptions options) {
-        super(devices);
+        super(devices, options.waitForCaller());
         this.options = options;
         this.slots = options.slots();
         int n = this.devices.size();

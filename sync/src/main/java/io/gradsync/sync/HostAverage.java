@@ -1,5 +1,12 @@
 package io.gradsync.sync;
 
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.HalfFloats;
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.kernels.GradientKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -8,9 +15,10 @@ import java.lang.foreign.ValueLayout;
  * summed in replica order in fp32, so that every backend rounds the same way. Half types are
  * widened to fp32, summed, scaled and rounded back to nearest-even once.
  *
- * <p>Plain counted loops over aligned segments: C2 turns the fp32 ones into vector code.
+ * <p>Plain counted loops over aligned segments: C2 turns the fp32 ones into vector code. Public
+ * for the bucket norm on JVM devices, which sums and scales bucket memory the same way.
  */
-final class HostAverage {
+public final class HostAverage {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT;
     /** General-n path works in blocks small enough for L1. */
@@ -19,8 +27,11 @@ final class HostAverage {
     private HostAverage() {
     }
 
-    /** Averages elements {@code [from, to)}; inputs and output are views starting at element 0. */
-    static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
+    /**
+     * Averages elements {@code [from, to)}; inputs and output are views starting at element 0 (with
+     * one input, it scales; the output may be that input).
+     */
+    public static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
         switch (dtype) {
             case FP32 -> fp32(in, out, from, to, scale);
             case BF16, FP16 -> half(dtype, in, out, from, to, scale);
@@ -90,60 +101,27 @@ final class HostAverage {
 
     /** Float64 sum of the squares of {@code count} values of {@code dtype} in {@code values}, in index order. */
     /**
-     * The float64 sum of squares of {@code count} values, as the GPU kernels add them
-     * ({@code GradientKernels.squares}): element {@code j} into running sum {@code j mod 8} while
-     * whole groups of eight remain, the rest into sum 0, the eight sums added pairwise. Eight
-     * independent sums, not one chain of dependent adds: several times faster, and it runs in the
-     * averaging pass of every chunk.
+     * The float64 sum of squares of {@code count} values, added exactly as the GPUs add them: it
+     * is the partials kernel's own Java ({@link GradientKernels#sumOfSquaresPartials}) run as one
+     * thread with one slot (eight running sums, added pairwise), not a copy of its order.
      */
-    static double sumOfSquares(DType dtype, MemorySegment values, long count) {
-        boolean bf16 = dtype == DType.BF16;
-        boolean wide = dtype == DType.FP32;
-        double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
-        long i = 0;
-        for (; i + 8 <= count; i += 8) {
-            double v0 = value(wide, bf16, values, i);
-            double v1 = value(wide, bf16, values, i + 1);
-            double v2 = value(wide, bf16, values, i + 2);
-            double v3 = value(wide, bf16, values, i + 3);
-            double v4 = value(wide, bf16, values, i + 4);
-            double v5 = value(wide, bf16, values, i + 5);
-            double v6 = value(wide, bf16, values, i + 6);
-            double v7 = value(wide, bf16, values, i + 7);
-            s0 += v0 * v0;
-            s1 += v1 * v1;
-            s2 += v2 * v2;
-            s3 += v3 * v3;
-            s4 += v4 * v4;
-            s5 += v5 * v5;
-            s6 += v6 * v6;
-            s7 += v7 * v7;
+    public static double sumOfSquares(DType dtype, MemorySegment values, long count) {
+        MemorySegment used = values.asSlice(0, count * dtype.bytes());
+        KernelContext oneThread = new KernelContext(1, 1);
+        DoubleArray sum = DoubleArray.wrap(MemorySegment.ofArray(new double[1]));
+        switch (dtype) {
+            case FP32 -> GradientKernels.sumOfSquaresPartials(oneThread, FloatArray.wrap(used), sum);
+            case BF16 -> GradientKernels.sumOfSquaresPartialsBf16(oneThread, Bfloat16Array.wrap(used), sum);
+            case FP16 -> GradientKernels.sumOfSquaresPartialsF16(oneThread, HalfArray.wrap(used), sum);
         }
-        for (; i < count; i++) {
-            double v = value(wide, bf16, values, i);
-            s0 += v * v;
-        }
-        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-    }
-
-    private static double value(boolean fp32, boolean bf16, MemorySegment values, long i) {
-        return fp32 ? values.getAtIndex(F32, i) : toFloat(bf16, values.getAtIndex(I16, i));
+        return sum.get(0);
     }
 
     static float toFloat(boolean bf16, short bits) {
-        return bf16 ? Float.intBitsToFloat((bits & 0xFFFF) << 16) : Float.float16ToFloat(bits);
+        return bf16 ? HalfFloats.bf16ToFloat(bits) : HalfFloats.halfToFloat(bits);
     }
 
     static short fromFloat(boolean bf16, float value) {
-        return bf16 ? floatToBf16(value) : Float.floatToFloat16(value);
-    }
-
-    /** Round to nearest even; NaN stays NaN (quiet). */
-    static short floatToBf16(float value) {
-        int bits = Float.floatToRawIntBits(value);
-        if ((bits & 0x7FFFFFFF) > 0x7F800000) {
-            return (short) ((bits >>> 16) | 0x40);
-        }
-        return (short) ((bits + 0x7FFF + ((bits >>> 16) & 1)) >>> 16);
+        return bf16 ? HalfFloats.floatToBf16(value) : HalfFloats.floatToHalf(value);
     }
 }

@@ -15,16 +15,12 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     protected final List<D> devices;
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
-    /** {@link SyncOptions#waitForCaller()}: set once by {@link Synchronizers}, before the first call. */
-    private boolean waitForCaller = true;
+    private final boolean waitForCaller;
 
-    protected LocalSynchronizer(List<? extends D> devices) {
+    /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
+    protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
         this.devices = List.copyOf(devices);
-    }
-
-    final LocalSynchronizer<D> waitForCaller(boolean wait) {
-        this.waitForCaller = wait;
-        return this;
+        this.waitForCaller = waitForCaller;
     }
 
     /** The caller's work on the gradients comes first: waits for everything queued on the devices (unless told not to). */

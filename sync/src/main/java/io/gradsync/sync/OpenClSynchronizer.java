@@ -79,7 +79,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     private DeviceEvent[][] reduced;
 
     OpenClSynchronizer(List<OpenClDevice> devices, SyncOptions options) {
-        super(devices);
+        super(devices, options.waitForCaller());
         this.chunkBytes = options.openClStepBytes();
         int n = devices.size();
         down = new OpenClQueue[n];

@@ -232,7 +232,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 }
             };
         };
-        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null);
+        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null, options.waitForCaller());
     }
 
     /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
@@ -259,9 +259,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
      *                 (symmetric, true on the diagonal)
      * @param launcher prepares the fused average kernels on each device
      * @param recorder records each layout's schedule for replay; null enqueues it on every call
+     * @param waitForCaller {@link SyncOptions#waitForCaller()}
      */
-    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher, Recorder recorder) {
-        super(devices);
+    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher, Recorder recorder,
+            boolean waitForCaller) {
+        super(devices, waitForCaller);
         this.options = options;
         this.launcher = launcher;
         this.recorder = recorder;

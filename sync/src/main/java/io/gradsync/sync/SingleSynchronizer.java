@@ -7,7 +7,7 @@ import java.util.List;
 final class SingleSynchronizer extends LocalSynchronizer<Device> {
 
     SingleSynchronizer(Device device) {
-        super(List.of(device));
+        super(List.of(device), false); // it never touches the devices, so it has nothing to wait for
     }
 
     @Override

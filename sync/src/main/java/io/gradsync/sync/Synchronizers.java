@@ -57,9 +57,9 @@ public final class Synchronizers {
                 }
                 yield new SingleSynchronizer(devices.getFirst());
             }
-            case CPU -> new CpuStagingSynchronizer(devices, options).waitForCaller(options.waitForCaller());
+            case CPU -> new CpuStagingSynchronizer(devices, options);
             case NCCL -> nccl(devices, options);
-            case PTX -> PtxSynchronizer.create(devices, options).waitForCaller(options.waitForCaller());
+            case PTX -> PtxSynchronizer.create(devices, options);
             case OPENCL -> opencl(devices, options);
             case AUTO -> throw new AssertionError("auto resolved above");
         };
@@ -110,7 +110,7 @@ public final class Synchronizers {
             cl.add(o);
         }
         checkKernelArity("opencl", devices);
-        return new OpenClSynchronizer(cl, options).waitForCaller(options.waitForCaller());
+        return new OpenClSynchronizer(cl, options);
     }
 
     /** The fused average kernels take 2..8 inputs. */

@@ -68,13 +68,17 @@ class PtxGpuTest {
         }
     }
 
+    /** Gradients sharing one buffer: tiny, odd, empty and multi-million lengths in every dtype. */
+    private static final long[] MIXED_COUNTS = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0, 3_000_001};
+    private static final DType[] MIXED_TYPES = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32,
+        DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP32};
+
     @ParameterizedTest(name = "{0} GPUs, mixed gradients, {1}")
     @MethodSource("gpuCountsAndPaths")
     void averagesManyMixedGradientsRepeatedly(int n, Path path) {
         List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
-        long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0, 3_000_001};
-        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32,
-            DType.BF16, DType.FP32, DType.FP32};
+        long[] counts = MIXED_COUNTS;
+        DType[] types = MIXED_TYPES;
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, ThreadLocalRandom.current().nextLong())) {
             sync.synchronize(f.replicas);
@@ -91,9 +95,8 @@ class PtxGpuTest {
     @MethodSource("gpuCountsAndPaths")
     void sumsTheSquaresOfTheAveragesPerGradient(int n, Path path) {
         List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
-        long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0, 3_000_001};
-        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32,
-            DType.BF16, DType.FP32, DType.FP32};
+        long[] counts = MIXED_COUNTS;
+        DType[] types = MIXED_TYPES;
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, ThreadLocalRandom.current().nextLong())) {
             FusedSumOfSquares fused = (FusedSumOfSquares) sync;

@@ -106,9 +106,17 @@ class PtxScheduleTest {
         };
     }
 
+    /**
+     * Gradients sharing one buffer: empty, tiny and odd lengths in every dtype, and one (600_001)
+     * large enough that its sum of squares takes two stages (partials added down on the device).
+     */
+    private static final long[] MIXED_COUNTS = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129, 600_001};
+    private static final DType[] MIXED_TYPES = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32,
+        DType.FP16, DType.FP32, DType.BF16, DType.FP16, DType.FP32};
+
     private PtxSynchronizer schedule(int n, Peers peers, PtxOptions options) {
         devices = JvmRuntime.createDevices(n);
-        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null);
+        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null, true);
     }
 
     static Stream<Arguments> shapes() {
@@ -134,10 +142,8 @@ class PtxScheduleTest {
     @ParameterizedTest(name = "peers={0}")
     @MethodSource("peerKinds")
     void averagesMixedGradientsWithBothPathsInOneCall(Peers peers) {
-        // 600_001: slices large enough for the two-stage sum (first-stage partials added down on the device)
-        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129, 600_001};
-        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
-            DType.FP32, DType.BF16, DType.FP16, DType.FP32};
+        long[] counts = MIXED_COUNTS;
+        DType[] types = MIXED_TYPES;
         // runs up to 4 KiB one-shot, the larger ones reduce-scatter, in the same call
         try (PtxSynchronizer sync = schedule(4, peers, 4096);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
@@ -195,7 +201,7 @@ class PtxScheduleTest {
         }
         boolean[][] asymmetric = {{true, true}, {false, true}};
         assertThrows(IllegalArgumentException.class,
-                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null));
+                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null, true));
     }
 
     /** The all-gather on several lanes per GPU (copies and copy kernels), with and without P2P everywhere. */
@@ -217,15 +223,13 @@ class PtxScheduleTest {
      * The sums of squares in the averaging schedule: per gradient, the float64 sum over its
      * averaged values (gradients sharing a buffer kept apart), the same bits on the first (enqueued)
      * and the second (recorded) call, with one-shot, reduce-scatter and host-staged slices, small
-     * slices in one stage and large ones in two.
+     * gradients summed in one stage and large ones in two.
      */
     @ParameterizedTest(name = "N={0} peers={1} one-shot up to {2} B")
     @MethodSource("squareShapes")
     void sumsTheSquaresOfTheAveragesPerGradient(int n, Peers peers, long oneShot) {
-        // 600_001: slices large enough for the two-stage sum (first-stage partials added down on the device)
-        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024, 0, 129, 600_001};
-        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16,
-            DType.FP32, DType.BF16, DType.FP16, DType.FP32};
+        long[] counts = MIXED_COUNTS;
+        DType[] types = MIXED_TYPES;
         try (PtxSynchronizer sync = schedule(n, peers, oneShot);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
             double[] first = sync.synchronizeSumOfSquares(f.replicas);

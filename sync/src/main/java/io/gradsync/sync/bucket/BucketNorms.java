@@ -2,12 +2,12 @@ package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
+import io.gradsync.sync.HostAverage;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
-import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.TaskGraph;
 import io.gradsync.tasks.device.Device;
@@ -16,7 +16,6 @@ import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.ExecutionPlan;
 import io.gradsync.tasks.kernels.GradientKernels;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -83,7 +82,7 @@ final class BucketNorms implements AutoCloseable {
             Gradient g = range(0, r);
             if (g.buffer() instanceof JvmBuffer jb) {
                 jb.device().synchronize(); // work queued on the device's streams writes this memory
-                sum += sumOfSquares(hostView(jb, g), r.dtype(), r.count());
+                sum += HostAverage.sumOfSquares(r.dtype(), hostView(jb, g), r.count());
             } else {
                 normPlan(r).execute();
                 DoubleArray p = partials[r.index()];
@@ -102,7 +101,8 @@ final class BucketNorms implements AutoCloseable {
                 Gradient g = range(replica, r);
                 if (g.buffer() instanceof JvmBuffer jb) {
                     jb.device().synchronize();
-                    scale(hostView(jb, g), r.dtype(), r.count(), scale);
+                    MemorySegment values = hostView(jb, g);
+                    HostAverage.average(r.dtype(), new MemorySegment[] {values}, values, 0, r.count(), scale);
                 } else {
                     scalePlan(replica, r).execute();
                 }
@@ -173,34 +173,6 @@ final class BucketNorms implements AutoCloseable {
             case FP32 -> FloatArray.wrap(sizeOnly);
             case BF16 -> Bfloat16Array.wrap(sizeOnly);
             case FP16 -> HalfArray.wrap(sizeOnly);
-        };
-    }
-
-    static double sumOfSquares(MemorySegment seg, DType dtype, long count) {
-        double sum = 0;
-        for (long i = 0; i < count; i++) {
-            double v = get(seg, dtype, i);
-            sum += v * v;
-        }
-        return sum;
-    }
-
-    static void scale(MemorySegment seg, DType dtype, long count, float s) {
-        for (long i = 0; i < count; i++) {
-            float v = get(seg, dtype, i) * s;
-            switch (dtype) {
-                case FP32 -> seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
-                case BF16 -> seg.setAtIndex(ValueLayout.JAVA_SHORT, i, HalfFloats.floatToBf16(v));
-                case FP16 -> seg.setAtIndex(ValueLayout.JAVA_SHORT, i, HalfFloats.floatToHalf(v));
-            }
-        }
-    }
-
-    private static float get(MemorySegment seg, DType dtype, long i) {
-        return switch (dtype) {
-            case FP32 -> seg.getAtIndex(ValueLayout.JAVA_FLOAT, i);
-            case BF16 -> HalfFloats.bf16ToFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
-            case FP16 -> HalfFloats.halfToFloat(seg.getAtIndex(ValueLayout.JAVA_SHORT, i));
         };
     }
 
