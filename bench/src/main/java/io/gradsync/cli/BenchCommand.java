@@ -45,7 +45,6 @@ import me.tongfei.progressbar.ProgressBarBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** Sync throughput per backend, size and dtype, as nccl-tests tables. */
@@ -213,29 +212,29 @@ final class BenchCommand implements Callable<Integer> {
         PrintStream out = launch == null || launch.rank() == 0 ? System.out : new PrintStream(OutputStream.nullOutputStream());
         // Every input is checked before any device is touched: a typo costs nothing.
         if (warmup < 0 || iterations < 1) {
-            throw usage("--warmup must be >= 0 and --iters >= 1, got " + warmup + " and " + iterations);
+            throw Usage.error(spec, "--warmup must be >= 0 and --iters >= 1, got " + warmup + " and " + iterations);
         }
-        DeviceRuntime rt = usage(() -> parseRuntime(runtime));
+        DeviceRuntime rt = Usage.parse(spec, () -> parseRuntime(runtime));
         int n = launch != null ? 1 : devices != null ? devices : defaultDeviceCount(rt);
         if (n < 1) {
-            throw usage("--devices must be at least 1, got " + n);
+            throw Usage.error(spec, "--devices must be at least 1, got " + n);
         }
-        List<DType> types = usage(() -> parseTypes(dtypes));
-        List<MixedModel> models = usage(() -> models(types)); // empty: the --sizes sweep
-        List<Long> sizeList = models.isEmpty() ? usage(() -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
+        List<DType> types = Usage.parse(spec, () -> parseTypes(dtypes));
+        List<MixedModel> models = Usage.parse(spec, () -> models(types)); // empty: the --sizes sweep
+        List<Long> sizeList = models.isEmpty() ? Usage.parse(spec, () -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
         for (long size : sizeList) {
             for (DType t : types) {
                 if (size < t.bytes()) {
-                    throw usage("--sizes: " + size + " B holds no " + t.label() + " element");
+                    throw Usage.error(spec, "--sizes: " + size + " B holds no " + t.label() + " element");
                 }
             }
         }
-        SyncOptions options = usage(this::options);
-        List<SyncBackend> chosen = usage(() -> chooseBackends(backends, n));
+        SyncOptions options = Usage.parse(spec, this::options);
+        List<SyncBackend> chosen = Usage.parse(spec, () -> chooseBackends(backends, n));
         if (plot != null && !plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
-            throw usage("--plot: '" + plot + "' does not end in .png");
+            throw Usage.error(spec, "--plot: '" + plot + "' does not end in .png");
         }
-        List<AllReduceReference> references = usage(this::references);
+        List<AllReduceReference> references = Usage.parse(spec, this::references);
 
         BenchReport report = new BenchReport();
         references.forEach(report::addReference);
@@ -327,7 +326,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static void skip(PrintStream out, BenchReport report, SyncBackend backend, RuntimeException e, ProgressBar bar, int steps) {
-        String reason = e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+        String reason = Usage.firstLine(e);
         out.println("# " + backend.label() + ": skipped: " + reason);
         report.skip(backend.label(), reason);
         if (bar != null) {
@@ -536,18 +535,7 @@ final class BenchCommand implements Callable<Integer> {
         }
     }
 
-    private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
-    }
 
-    /** Runs a parser; its IllegalArgumentException becomes a usage error (exit 2, one line). */
-    private <T> T usage(java.util.function.Supplier<T> parse) {
-        try {
-            return parse.get();
-        } catch (IllegalArgumentException e) {
-            throw usage(e.getMessage());
-        }
-    }
 
     private SyncOptions options() {
         SyncOptions o = SyncOptions.defaults();

@@ -24,7 +24,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** Each built-in kernel as generated PTX, nvcc-built CUDA C, generated OpenCL C and plain Java, side by side. */
@@ -80,12 +79,12 @@ final class CompareCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        List<KernelSpec> specs = usage(() -> KernelCompare.select(kernels));
-        long gpuBytes = usage(() -> Sizes.parse(size));
-        long cpuBytes = usage(() -> Sizes.parse(cpuSize));
-        Repeats repeats = usage(() -> new Repeats(warmup, iterations));
+        List<KernelSpec> specs = Usage.parse(spec, () -> KernelCompare.select(kernels));
+        long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
+        long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
+        Repeats repeats = Usage.parse(spec, () -> new Repeats(warmup, iterations));
         if (grid < 0) {
-            throw usage("--grid must be 0 (one thread per element) or a number of blocks, got " + grid);
+            throw Usage.error(spec, "--grid must be 0 (one thread per element) or a number of blocks, got " + grid);
         }
 
         // Which forms can run here, and on what; the others are n/a for a stated reason.
@@ -102,7 +101,7 @@ final class CompareCommand implements Callable<Integer> {
             try {
                 gpu = CudaRuntime.device(device);
             } catch (RuntimeException e) {
-                throw usage("--device: " + e.getMessage());
+                throw Usage.error(spec, "--device: " + e.getMessage());
             }
             deviceOf.put(Variant.PTX, gpu);
             bytesOf.put(Variant.PTX, gpuBytes);
@@ -115,7 +114,7 @@ final class CompareCommand implements Callable<Integer> {
                     deviceOf.put(Variant.NVCC, gpu);
                     bytesOf.put(Variant.NVCC, gpuBytes);
                 } catch (RuntimeException e) {
-                    unavailable.put(Variant.NVCC, firstLine(e));
+                    unavailable.put(Variant.NVCC, Usage.firstLine(e));
                 }
             }
         }
@@ -124,7 +123,7 @@ final class CompareCommand implements Callable<Integer> {
             deviceOf.put(Variant.OPENCL, cl);
             bytesOf.put(Variant.OPENCL, BackendDevices.isPocl(cl) ? cpuBytes : gpuBytes);
         } catch (RuntimeException e) {
-            unavailable.put(Variant.OPENCL, firstLine(e));
+            unavailable.put(Variant.OPENCL, Usage.firstLine(e));
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
@@ -183,7 +182,7 @@ final class CompareCommand implements Callable<Integer> {
                     try {
                         c = KernelCompare.onJvm(k, bytesOf.get(v), repeats);
                     } catch (RuntimeException e) {
-                        c = Cell.na(e.getClass().getSimpleName() + ": " + firstLine(e));
+                        c = Cell.na(e.getClass().getSimpleName() + ": " + Usage.firstLine(e));
                     }
                 } else {
                     c = cells.get(v);
@@ -244,20 +243,6 @@ final class CompareCommand implements Callable<Integer> {
         return String.format(Locale.ROOT, "%12.2f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
     }
 
-    private static String firstLine(RuntimeException e) {
-        String m = e.getMessage() == null ? e.toString() : e.getMessage();
-        return m.lines().findFirst().orElse(m);
-    }
 
-    private ParameterException usage(String message) {
-        return new ParameterException(spec.commandLine(), message);
-    }
 
-    private <T> T usage(java.util.function.Supplier<T> parse) {
-        try {
-            return parse.get();
-        } catch (IllegalArgumentException e) {
-            throw usage(e.getMessage());
-        }
-    }
 }

@@ -11,7 +11,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /** Lists the built-in kernels or writes their generated PTX / OpenCL C. */
@@ -42,7 +41,7 @@ final class KernelsCommand implements Callable<Integer> {
         PrintWriter w = spec.commandLine().getOut();
         if (emit == null) {
             if (out != null) {
-                throw new ParameterException(spec.commandLine(), "--out needs --emit ptx|opencl");
+                throw Usage.error(spec, "--out needs --emit ptx|opencl");
             }
             List<KernelSpec> all = BuiltinKernels.all();
             w.printf(Locale.ROOT, "%d built-in kernels:%n", all.size());
@@ -57,13 +56,13 @@ final class KernelsCommand implements Callable<Integer> {
         try {
             target = KernelSources.Target.parse(emit.trim());
         } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "--emit: " + e.getMessage());
+            throw Usage.error(spec, "--emit: " + e.getMessage());
         }
         if (out == null) {
-            throw new ParameterException(spec.commandLine(), "--emit needs --out DIR");
+            throw Usage.error(spec, "--emit needs --out DIR");
         }
         if (sm < 50 || sm > 200) {
-            throw new ParameterException(spec.commandLine(), "--sm: " + sm + " is not a compute capability such as 80 or 90");
+            throw Usage.error(spec, "--sm: " + sm + " is not a compute capability such as 80 or 90");
         }
         List<Path> files = KernelSources.emitAll(target, out, sm);
         w.printf(Locale.ROOT, "wrote %d files (%d kernels%s) to %s%n", files.size(), files.size() - 1,

@@ -66,7 +66,8 @@ public final class Synchronizers {
     }
 
     /**
-     * One device needs nothing; several CUDA GPUs use nccl where NCCL loads, else ptx where every
+     * One device needs nothing; several CUDA GPUs use nccl where NCCL loads (and no two are one
+     * GPU's logical devices), else ptx where every
      * pair of them has peer access (and there are at most 8), else cpu. opencl is never chosen. Under a
      * launcher (WORLD_SIZE set, more than one rank) only nccl can average across processes.
      */
@@ -89,7 +90,7 @@ public final class Synchronizers {
         if (devices.size() == 1) {
             return SyncBackend.SINGLE;
         }
-        if (allCuda && nccl.isAvailable()) {
+        if (allCuda && nccl.isAvailable() && sharedGpu(devices) == null) {
             return SyncBackend.NCCL;
         }
         return allCuda && PtxSynchronizer.usable(devices) ? SyncBackend.PTX : SyncBackend.CPU;
@@ -111,6 +112,18 @@ public final class Synchronizers {
         }
         checkKernelArity("opencl", devices);
         return new OpenClSynchronizer(cl, options);
+    }
+
+    /** Two devices that are handles on one GPU ({@link CudaDevice#logical}), described, or null when there are none. */
+    private static String sharedGpu(List<? extends Device> devices) {
+        for (int i = 0; i < devices.size(); i++) {
+            for (int j = i + 1; j < devices.size(); j++) {
+                if (devices.get(i) instanceof CudaDevice a && devices.get(j) instanceof CudaDevice b && a.sameGpu(b)) {
+                    return a.id() + " and " + b.id() + " are the same GPU";
+                }
+            }
+        }
+        return null;
     }
 
     /** The fused average kernels take 2..8 inputs. */
@@ -136,6 +149,11 @@ public final class Synchronizers {
                 throw new IllegalArgumentException("backend nccl needs CUDA GPUs, got " + devices.stream().map(Device::id).toList());
             }
             gpus.add(gpu);
+        }
+        String shared = sharedGpu(gpus);
+        if (shared != null) {
+            throw new IllegalArgumentException("backend nccl needs one GPU per rank, but " + shared
+                    + " (NCCL rejects duplicate GPUs in one communicator)");
         }
         if (!RendezvousConfig.isLaunched()) {
             return NcclSynchronizer.singleProcess(gpus, options);

@@ -1,9 +1,6 @@
 package io.gradsync.sync;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaRuntime;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.Tag;
@@ -14,20 +11,14 @@ import org.junit.jupiter.params.provider.CsvSource;
 @Tag("gpu")
 class CpuStagingGpuTest {
 
-    static List<CudaDevice> gpus(int n) {
-        assumeTrue(CudaRuntime.status().available(), () -> "CUDA unavailable: " + CudaRuntime.status().detail());
-        assumeTrue(CudaRuntime.devices().size() >= n, () -> n + " GPUs needed, " + CudaRuntime.devices().size() + " here");
-        return CudaRuntime.devices().subList(0, n);
-    }
-
-    @ParameterizedTest(name = "{0} GPUs, {1} x {2}")
+    @ParameterizedTest(name = "{0}, {1} x {2}")
     @CsvSource({
         "2, 1, FP32", "2, 1000003, FP32", "2, 4194304, FP32", "2, 999999, BF16", "2, 77777, FP16",
         "4, 1, FP32", "4, 7, BF16", "4, 1000003, FP32", "4, 16777216, FP32", "4, 3000001, BF16", "4, 123457, FP16",
-        "3, 1048577, FP32"
+        "3, 1048577, FP32", "4 shared, 1000003, FP32", "3 shared, 77777, FP16"
     })
-    void averagesExactlyOnGpus(int n, long length, DType dtype) {
-        List<CudaDevice> devices = gpus(n);
+    void averagesExactlyOnGpus(GpuSet n, long length, DType dtype) {
+        List<CudaDevice> devices = n.cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, ThreadLocalRandom.current().nextLong())) {
             sync.synchronize(f.replicas);
@@ -35,10 +26,10 @@ class CpuStagingGpuTest {
         }
     }
 
-    @ParameterizedTest(name = "{0} GPUs, mixed gradients, small ring")
-    @CsvSource({"2", "4"})
-    void averagesManyMixedGradientsThroughASmallRing(int n) {
-        List<CudaDevice> devices = gpus(n);
+    @ParameterizedTest(name = "{0}, mixed gradients, small ring")
+    @CsvSource({"2", "4", "4 shared"})
+    void averagesManyMixedGradientsThroughASmallRing(GpuSet n) {
+        List<CudaDevice> devices = n.cuda();
         long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536};
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32, DType.BF16};
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, new SyncOptions(8192, 3, 4));

@@ -33,7 +33,7 @@ class NcclGpuTest {
         "4, 1, FP32", "4, 7, BF16", "4, 1000003, FP32", "4, 16777216, FP32", "4, 3000001, BF16", "4, 123457, FP16"
     })
     void averagesExactly(int n, long length, DType dtype) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        List<CudaDevice> devices = GpuSet.own(n).cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.NCCL, devices);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, ThreadLocalRandom.current().nextLong())) {
             assertEquals(SyncBackend.NCCL, sync.backend());
@@ -48,7 +48,7 @@ class NcclGpuTest {
     @ParameterizedTest(name = "{0} GPUs, mixed gradients, repeated")
     @ValueSource(ints = {2, 4})
     void averagesManyMixedGradientsRepeatedly(int n) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+        List<CudaDevice> devices = GpuSet.own(n).cuda();
         long[] counts = {1, 5, 1000, 3, 2049, 777_777, 2, 1024, 65_536, 0};
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32,
             DType.BF16, DType.FP32};
@@ -64,16 +64,27 @@ class NcclGpuTest {
 
     @Test
     void autoPicksNcclForSeveralGpus() {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        List<CudaDevice> devices = GpuSet.own(2).cuda();
         assertEquals(SyncBackend.NCCL, Synchronizers.resolveAuto(devices));
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.AUTO, devices)) {
             assertEquals(SyncBackend.NCCL, sync.backend());
         }
     }
 
+    /** NCCL refuses two ranks on one GPU; gradsync says so before calling it, and auto picks another backend. */
+    @Test
+    void replicasSharingAGpuAreRejectedBeforeNccl() {
+        List<CudaDevice> shared = GpuSet.shared(4).cuda();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Synchronizers.create(SyncBackend.NCCL, shared));
+        assertTrue(e.getMessage().contains("one GPU per rank") && e.getMessage().contains(shared.get(0).id()), e.getMessage());
+        SyncBackend auto = Synchronizers.resolveAuto(shared);
+        assertTrue(auto == SyncBackend.PTX || auto == SyncBackend.CPU, "auto picked " + auto);
+    }
+
     @Test
     void badInputIsRejectedBeforeNcclAndUseAfterCloseFails() {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        List<CudaDevice> devices = GpuSet.own(2).cuda();
         GradientSynchronizer sync = Synchronizers.create(SyncBackend.NCCL, devices);
         try (ReplicaFixture f = ReplicaFixture.flat(devices, 1000, DType.FP32, 7)) {
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,

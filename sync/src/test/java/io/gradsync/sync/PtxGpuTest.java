@@ -45,17 +45,17 @@ class PtxGpuTest {
 
     static Stream<Arguments> sizes() {
         long[] lengths = {1, 7, 63, 65, 1023, 4097, 65_537, 262_143, 1_000_003, 4_194_304, 16_777_217, 67_108_864};
-        return Stream.of(2, 4).flatMap(n -> Stream.of(Path.values()).flatMap(path -> Stream.of(DType.values())
+        return Stream.of(GpuSet.own(2), GpuSet.own(4), GpuSet.shared(4)).flatMap(n -> Stream.of(Path.values()).flatMap(path -> Stream.of(DType.values())
                 .flatMap(t -> java.util.Arrays.stream(lengths)
                         // the largest sizes in fp32 only: they are about bandwidth and memory, not rounding
                         .filter(len -> len < 16_000_000 || t == DType.FP32)
                         .mapToObj(len -> Arguments.of(n, path, len, t)))));
     }
 
-    @ParameterizedTest(name = "{0} GPUs, {1}, {2} x {3}")
+    @ParameterizedTest(name = "{0}, {1}, {2} x {3}")
     @MethodSource("sizes")
-    void averagesExactly(int n, Path path, long length, DType dtype) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+    void averagesExactly(GpuSet n, Path path, long length, DType dtype) {
+        List<CudaDevice> devices = n.cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, ThreadLocalRandom.current().nextLong())) {
             assertEquals(SyncBackend.PTX, sync.backend());
@@ -73,10 +73,10 @@ class PtxGpuTest {
     private static final DType[] MIXED_TYPES = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32,
         DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP32};
 
-    @ParameterizedTest(name = "{0} GPUs, mixed gradients, {1}")
+    @ParameterizedTest(name = "{0}, mixed gradients, {1}")
     @MethodSource("gpuCountsAndPaths")
-    void averagesManyMixedGradientsRepeatedly(int n, Path path) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+    void averagesManyMixedGradientsRepeatedly(GpuSet n, Path path) {
+        List<CudaDevice> devices = n.cuda();
         long[] counts = MIXED_COUNTS;
         DType[] types = MIXED_TYPES;
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
@@ -91,10 +91,10 @@ class PtxGpuTest {
     }
 
     /** Sums of squares in the averaging schedule: per gradient against float64, first (enqueued) and second (recorded) call alike. */
-    @ParameterizedTest(name = "{0} GPUs, sums of squares, {1}")
+    @ParameterizedTest(name = "{0}, sums of squares, {1}")
     @MethodSource("gpuCountsAndPaths")
-    void sumsTheSquaresOfTheAveragesPerGradient(int n, Path path) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+    void sumsTheSquaresOfTheAveragesPerGradient(GpuSet n, Path path) {
+        List<CudaDevice> devices = n.cuda();
         long[] counts = MIXED_COUNTS;
         DType[] types = MIXED_TYPES;
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
@@ -119,25 +119,26 @@ class PtxGpuTest {
     }
 
     static Stream<Arguments> gpuCountsAndPaths() {
-        return Stream.of(2, 4).flatMap(n -> Stream.of(Path.values()).map(p -> Arguments.of(n, p)));
+        return Stream.of(GpuSet.own(2), GpuSet.own(4), GpuSet.shared(3), GpuSet.shared(4))
+                .flatMap(n -> Stream.of(Path.values()).map(p -> Arguments.of(n, p)));
     }
 
     /** Races show as wrong or changing results: 1,000 rounds of random sizes across both paths. */
-    @ParameterizedTest(name = "{0} GPUs, 1000 random rounds")
-    @ValueSource(ints = {2, 4})
+    @ParameterizedTest(name = "{0}, 1000 random rounds")
+    @ValueSource(strings = {"2", "4", "4 shared"})
     @Timeout(value = 4, unit = TimeUnit.MINUTES) // on 2 x H200 the whole class ran in under a minute
-    void thousandRandomRoundsStayExactAndDeterministic(int n) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+    void thousandRandomRoundsStayExactAndDeterministic(GpuSet n) {
+        List<CudaDevice> devices = n.cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices)) {
             RepeatCheck.randomRounds(sync, devices, 1000, 1 << 20, ThreadLocalRandom.current().nextLong());
         }
     }
 
-    @ParameterizedTest(name = "{0} GPUs, 300 random rounds without P2P")
-    @ValueSource(ints = {2, 4})
+    @ParameterizedTest(name = "{0}, 300 random rounds without P2P")
+    @ValueSource(strings = {"2", "4", "4 shared"})
     @Timeout(value = 3, unit = TimeUnit.MINUTES)
-    void randomRoundsThroughHostMemoryStayExact(int n) {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(n);
+    void randomRoundsThroughHostMemoryStayExact(GpuSet n) {
+        List<CudaDevice> devices = n.cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, Path.NO_P2P.options)) {
             RepeatCheck.randomRounds(sync, devices, 300, 1 << 20, ThreadLocalRandom.current().nextLong());
         }
@@ -145,7 +146,7 @@ class PtxGpuTest {
 
     @Test
     void peerAccessFollowsTheOption() {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        List<CudaDevice> devices = GpuSet.own(2).cuda();
         try (PtxSynchronizer on = PtxSynchronizer.create(devices, SyncOptions.defaults());
                 PtxSynchronizer off = PtxSynchronizer.create(devices, Path.NO_P2P.options)) {
             assertEquals(devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0)),
@@ -157,7 +158,7 @@ class PtxGpuTest {
     /** With NCCL missing, auto picks ptx where every pair of GPUs has P2P (the GPU node's case). */
     @Test
     void ptxIsUsableWhereEveryPairHasP2p() {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        List<CudaDevice> devices = GpuSet.own(2).cuda();
         boolean allPairs = devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0));
         assertEquals(allPairs, PtxSynchronizer.usable(devices));
         assertTrue(!allPairs || PtxSynchronizer.usable(devices));
@@ -165,7 +166,7 @@ class PtxGpuTest {
 
     @Test
     void statsNameThePhases() {
-        List<CudaDevice> devices = CpuStagingGpuTest.gpus(2);
+        List<CudaDevice> devices = GpuSet.own(2).cuda();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices);
                 ReplicaFixture f = ReplicaFixture.flat(devices, 1 << 20, DType.FP32, 5)) {
             sync.synchronize(f.replicas);

@@ -10,6 +10,7 @@ import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClPlatform;
 import io.gradsync.tasks.opencl.OpenClRuntime;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * What this machine offers, runtime by runtime, and device selection. Nothing here throws
@@ -95,6 +96,28 @@ public final class DeviceCatalog {
                 }
                 yield best;
             }
+        };
+    }
+
+    /**
+     * {@code n} replicas over the first two of {@link #gpus}, or over one where there is one, as
+     * logical devices: each GPU holds several replicas, each with its own buffers and streams. This is
+     * how an n-GPU schedule runs (and is tested) where fewer GPUs are lent; its speed says nothing
+     * about n GPUs. Empty when the runtime has no GPU.
+     */
+    public static List<? extends Device> sharedGpus(DeviceRuntime runtime, int n) {
+        if (n < 1) {
+            throw new IllegalArgumentException("replica count must be >= 1, got " + n);
+        }
+        List<? extends Device> physical = gpus(runtime);
+        if (physical.isEmpty()) {
+            return List.of();
+        }
+        int k = Math.min(2, physical.size());
+        return switch (runtime) {
+            case CUDA -> CudaRuntime.logicalDevices(n, k);
+            case OPENCL -> IntStream.range(0, n).mapToObj(i -> ((OpenClDevice) physical.get(i % k)).logical(i)).toList();
+            case JVM -> List.of();
         };
     }
 

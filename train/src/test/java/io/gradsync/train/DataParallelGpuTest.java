@@ -24,11 +24,28 @@ class DataParallelGpuTest {
     @CsvSource({"cpu, 2, SGD", "cpu, 4, ADAM", "ptx, 2, ADAM", "ptx, 4, SGD", "ptx, 4, ADAM", "opencl, 2, ADAM", "opencl, 4, SGD",
         "nccl, 2, SGD", "nccl, 4, SGD", "nccl, 4, ADAM"})
     void replicasOnGpusFollowOneReplicaOnTheWholeBatch(String backendName, int n, DataParallelTrainer.Optimizer opt) {
-        DeviceRuntime rt = backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
+        DeviceRuntime rt = runtimeOf(backendName);
         var status = DeviceCatalog.status(rt);
         List<? extends Device> all = DeviceCatalog.gpus(rt); // GPUs only: never PoCL's CPU devices
         assumeTrue(all.size() >= n, () -> n + " " + rt.label() + " GPUs needed: " + status.describe());
-        List<? extends Device> gpus = all.subList(0, n);
+        assertFollowsOneReplica(backendName, all.subList(0, n), opt);
+    }
+
+    /** The n-GPU schedules where fewer GPUs are lent: n replicas as logical devices over two GPUs. */
+    @ParameterizedTest(name = "{0}, {1} replicas sharing GPUs, {2}")
+    @CsvSource({"cpu, 4, ADAM", "ptx, 4, SGD", "ptx, 3, ADAM", "opencl, 4, SGD"})
+    void replicasSharingGpusFollowOneReplicaOnTheWholeBatch(String backendName, int n, DataParallelTrainer.Optimizer opt) {
+        DeviceRuntime rt = runtimeOf(backendName);
+        List<? extends Device> shared = DeviceCatalog.sharedGpus(rt, n);
+        assumeTrue(!shared.isEmpty(), () -> "a " + rt.label() + " GPU needed: " + DeviceCatalog.status(rt).describe());
+        assertFollowsOneReplica(backendName, shared, opt);
+    }
+
+    private static DeviceRuntime runtimeOf(String backendName) {
+        return backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
+    }
+
+    private static void assertFollowsOneReplica(String backendName, List<? extends Device> gpus, DataParallelTrainer.Optimizer opt) {
         GradientSynchronizer sync;
         try {
             sync = Synchronizers.create(SyncBackend.parse(backendName), gpus);

@@ -3,6 +3,7 @@ package io.gradsync.sync.bucket;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gradsync.sync.GpuSet;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.Synchronizers;
@@ -13,7 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Buckets on real GPUs, for every backend that serves them: exact against per-tensor sync. */
 @Tag("gpu")
@@ -31,18 +32,22 @@ class BucketGpuTest {
         }
     }
 
-    private static List<? extends Device> devicesFor(String backendName) {
+    /** {@code placement}: "all" GPUs (2 to 4), or a {@link GpuSet} such as "4 shared". */
+    private static List<? extends Device> devicesFor(String backendName, String placement) {
         DeviceRuntime rt = backendName.equals("opencl") ? DeviceRuntime.OPENCL : DeviceRuntime.CUDA;
+        if (!placement.equals("all")) {
+            return GpuSet.of(placement).devices(rt);
+        }
         var status = DeviceCatalog.status(rt);
         List<? extends Device> gpus = DeviceCatalog.gpus(rt);
         assumeTrue(gpus.size() >= 2, () -> "2 " + rt.label() + " GPUs needed: " + status.describe());
         return gpus.subList(0, Math.min(MAX_GPUS, gpus.size()));
     }
 
-    @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"cpu", "ptx", "opencl", "nccl"})
-    void bucketedSyncGivesExactlyThePerTensorResult(String backendName) {
-        List<? extends Device> devices = devicesFor(backendName);
+    @ParameterizedTest(name = "{0}, {1}")
+    @CsvSource({"cpu, all", "ptx, all", "opencl, all", "nccl, all", "cpu, 4 shared", "ptx, 4 shared", "opencl, 4 shared"})
+    void bucketedSyncGivesExactlyThePerTensorResult(String backendName, String placement) {
+        List<? extends Device> devices = devicesFor(backendName, placement);
         List<BucketSyncTest.Param> params = BucketSyncTest.mixedModel(3, 401, 128L << 20); // a 32 MiB embedding: larger than a bucket
         try (GradientSynchronizer sync = create(backendName, devices);
                 GradientBuckets bucketed = BucketSyncTest.buckets(devices, params, GradientBuckets.DEFAULT_BUCKET_BYTES);

@@ -30,20 +30,30 @@ import jcuda.driver.JCudaDriver;
 
 /**
  * One GPU and its primary context. Every driver call first makes that context current on the
- * calling thread, so a device may be used from any thread.
+ * calling thread, so a device may be used from any thread. A <em>logical</em> device
+ * ({@link #logical}) is a second handle on the same GPU and context, id {@code cuda:N#L}, whose
+ * buffers, streams and modules are its own: several stand in for several GPUs where there are
+ * fewer, so an N-GPU schedule can run on the GPUs at hand.
  */
 public final class CudaDevice implements Device {
     private final int ordinal;
-    private final CUdevice handle = new CUdevice();
-    private final CUcontext context = new CUcontext();
+    private final CUdevice handle;
+    private final CUcontext context;
     private final String name;
     private final long memoryBytes;
     private final int ccMajor;
     private final int ccMinor;
-    private final Set<Integer> peersEnabled = ConcurrentHashMap.newKeySet();
+    /** Peer access is a property of the context, so logical devices share their GPU's set. */
+    private final Set<Integer> peersEnabled;
+    /** -1 for the discovered device, else the index given to {@link #logical}. */
+    private final int logical;
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
+        this.logical = -1;
+        this.peersEnabled = ConcurrentHashMap.newKeySet();
+        this.handle = new CUdevice();
+        this.context = new CUcontext();
         String id = "cuda:" + ordinal;
         check(cuDeviceGet(handle, ordinal), "cuDeviceGet", id);
         byte[] raw = new byte[256];
@@ -59,6 +69,41 @@ public final class CudaDevice implements Device {
         this.ccMajor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
         this.ccMinor = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
         check(cuDevicePrimaryCtxRetain(context, handle), "cuDevicePrimaryCtxRetain", id);
+    }
+
+    private CudaDevice(CudaDevice gpu, int logical) {
+        this.ordinal = gpu.ordinal;
+        this.logical = logical;
+        this.handle = gpu.handle;
+        this.context = gpu.context;
+        this.name = gpu.name;
+        this.memoryBytes = gpu.memoryBytes;
+        this.ccMajor = gpu.ccMajor;
+        this.ccMinor = gpu.ccMinor;
+        this.peersEnabled = gpu.peersEnabled;
+    }
+
+    /** A new logical device on this GPU, with the index {@code index} in its id ({@code cuda:0#3}). */
+    public CudaDevice logical(int index) {
+        if (index < 0) {
+            throw new IllegalArgumentException("logical device index must be >= 0, got " + index);
+        }
+        return new CudaDevice(this, index);
+    }
+
+    /** True for a handle made by {@link #logical}. */
+    public boolean isLogical() {
+        return logical >= 0;
+    }
+
+    /** Whether {@code other} is this GPU, through the same or another handle. */
+    public boolean sameGpu(CudaDevice other) {
+        return context == other.context;
+    }
+
+    @Override
+    public String id() {
+        return logical < 0 ? Device.super.id() : Device.super.id() + "#" + logical;
     }
 
     @Override
@@ -148,9 +193,9 @@ public final class CudaDevice implements Device {
         check(cuCtxSynchronize(), "cuCtxSynchronize", id());
     }
 
-    /** Whether this GPU can read and write {@code peer}'s memory directly. */
+    /** Whether this GPU can read and write {@code peer}'s memory directly (always, for the same GPU). */
     public boolean canAccessPeer(CudaDevice peer) {
-        if (peer == this) {
+        if (sameGpu(peer)) {
             return true;
         }
         int[] can = {0};
@@ -160,7 +205,7 @@ public final class CudaDevice implements Device {
 
     /** Lets kernels and copies on this GPU reach {@code peer}'s memory; idempotent. */
     public void enablePeerAccess(CudaDevice peer) {
-        if (peer == this || peersEnabled.contains(peer.ordinal)) {
+        if (sameGpu(peer) || peersEnabled.contains(peer.ordinal)) {
             return;
         }
         bind();

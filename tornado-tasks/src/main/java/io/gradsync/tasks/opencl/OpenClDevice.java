@@ -94,7 +94,15 @@ public final class OpenClDevice implements Device {
         return logical < 0 ? Device.super.id() : Device.super.id() + "#" + logical;
     }
 
-    /** True for a view made by {@link OpenClRuntime#logicalDevices}. */
+    /** A new logical view of this device, with queues of its own and {@code index} in its id ({@code opencl:0#3}). */
+    public OpenClDevice logical(int index) {
+        if (index < 0) {
+            throw new IllegalArgumentException("logical device index must be >= 0, got " + index);
+        }
+        return new OpenClDevice(this, index);
+    }
+
+    /** True for a view made by {@link #logical} or {@link OpenClRuntime#logicalDevices}. */
     public boolean isLogical() {
         return logical >= 0;
     }

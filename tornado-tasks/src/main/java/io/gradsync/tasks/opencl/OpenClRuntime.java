@@ -9,6 +9,8 @@ import static org.jocl.CL.clGetPlatformIDs;
 import static org.jocl.CL.clGetPlatformInfo;
 
 import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.Discovery;
+import io.gradsync.tasks.device.Discovery.Found;
 import io.gradsync.tasks.device.RuntimeStatus;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,48 +25,28 @@ import org.jocl.cl_platform_id;
  * holding all its devices, so events order queues of different devices of one platform.
  */
 public final class OpenClRuntime {
-    private static final Object LOCK = new Object();
-    private static volatile RuntimeStatus status;
-    private static volatile List<OpenClPlatform> platforms = List.of();
-    private static volatile List<OpenClDevice> devices = List.of();
+    private static final Discovery<OpenClDevice> DISCOVERY = new Discovery<>("OpenCL", OpenClRuntime::look);
 
     private OpenClRuntime() {
     }
 
     public static RuntimeStatus status() {
-        RuntimeStatus s = status;
-        if (s == null) {
-            synchronized (LOCK) {
-                if (status == null) {
-                    status = initialize();
-                }
-                s = status;
-            }
-        }
-        return s;
+        return DISCOVERY.status();
     }
 
     /** All devices of all platforms, platform by platform; empty when OpenCL is unavailable. */
     public static List<OpenClDevice> devices() {
-        status();
-        return devices;
+        return DISCOVERY.devices();
     }
 
+    /** The platforms that have usable devices, in platform order. */
     public static List<OpenClPlatform> platforms() {
-        status();
-        return platforms;
+        return DISCOVERY.devices().stream().map(OpenClDevice::platform).distinct().toList();
     }
 
     /** The device with this ordinal (its index in {@link #devices()}). */
     public static OpenClDevice device(int ordinal) {
-        RuntimeStatus s = status();
-        if (!s.available()) {
-            throw new IllegalStateException("OpenCL is unavailable: " + s.detail());
-        }
-        if (ordinal < 0 || ordinal >= devices.size()) {
-            throw new IllegalArgumentException("no OpenCL device " + ordinal + "; this machine has " + devices.size());
-        }
-        return devices.get(ordinal);
+        return DISCOVERY.device(ordinal);
     }
 
     /**
@@ -74,21 +56,18 @@ public final class OpenClRuntime {
      * Each call makes new ones; the caller closes them (that closes their queues, nothing else).
      */
     public static List<OpenClDevice> logicalDevices(int n) {
-        RuntimeStatus s = status();
-        if (!s.available()) {
-            throw new IllegalStateException("OpenCL is unavailable: " + s.detail());
-        }
+        List<OpenClDevice> devices = DISCOVERY.requireDevices();
         if (n < 1) {
             throw new IllegalArgumentException("logical device count must be >= 1, got " + n);
         }
         List<OpenClDevice> logical = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            logical.add(new OpenClDevice(devices.get(i % devices.size()), i));
+            logical.add(devices.get(i % devices.size()).logical(i));
         }
         return List.copyOf(logical);
     }
 
-    private static RuntimeStatus initialize() {
+    private static Found<OpenClDevice> look() {
         int[] count = {0};
         int rc;
         try {
@@ -96,19 +75,18 @@ public final class OpenClRuntime {
             rc = clGetPlatformIDs(0, null, count);
         } catch (Throwable t) {
             String msg = String.valueOf(t.getMessage());
-            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
-                    "the OpenCL ICD loader (libOpenCL.so.1) did not load: " + msg.lines().findFirst().orElse(msg));
+            return Found.none(RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
+                    "the OpenCL ICD loader (libOpenCL.so.1) did not load: " + msg.lines().findFirst().orElse(msg)));
         }
         if (rc == CL.CL_PLATFORM_NOT_FOUND_KHR || (rc == CL_SUCCESS && count[0] == 0)) {
-            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
-                    "no OpenCL platform is registered (no ICD in /etc/OpenCL/vendors)");
+            return Found.none(RuntimeStatus.unavailable(DeviceRuntime.OPENCL,
+                    "no OpenCL platform is registered (no ICD in /etc/OpenCL/vendors)"));
         }
         if (rc != CL_SUCCESS) {
-            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "clGetPlatformIDs failed: " + CL.stringFor_errorCode(rc));
+            return Found.none(RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "clGetPlatformIDs failed: " + CL.stringFor_errorCode(rc)));
         }
         cl_platform_id[] ids = new cl_platform_id[count[0]];
         clGetPlatformIDs(ids.length, ids, null);
-        List<OpenClPlatform> foundPlatforms = new ArrayList<>();
         List<OpenClDevice> found = new ArrayList<>();
         List<String> names = new ArrayList<>();
         List<String> skipped = new ArrayList<>();
@@ -124,7 +102,6 @@ public final class OpenClRuntime {
             clGetDeviceIDs(ids[p], CL_DEVICE_TYPE_ALL, devs.length, devs, null);
             try {
                 OpenClPlatform platform = new OpenClPlatform(p, ids[p], name, platformString(ids[p], CL_PLATFORM_VERSION), devs);
-                foundPlatforms.add(platform);
                 for (cl_device_id d : devs) {
                     found.add(new OpenClDevice(found.size(), platform, d));
                 }
@@ -134,12 +111,10 @@ public final class OpenClRuntime {
             }
         }
         if (found.isEmpty()) {
-            return RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "no usable OpenCL device: " + String.join("; ", skipped));
+            return Found.none(RuntimeStatus.unavailable(DeviceRuntime.OPENCL, "no usable OpenCL device: " + String.join("; ", skipped)));
         }
-        platforms = List.copyOf(foundPlatforms);
-        devices = List.copyOf(found);
-        return RuntimeStatus.available(DeviceRuntime.OPENCL, found.size(), String.join(", ", names)
-                + (skipped.isEmpty() ? "" : "; skipped " + String.join("; ", skipped)));
+        return new Found<>(RuntimeStatus.available(DeviceRuntime.OPENCL, found.size(), String.join(", ", names)
+                + (skipped.isEmpty() ? "" : "; skipped " + String.join("; ", skipped))), found);
     }
 
     static String platformString(cl_platform_id platform, int param) {
