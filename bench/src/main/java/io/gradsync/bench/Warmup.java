@@ -18,6 +18,12 @@ public final class Warmup {
     private Warmup() {
     }
 
+    /** What {@link #run} will do, for report headers: {@code ">= 3 calls and 0.3 s per size"}. */
+    public static String describe(boolean oneProcess, int minCalls) {
+        return ">= " + minCalls + (minCalls == 1 ? " call" : " calls") + " and "
+                + (oneProcess ? MIN_NANOS / 1e9 + " s" : (MULTI_PROCESS_BYTES >> 30) + " GiB") + " per size";
+    }
+
     /**
      * Runs {@code call} at least {@code minCalls} times, then more as described above.
      *

@@ -15,6 +15,7 @@ import io.gradsync.bench.Sizes;
 import io.gradsync.bench.SyncBench;
 import io.gradsync.bench.SyncMeasurement;
 import io.gradsync.bench.SyncTable;
+import io.gradsync.bench.Warmup;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
@@ -246,9 +247,9 @@ final class BenchCommand implements Callable<Integer> {
             }
             SyncTable table = new SyncTable(out);
             ModelTable modelTable = new ModelTable(out);
-            out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, %s, %s, warmup %d, iters %d, Java %s%n", n,
+            out.printf(Locale.ROOT, "# gradsync bench: %d device%s per backend, %s, %s, warmup %s, iters %d, Java %s%n", n,
                     n == 1 ? "" : "s", models.isEmpty() ? "sizes " + sizes : "model mixed " + Sizes.format(sizeList.getFirst()),
-                    dtypes, warmup, iterations, Runtime.version());
+                    dtypes, Warmup.describe(launch == null || launch.worldSize() == 1, warmup), iterations, Runtime.version());
             if (launch != null) {
                 out.printf(Locale.ROOT, "# %d processes (WORLD_SIZE), one GPU each; rank 0's timings%n", launch.worldSize());
             }

@@ -47,8 +47,9 @@ class PtxGpuTest {
         long[] lengths = {1, 7, 63, 65, 1023, 4097, 65_537, 262_143, 1_000_003, 4_194_304, 16_777_217, 67_108_864};
         return Stream.of(GpuSet.own(2), GpuSet.own(4), GpuSet.shared(4)).flatMap(n -> Stream.of(Path.values()).flatMap(path -> Stream.of(DType.values())
                 .flatMap(t -> java.util.Arrays.stream(lengths)
-                        // the largest sizes in fp32 only: they are about bandwidth and memory, not rounding
-                        .filter(len -> len < 16_000_000 || t == DType.FP32)
+                        // the largest sizes in fp32 only: they are about bandwidth and memory, not rounding;
+                        // and not on shared GPUs, whose point is the n-way schedule (the host check dominates)
+                        .filter(len -> len < 16_000_000 || (t == DType.FP32 && !n.shared()))
                         .mapToObj(len -> Arguments.of(n, path, len, t)))));
     }
 
