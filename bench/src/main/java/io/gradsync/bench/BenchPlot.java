@@ -20,8 +20,7 @@ import org.knowm.xchart.style.markers.Marker;
 import org.knowm.xchart.style.markers.SeriesMarkers;
 
 /**
- * busbw against size, one line per backend (and dtype when several were run), log-scale size
- * axis, measured link bounds as labelled dashed horizontal lines, each reference (another program's
+ * busbw against size, one line per backend (and dtype when several were run), both axes log-scale, measured link bounds as labelled dashed horizontal lines, each reference (another program's
  * all-reduce, {@code --reference}) dotted with a marker of its own. Drawn headless with XChart.
  */
 public final class BenchPlot {
@@ -45,14 +44,15 @@ public final class BenchPlot {
             throw new IllegalArgumentException("nothing to plot: no backend produced a measurement");
         }
         XYChart chart = new XYChartBuilder().width(1100).height(700).title(title)
-                .xAxisTitle("size per replica (log scale)").yAxisTitle("busbw (GB/s)").build();
+                .xAxisTitle("size per replica (log scale)").yAxisTitle("busbw (GB/s, log scale)").build();
         // Log scale as log2(bytes) on a linear axis: XChart's own log axis labels only decades,
         // which leaves a 256K..4M sweep with one label; here every power of two is named (1M, 2M, ...).
         chart.getStyler().setxAxisTickLabelsFormattingFunction(BenchPlot::sizeLabel);
         chart.getStyler().setLegendPosition(Styler.LegendPosition.OutsideE);
         chart.getStyler().setChartBackgroundColor(Color.WHITE);
         chart.getStyler().setPlotGridLinesVisible(true);
-        chart.getStyler().setYAxisMin(0.0);
+        // Log busbw too: host staging (tens of GB/s) and small sizes would lie flat on a linear axis under NVLink's hundreds.
+        chart.getStyler().setYAxisLogarithmic(true);
 
         boolean severalTypes = report.rows().stream().map(SyncMeasurement::dtype).distinct().count() > 1;
         Map<String, List<SyncMeasurement>> lines = new LinkedHashMap<>();
@@ -63,7 +63,10 @@ public final class BenchPlot {
         double minX = Double.MAX_VALUE;
         double maxX = 0;
         for (var e : lines.entrySet()) {
-            List<SyncMeasurement> ms = new ArrayList<>(e.getValue());
+            List<SyncMeasurement> ms = new ArrayList<>(e.getValue().stream().filter(m -> m.busbwGBs() > 0).toList());
+            if (ms.isEmpty()) {
+                continue;
+            }
             ms.sort((a, b) -> Long.compare(a.bytes(), b.bytes()));
             double[] x = ms.stream().mapToDouble(m -> log2(m.bytes())).toArray();
             double[] y = ms.stream().mapToDouble(SyncMeasurement::busbwGBs).toArray();
@@ -78,7 +81,10 @@ public final class BenchPlot {
             SeriesMarkers.TRIANGLE_DOWN, SeriesMarkers.PLUS};
         int k = 0;
         for (AllReduceReference ref : report.references()) {
-            List<AllReduceReference.Row> rs = new ArrayList<>(ref.rows());
+            List<AllReduceReference.Row> rs = new ArrayList<>(ref.rows().stream().filter(r -> r.busbwGBs() > 0).toList());
+            if (rs.isEmpty()) {
+                continue;
+            }
             rs.sort((a, b) -> Long.compare(a.bytes(), b.bytes()));
             double[] x = rs.stream().mapToDouble(r -> log2(r.bytes())).toArray();
             double[] y = rs.stream().mapToDouble(AllReduceReference.Row::busbwGBs).toArray();
@@ -87,6 +93,9 @@ public final class BenchPlot {
             XYSeries series = chart.addSeries(ref.label() + " (reference)", x, y);
             series.setMarker(markers[k++ % markers.length]);
             series.setLineStyle(dotted);
+        }
+        if (minX > maxX) {
+            throw new IllegalArgumentException("nothing to plot: no measurement has a busbw above zero");
         }
         if (minX == maxX) { // one size: widen so the bound lines have length
             minX -= 1;

@@ -3,6 +3,7 @@ package io.gradsync.bench;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import java.util.ArrayList;
@@ -11,7 +12,7 @@ import java.util.List;
 
 /**
  * Measures the links a sync backend moves data over: pinned host memory to and from each device,
- * all devices at once (what host staging is bound by), and device to device. Each figure is the
+ * all devices at once (what host staging is bound by), and GPU to GPU (CUDA only). Each figure is the
  * median of several timed copies of {@code bytes}, timed on the host around the copies of all
  * devices together so that concurrent copies are measured as the aggregate they are.
  */
@@ -52,6 +53,11 @@ public final class LinkProbe {
                     int i = streams.indexOf(s);
                     s.copyToHost(buffers.get(i), 0, hosts.get(i), 0, bytes);
                 })));
+            }
+            // Only CUDA has a device-to-device link to measure: an OpenCL buffer belongs to the
+            // context, not a device (NVIDIA's OpenCL timed a copy "between" two GPUs at half the
+            // device-copy rate, 1747 GB/s, i.e. within one GPU), and the opencl backend stages through host memory
+            if (n > 1 && devices.get(0).runtime() == DeviceRuntime.CUDA) {
                 links.add(new Link("peer " + devices.get(0).id() + "->" + devices.get(1).id(), bytes,
                         time(bytes, repeats, List.of(streams.get(1)), s -> s.copy(buffers.get(0), 0, buffers.get(1), 0, bytes))));
             }
