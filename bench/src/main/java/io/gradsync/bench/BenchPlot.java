@@ -53,6 +53,7 @@ public final class BenchPlot {
         chart.getStyler().setPlotGridLinesVisible(true);
         // Log busbw too: host staging (tens of GB/s) and small sizes would lie flat on a linear axis under NVLink's hundreds.
         chart.getStyler().setYAxisLogarithmic(true);
+        chart.getStyler().setYAxisLogarithmicDecadeOnly(false); // label 2..9 x 10^n too, not only the decades
 
         boolean severalTypes = report.rows().stream().map(SyncMeasurement::dtype).distinct().count() > 1;
         Map<String, List<SyncMeasurement>> lines = new LinkedHashMap<>();
