@@ -34,7 +34,8 @@ public final class HostAverage {
     public static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
         switch (dtype) {
             case FP32 -> fp32(in, out, from, to, scale);
-            case BF16, FP16 -> half(dtype, in, out, from, to, scale);
+            case BF16 -> bf16(in, out, from, to, scale);
+            case FP16 -> fp16(in, out, from, to, scale);
         }
     }
 
@@ -88,14 +89,86 @@ public final class HostAverage {
         }
     }
 
-    private static void half(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        boolean bf16 = dtype == DType.BF16;
-        for (long i = from; i < to; i++) {
-            float sum = toFloat(bf16, in[0].getAtIndex(I16, i));
+    // The half types widen block by block into fp32 sums and narrow once per block. Each loop is a
+    // method of its own over one array and one conversion: C2 vectorizes them so, not when they
+    // share a method. The per-element form (the replicas in an inner loop, the type chosen per
+    // value) ran bf16 at a sixth of fp32's bytes per second, fp16 at a third.
+
+    private static void bf16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
+        float[] acc = new float[BLOCK];
+        int[] bits = new int[BLOCK];
+        // float-to-int bit moves do not vectorize beside integer arithmetic: the scaled sums reach the
+        // rounding as ints by being stored through this float view of the int array
+        MemorySegment bitsAsFloats = MemorySegment.ofArray(bits);
+        for (long start = from; start < to; start += BLOCK) {
+            int n = (int) Math.min(BLOCK, to - start);
+            widenBf16(in[0], start, acc, n);
             for (int r = 1; r < in.length; r++) {
-                sum += toFloat(bf16, in[r].getAtIndex(I16, i));
+                addBf16(in[r], start, acc, n);
             }
-            out.setAtIndex(I16, i, fromFloat(bf16, sum * scale));
+            scaleInto(acc, scale, bitsAsFloats, n);
+            roundToBf16InHighHalf(bits, n);
+            storeHighHalves(bits, out, start, n);
+        }
+    }
+
+    private static void widenBf16(MemorySegment src, long at, float[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] = HalfFloats.bf16ToFloat(src.getAtIndex(I16, at + j));
+        }
+    }
+
+    private static void addBf16(MemorySegment src, long at, float[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] += HalfFloats.bf16ToFloat(src.getAtIndex(I16, at + j));
+        }
+    }
+
+    private static void scaleInto(float[] acc, float scale, MemorySegment floats, int n) {
+        for (int j = 0; j < n; j++) {
+            floats.setAtIndex(F32, j, acc[j] * scale);
+        }
+    }
+
+    private static void roundToBf16InHighHalf(int[] bits, int n) {
+        for (int j = 0; j < n; j++) {
+            bits[j] = HalfFloats.bf16InHighHalf(bits[j]);
+        }
+    }
+
+    private static void storeHighHalves(int[] bits, MemorySegment out, long at, int n) {
+        for (int j = 0; j < n; j++) {
+            out.setAtIndex(I16, at + j, (short) (bits[j] >>> 16));
+        }
+    }
+
+    private static void fp16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
+        float[] acc = new float[BLOCK];
+        for (long start = from; start < to; start += BLOCK) {
+            int n = (int) Math.min(BLOCK, to - start);
+            widenF16(in[0], start, acc, n);
+            for (int r = 1; r < in.length; r++) {
+                addF16(in[r], start, acc, n);
+            }
+            narrowF16(acc, scale, out, start, n);
+        }
+    }
+
+    private static void widenF16(MemorySegment src, long at, float[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] = HalfFloats.halfToFloat(src.getAtIndex(I16, at + j));
+        }
+    }
+
+    private static void addF16(MemorySegment src, long at, float[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] += HalfFloats.halfToFloat(src.getAtIndex(I16, at + j));
+        }
+    }
+
+    private static void narrowF16(float[] acc, float scale, MemorySegment out, long at, int n) {
+        for (int j = 0; j < n; j++) {
+            out.setAtIndex(I16, at + j, HalfFloats.floatToHalf(acc[j] * scale));
         }
     }
 
@@ -115,13 +188,5 @@ public final class HostAverage {
             case FP16 -> GradientKernels.sumOfSquaresPartialsF16(oneThread, HalfArray.wrap(used), sum);
         }
         return sum.get(0);
-    }
-
-    static float toFloat(boolean bf16, short bits) {
-        return bf16 ? HalfFloats.bf16ToFloat(bits) : HalfFloats.halfToFloat(bits);
-    }
-
-    static short fromFloat(boolean bf16, float value) {
-        return bf16 ? HalfFloats.floatToBf16(value) : HalfFloats.floatToHalf(value);
     }
 }

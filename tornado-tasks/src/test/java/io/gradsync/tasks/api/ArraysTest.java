@@ -92,6 +92,12 @@ class ArraysTest {
         assertEquals((short) 0x7F80, HalfFloats.floatToBf16(Float.intBitsToFloat(0x7F7F_8000)), "rounds up to infinity");
         assertEquals((short) 0x8000, HalfFloats.floatToBf16(-0f));
         assertTrue(Float.isNaN(HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(Float.intBitsToFloat(0x7F80_0001)))), "signalling NaN stays NaN");
+        // a NaN is cut and made quiet, never rounded: rounding 0x7FFF_FFFF up would carry into the sign
+        for (int nan : new int[] {0x7F80_0001, 0x7FFF_FFFF, 0xFFFF_FFFF, 0x7FC0_0000, 0xFF80_8000, 0x7FBF_FFFF}) {
+            assertEquals((short) ((nan >>> 16) | 0x0040), HalfFloats.floatToBf16(Float.intBitsToFloat(nan)), Integer.toHexString(nan));
+        }
+        assertEquals((short) 0xFF80, HalfFloats.floatToBf16(Float.NEGATIVE_INFINITY));
+        assertEquals((short) 0x7F80, HalfFloats.floatToBf16(Float.POSITIVE_INFINITY));
     }
 
     @Test

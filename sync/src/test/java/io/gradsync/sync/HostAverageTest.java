@@ -1,0 +1,122 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.tasks.api.HalfFloats;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import java.util.stream.Stream;
+
+/**
+ * The host average against its definition, element by element: widen, add in replica order in
+ * fp32, scale, round once (HalfFloats). Special values included (NaN, infinities, ties,
+ * subnormals); only [from, to) is written; the output may be the first input.
+ */
+class HostAverageTest {
+
+    static Stream<Arguments> cases() {
+        return Stream.of(DType.values()).flatMap(t -> Stream.of(1, 2, 3, 4, 5, 8, 9).map(n -> Arguments.of(t, n)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} inputs")
+    @MethodSource("cases")
+    void averagesAsDefinedAndWritesOnlyTheRange(DType dtype, int replicas) {
+        SplittableRandom rnd = new SplittableRandom(dtype.ordinal() * 31L + replicas);
+        int count = 5000 + rnd.nextInt(3000); // several blocks and a ragged end
+        long from = rnd.nextInt(1500);
+        long to = count - rnd.nextInt(1500);
+        float scale = 1f / replicas;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment[] in = new MemorySegment[replicas];
+            for (int r = 0; r < replicas; r++) {
+                in[r] = arena.allocate((long) count * dtype.bytes(), 64);
+                for (int i = 0; i < count; i++) {
+                    put(dtype, in[r], i, value(rnd, i));
+                }
+            }
+            MemorySegment out = arena.allocate((long) count * dtype.bytes(), 64).fill((byte) 0x5A); // poisoned
+            MemorySegment before = arena.allocate(out.byteSize()).copyFrom(out);
+            // many times, so that what is checked is (likely) the JIT's vector code, as in production
+            for (int k = 0; k < 400; k++) {
+                HostAverage.average(dtype, in, out, from, to, scale);
+            }
+            for (int i = 0; i < count; i++) {
+                if (i < from || i >= to) {
+                    assertEquals(bits(dtype, before, i), bits(dtype, out, i), "element " + i + " lies outside the range");
+                    continue;
+                }
+                float sum = get(dtype, in[0], i);
+                for (int r = 1; r < replicas; r++) {
+                    sum += get(dtype, in[r], i);
+                }
+                assertSame(dtype, narrow(dtype, sum * scale), bits(dtype, out, i), "element " + i);
+            }
+            // in place: the output is the first input
+            MemorySegment want = arena.allocate(out.byteSize()).copyFrom(out);
+            HostAverage.average(dtype, in, in[0], from, to, scale);
+            for (long i = from; i < to; i++) {
+                assertSame(dtype, bits(dtype, want, i), bits(dtype, in[0], i), "in place, element " + i);
+            }
+        }
+    }
+
+    /** Mostly ordinary values; some NaN, infinities, values on a rounding tie, and subnormals. */
+    private static float value(SplittableRandom rnd, int i) {
+        return switch (rnd.nextInt(40)) {
+            case 0 -> Float.NaN;
+            case 1 -> Float.intBitsToFloat(0x7FFF_FFFF); // a NaN whose rounding would carry into the sign
+            case 2 -> rnd.nextBoolean() ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY;
+            case 3 -> Float.intBitsToFloat(0x3F80_8000 | (rnd.nextInt(128) << 16)); // a bf16 tie
+            case 4 -> Float.MIN_VALUE * rnd.nextInt(1000);
+            default -> (float) (rnd.nextGaussian() * Math.scalb(1.0, rnd.nextInt(-20, 12)));
+        };
+    }
+
+    /** Same bits, or both NaN (NaN payloads may differ between the vector and scalar conversions). */
+    private static void assertSame(DType dtype, int want, int got, String what) {
+        if (dtype != DType.FP32 ? isNaN16(dtype, want) : Float.isNaN(Float.intBitsToFloat(want))) {
+            assertTrue(dtype != DType.FP32 ? isNaN16(dtype, got) : Float.isNaN(Float.intBitsToFloat(got)),
+                    what + ": a NaN, got " + Integer.toHexString(got));
+            return;
+        }
+        assertEquals(Integer.toHexString(want), Integer.toHexString(got), what);
+    }
+
+    private static boolean isNaN16(DType dtype, int bits) {
+        return Float.isNaN(dtype == DType.BF16 ? HalfFloats.bf16ToFloat((short) bits) : HalfFloats.halfToFloat((short) bits));
+    }
+
+    private static int narrow(DType dtype, float v) {
+        return switch (dtype) {
+            case FP32 -> Float.floatToRawIntBits(v);
+            case BF16 -> HalfFloats.floatToBf16(v) & 0xFFFF;
+            case FP16 -> HalfFloats.floatToHalf(v) & 0xFFFF;
+        };
+    }
+
+    private static void put(DType dtype, MemorySegment s, long i, float v) {
+        if (dtype == DType.FP32) {
+            s.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+        } else {
+            s.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) narrow(dtype, v));
+        }
+    }
+
+    private static float get(DType dtype, MemorySegment s, long i) {
+        return switch (dtype) {
+            case FP32 -> s.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            case BF16 -> HalfFloats.bf16ToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT, i));
+            case FP16 -> HalfFloats.halfToFloat(s.getAtIndex(ValueLayout.JAVA_SHORT, i));
+        };
+    }
+
+    private static int bits(DType dtype, MemorySegment s, long i) {
+        return dtype == DType.FP32 ? s.getAtIndex(ValueLayout.JAVA_INT, i) : s.getAtIndex(ValueLayout.JAVA_SHORT, i) & 0xFFFF;
+    }
+}
