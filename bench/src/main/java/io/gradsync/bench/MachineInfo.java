@@ -59,7 +59,7 @@ public final class MachineInfo {
     }
 
     /** "2.27.7 (libnccl.so.2)" or "unavailable: reason"; never throws, NCCL is optional. */
-    static String ncclDescription() {
+    public static String ncclDescription() {
         try {
             NcclAvailability a = Nccl.availability();
             if (!a.isAvailable()) {

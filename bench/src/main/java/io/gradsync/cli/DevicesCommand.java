@@ -1,5 +1,6 @@
 package io.gradsync.cli;
 
+import io.gradsync.bench.MachineInfo;
 import io.gradsync.tasks.DeviceCatalog;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
@@ -14,7 +15,8 @@ import picocli.CommandLine.Spec;
 
 /** Lists each runtime's devices, or why the runtime is unavailable. */
 @Command(name = "devices", mixinStandardHelpOptions = true,
-        description = "List every device of every runtime (CUDA, OpenCL, JVM) and the CUDA peer-access matrix.",
+        description = "List every device of every runtime (CUDA, OpenCL, JVM), the CUDA peer-access matrix, and whether "
+                + "NCCL loads (its version and library, or why not: the nccl backend needs it).",
         footer = {"", "Examples:", "  gradsync devices"})
 final class DevicesCommand implements Callable<Integer> {
     @Spec
@@ -36,6 +38,8 @@ final class DevicesCommand implements Callable<Integer> {
                 printPeers(out);
             }
         }
+        // not a device runtime, but what the nccl backend (and auto's first choice for several GPUs) needs
+        out.println("nccl: " + MachineInfo.ncclDescription());
         out.flush();
         return 0;
     }

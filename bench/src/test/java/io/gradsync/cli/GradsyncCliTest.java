@@ -61,6 +61,20 @@ class GradsyncCliTest {
         assertTrue(examples.contains("gradsync " + command), r.out());
     }
 
+    /** Issue 4: where libnccl.so.2 does not load, devices says so in one line, with the reason. */
+    @Test
+    void devicesSaysWhetherNcclLoads() {
+        CliRun r = CliRun.of("devices");
+        assertEquals(0, r.exitCode(), r.err());
+        List<String> nccl = r.out().lines().filter(l -> l.startsWith("nccl: ")).toList();
+        assertEquals(1, nccl.size(), r.out());
+        if (!io.gradsync.nccl.Nccl.isAvailable()) {
+            assertTrue(nccl.getFirst().startsWith("nccl: unavailable: ") && nccl.getFirst().contains("libnccl"), nccl.getFirst());
+        } else {
+            assertTrue(nccl.getFirst().matches("nccl: \\d+\\.\\d+\\.\\d+ \\(.+\\)"), nccl.getFirst());
+        }
+    }
+
     @Test
     void topLevelHelpListsEverySubcommand() {
         CliRun r = CliRun.of("--help");
