@@ -27,9 +27,10 @@ import picocli.CommandLine.Option;
 
 /** {@code gradsync train}: data-parallel training of an MLP on synthetic data, timing the gradient sync. */
 @Command(name = "train", mixinStandardHelpOptions = true,
-        description = {"Trains an MLP classifier on a seeded synthetic data set, data-parallel over N devices: forward,",
-            "backward and the optimizer are Java kernels in task graphs; gradients are averaged in buckets while",
-            "backward runs. Prints loss, throughput and the time spent in gradient sync per step, per backend."},
+        // one string: picocli starts a new line at every array element, whatever the terminal width
+        description = "Trains an MLP classifier on a seeded synthetic data set, data-parallel over N devices: forward, "
+            + "backward and the optimizer are Java kernels in task graphs; gradients are averaged in buckets while "
+            + "backward runs. Prints loss, throughput and the time spent in gradient sync per step, per backend.",
         footer = {"", "Examples:", "  gradsync train", "  gradsync train --backend all --devices 4 --steps 500 --dtype bf16",
             "  gradsync train --runtime cuda --layers 1024,4096,4096,4096,1000 --batch 1024"})
 public final class TrainCommand implements Callable<Integer> {
