@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 /** Bandwidth of the links under the sync backends: host to device, device to host, peer, device copy. */
 @Command(name = "links", mixinStandardHelpOptions = true,
         description = "Measure the links sync moves data over: pinned host <-> each device, all devices at once, "
-                + "peer copy and device copy. These bound what each backend can reach.",
+                + "GPU to GPU (CUDA) and device copy. These bound what each backend can reach.",
         footer = {"", "Examples:", "  gradsync links", "  gradsync links --devices 2 --size 1G"})
 final class LinksCommand implements Callable<Integer> {
     @Option(names = "--devices", paramLabel = "N", description = "Devices (default: every CUDA GPU, else 2 JVM devices).")
