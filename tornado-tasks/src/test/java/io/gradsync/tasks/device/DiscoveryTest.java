@@ -30,6 +30,48 @@ class DiscoveryTest {
         assertTrue(DeviceCatalog.status(DeviceRuntime.JVM).available());
     }
 
+    /** The lookup runs once, however many threads ask first; asking for a missing device names what exists. */
+    @Test
+    void aRuntimeIsLookedForOnceAndItsDevicesAreCheckedOnRequest() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger looks = new java.util.concurrent.atomic.AtomicInteger();
+        Discovery<String> found = new Discovery<>("Test", () -> {
+            looks.incrementAndGet();
+            return new Discovery.Found<>(RuntimeStatus.available(DeviceRuntime.JVM, 2, "two"), List.of("a", "b"));
+        });
+        try (var pool = java.util.concurrent.Executors.newFixedThreadPool(8)) {
+            List<java.util.concurrent.Future<List<String>>> all = new java.util.ArrayList<>();
+            for (int i = 0; i < 32; i++) {
+                all.add(pool.submit(found::devices));
+            }
+            for (var f : all) {
+                assertEquals(List.of("a", "b"), f.get());
+            }
+        }
+        assertEquals(1, looks.get());
+        assertEquals("b", found.device(1));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> found.device(2));
+        assertEquals("no Test device 2; this machine has 2", e.getMessage());
+
+        Discovery<String> missing = new Discovery<>("Test", () -> Discovery.Found.none(
+                RuntimeStatus.unavailable(DeviceRuntime.JVM, "libtest.so not found")));
+        assertEquals(List.of(), missing.devices());
+        assertFalse(missing.status().available());
+        IllegalStateException u = assertThrows(IllegalStateException.class, () -> missing.device(0));
+        assertEquals("Test is unavailable: libtest.so not found", u.getMessage());
+    }
+
+    /** Shared GPUs exist only where GPUs do: none for JVM devices or PoCL's CPU devices. */
+    @Test
+    void sharedGpusAreLogicalGpusOrNone() {
+        assertEquals(List.of(), DeviceCatalog.sharedGpus(DeviceRuntime.JVM, 4));
+        assertThrows(IllegalArgumentException.class, () -> DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, 0));
+        for (DeviceRuntime rt : List.of(DeviceRuntime.CUDA, DeviceRuntime.OPENCL)) {
+            List<? extends Device> shared = DeviceCatalog.sharedGpus(rt, 4);
+            assertEquals(DeviceCatalog.gpus(rt).isEmpty() ? 0 : 4, shared.size(), rt + ": " + shared);
+            assertEquals(shared.size(), shared.stream().map(Device::id).distinct().count(), "distinct ids: " + shared);
+        }
+    }
+
     @Test
     void cudaWithoutADriverNamesTheMissingLibrary() {
         RuntimeStatus cuda = DeviceCatalog.status(DeviceRuntime.CUDA);
