@@ -92,7 +92,7 @@ public final class HostAverage {
     // The half types widen block by block into fp32 sums and narrow once per block. Each loop is a
     // method of its own over one array and one conversion: C2 vectorizes them so, not when they
     // share a method. The per-element form (the replicas in an inner loop, the type chosen per
-    // value) ran bf16 at a sixth of fp32's bytes per second, fp16 at a third.
+    // value) ran at 1.4 (bf16) and 1.7 (fp16) GB/s on one thread where fp32 ran at 22; these at 5 and 9-13.
 
     private static void bf16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
         float[] acc = new float[BLOCK];
