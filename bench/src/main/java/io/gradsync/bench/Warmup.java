@@ -35,19 +35,26 @@ public final class Warmup {
         if (minCalls < 0 || bytesPerCall < 1) {
             throw new IllegalArgumentException("warm-up needs calls >= 0 and bytes >= 1, got " + minCalls + " and " + bytesPerCall);
         }
-        int calls = 0;
         if (oneProcess) {
-            long start = System.nanoTime();
-            while (calls < minCalls || (System.nanoTime() - start < MIN_NANOS && calls < MAX_CALLS)) {
-                call.run();
-                calls++;
-            }
-        } else {
-            long target = Math.max(minCalls, Math.min(MAX_CALLS, (MULTI_PROCESS_BYTES + bytesPerCall - 1) / bytesPerCall));
-            while (calls < target) {
-                call.run();
-                calls++;
-            }
+            return forTime(minCalls, call);
+        }
+        long target = Math.max(minCalls, Math.min(MAX_CALLS, (MULTI_PROCESS_BYTES + bytesPerCall - 1) / bytesPerCall));
+        for (int i = 0; i < target; i++) {
+            call.run();
+        }
+        return (int) target;
+    }
+
+    /** Runs {@code call} at least {@code minCalls} times and for at least 0.3 s (at most 20,000 calls); returns the calls made. */
+    public static int forTime(int minCalls, Runnable call) {
+        if (minCalls < 0) {
+            throw new IllegalArgumentException("warm-up needs calls >= 0, got " + minCalls);
+        }
+        int calls = 0;
+        long start = System.nanoTime();
+        while (calls < minCalls || (System.nanoTime() - start < MIN_NANOS && calls < MAX_CALLS)) {
+            call.run();
+            calls++;
         }
         return calls;
     }
