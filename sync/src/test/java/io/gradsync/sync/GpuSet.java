@@ -10,8 +10,8 @@ import java.util.List;
 
 /**
  * Where a GPU test's replicas live: on a GPU each, or, {@code shared}, as logical devices over two
- * GPUs (one where there is one), so the n-GPU schedule runs where fewer GPUs are lent. A test that
- * needs more GPUs than the node has is skipped visibly.
+ * GPUs (one where there is one), so the n-GPU schedule runs where fewer GPUs are lent (and is
+ * skipped where there are n). A test that needs more GPUs than the node has is skipped visibly.
  */
 public record GpuSet(int replicas, boolean shared) {
 
@@ -38,6 +38,9 @@ public record GpuSet(int replicas, boolean shared) {
         List<? extends Device> gpus = DeviceCatalog.gpus(runtime);
         if (shared) {
             assumeTrue(!gpus.isEmpty(), () -> "a " + runtime.label() + " GPU needed: " + status.describe());
+            // they stand in for GPUs that are missing; where there are enough, the own-GPU cases run instead
+            assumeTrue(gpus.size() < replicas, () -> gpus.size() + " " + runtime.label() + " GPUs here: the "
+                    + replicas + "-GPU cases cover this");
             return DeviceCatalog.sharedGpus(runtime, replicas);
         }
         assumeTrue(gpus.size() >= replicas, () -> replicas + " " + runtime.label() + " GPUs needed, " + gpus.size()

@@ -74,7 +74,8 @@ class NcclGpuTest {
     /** NCCL refuses two ranks on one GPU; gradsync says so before calling it, and auto picks another backend. */
     @Test
     void replicasSharingAGpuAreRejectedBeforeNccl() {
-        List<CudaDevice> shared = GpuSet.shared(4).cuda();
+        GpuSet.own(1).cuda(); // CUDA here, or a visible skip
+        List<CudaDevice> shared = io.gradsync.tasks.cuda.CudaRuntime.logicalDevices(4, 1);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> Synchronizers.create(SyncBackend.NCCL, shared));
         assertTrue(e.getMessage().contains("one GPU per rank") && e.getMessage().contains(shared.get(0).id()), e.getMessage());
