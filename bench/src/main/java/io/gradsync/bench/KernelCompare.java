@@ -73,6 +73,11 @@ public final class KernelCompare {
      * reference after one launch on the same inputs (-1: not checked).
      */
     public record Cell(double medianMicros, double gbPerSecond, long wrong, String unavailable) {
+        /** n/a because this form failed: the exception's type and first line. */
+        public static Cell failed(RuntimeException e) {
+            return na(e.getClass().getSimpleName() + ": " + Messages.firstLine(e));
+        }
+
         public static Cell na(String why) {
             return new Cell(Double.NaN, Double.NaN, -1, why);
         }
@@ -222,10 +227,15 @@ public final class KernelCompare {
                     long size = bytes.get(e.getKey());
                     Inputs in = inputs.computeIfAbsent(size, b -> memory.computeIfAbsent(b, x -> new HostMemory()).inputs(spec, b));
                     OnDevice k = OnDevice.prepare(e.getKey(), e.getValue(), in, grid, nvcc);
+                    try {
+                        wrong.put(e.getKey(), check ? k.countWrong() : -1L); // first launch, on the inputs as filled
+                    } catch (RuntimeException ex) {
+                        k.close();
+                        throw ex;
+                    }
                     ready.put(e.getKey(), k);
-                    wrong.put(e.getKey(), check ? k.countWrong() : -1L); // first launch, on the inputs as filled
                 } catch (RuntimeException ex) {
-                    cells.put(e.getKey(), Cell.na(ex.getClass().getSimpleName() + ": " + firstLine(ex)));
+                    cells.put(e.getKey(), Cell.failed(ex));
                 }
             }
             Map<Variant, DeviceEvent[]> marks = new EnumMap<>(Variant.class);
@@ -234,21 +244,27 @@ public final class KernelCompare {
                 events.addAll(List.of(m));
                 marks.put(e.getKey(), m);
             }
-            for (int i = 0; i < r.warmup(); i++) {
-                ready.values().forEach(OnDevice::launch);
-            }
-            ready.values().forEach(k -> k.stream().synchronize());
             Map<Variant, double[]> micros = new EnumMap<>(Variant.class);
             ready.keySet().forEach(v -> micros.put(v, new double[r.timed()]));
-            for (int i = 0; i < r.timed(); i++) {
-                for (var e : ready.entrySet()) {
-                    DeviceStream s = e.getValue().stream();
-                    DeviceEvent[] m = marks.get(e.getKey());
-                    s.record(m[0]);
-                    e.getValue().launch();
-                    s.record(m[1]);
-                    m[1].synchronize();
-                    micros.get(e.getKey())[i] = m[1].elapsedMillisSince(m[0]) * 1e3;
+            // rounds -warmup..-1 are not timed; a form that fails in any round is n/a, the others go on
+            for (int i = -r.warmup(); i < r.timed(); i++) {
+                for (var it = ready.entrySet().iterator(); it.hasNext(); ) {
+                    var e = it.next();
+                    try {
+                        DeviceStream s = e.getValue().stream();
+                        DeviceEvent[] m = marks.get(e.getKey());
+                        s.record(m[0]);
+                        e.getValue().launch();
+                        s.record(m[1]);
+                        m[1].synchronize();
+                        if (i >= 0) {
+                            micros.get(e.getKey())[i] = m[1].elapsedMillisSince(m[0]) * 1e3;
+                        }
+                    } catch (RuntimeException ex) {
+                        cells.put(e.getKey(), Cell.failed(ex));
+                        e.getValue().close();
+                        it.remove();
+                    }
                 }
             }
             for (var e : ready.entrySet()) {
@@ -262,11 +278,6 @@ public final class KernelCompare {
         }
     }
 
-    private static String firstLine(Throwable t) {
-        String m = String.valueOf(t.getMessage());
-        int nl = m.indexOf('\n');
-        return nl < 0 ? m : m.substring(0, nl);
-    }
 
     /**
      * Host memory for a kernel's inputs and reference results, kept from kernel to kernel and grown
@@ -276,7 +287,6 @@ public final class KernelCompare {
     public static final class HostMemory implements AutoCloseable {
         private Arena arena;
         private MemorySegment block;
-        private Inputs current;
 
         /**
          * Fresh random inputs for {@code spec} with {@code bytes} in its first array, in this
@@ -309,8 +319,7 @@ public final class KernelCompare {
                 at += 2 * size;
                 fill(a, values[i], seed + i);
             }
-            current = new Inputs(spec, args, n, values, expected);
-            return current;
+            return new Inputs(spec, args, n, values, expected);
         }
 
         private static long align(long bytes) {

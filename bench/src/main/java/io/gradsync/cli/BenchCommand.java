@@ -2,6 +2,7 @@ package io.gradsync.cli;
 
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gradsync.bench.Messages;
 import io.gradsync.bench.AllReduceReference;
 import io.gradsync.bench.BackendDevices;
 import io.gradsync.bench.BenchPlot;
@@ -327,7 +328,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static void skip(PrintStream out, BenchReport report, SyncBackend backend, RuntimeException e, ProgressBar bar, int steps) {
-        String reason = Usage.firstLine(e);
+        String reason = Messages.firstLine(e);
         out.println("# " + backend.label() + ": skipped: " + reason);
         report.skip(backend.label(), reason);
         if (bar != null) {

@@ -1,5 +1,6 @@
 package io.gradsync.cli;
 
+import io.gradsync.bench.Messages;
 import io.gradsync.bench.BackendDevices;
 import io.gradsync.bench.KernelCompare;
 import io.gradsync.bench.KernelCompare.Cell;
@@ -114,7 +115,7 @@ final class CompareCommand implements Callable<Integer> {
                     deviceOf.put(Variant.NVCC, gpu);
                     bytesOf.put(Variant.NVCC, gpuBytes);
                 } catch (RuntimeException e) {
-                    unavailable.put(Variant.NVCC, Usage.firstLine(e));
+                    unavailable.put(Variant.NVCC, Messages.firstLine(e));
                 }
             }
         }
@@ -123,7 +124,7 @@ final class CompareCommand implements Callable<Integer> {
             deviceOf.put(Variant.OPENCL, cl);
             bytesOf.put(Variant.OPENCL, BackendDevices.isPocl(cl) ? cpuBytes : gpuBytes);
         } catch (RuntimeException e) {
-            unavailable.put(Variant.OPENCL, Usage.firstLine(e));
+            unavailable.put(Variant.OPENCL, Messages.firstLine(e));
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
@@ -164,63 +165,66 @@ final class CompareCommand implements Callable<Integer> {
         List<String> slowAverages = new ArrayList<>();
         // inputs of every kernel in host memory kept across kernels (see KernelCompare.HostMemory)
         Map<Long, KernelCompare.HostMemory> hostMemory = new java.util.HashMap<>();
-        for (KernelSpec k : specs) {
-            Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
-            StringBuilder row = new StringBuilder(String.format(Locale.ROOT, " %-27s", k.name()));
-            Map<Variant, Device> onDevices = new EnumMap<>(Variant.class);
-            deviceOf.forEach((v, d) -> {
-                if (!unavailable.containsKey(v)) {
-                    onDevices.put(v, d);
-                }
-            });
-            cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
-            for (Variant v : Variant.values()) {
-                Cell c;
-                if (unavailable.containsKey(v)) {
-                    c = Cell.na(unavailable.get(v));
-                } else if (v == Variant.JVM) {
-                    try {
-                        c = KernelCompare.onJvm(k, bytesOf.get(v), repeats);
-                    } catch (RuntimeException e) {
-                        c = Cell.na(e.getClass().getSimpleName() + ": " + Usage.firstLine(e));
+        try {
+            for (KernelSpec k : specs) {
+                Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
+                StringBuilder row = new StringBuilder(String.format(Locale.ROOT, " %-27s", k.name()));
+                Map<Variant, Device> onDevices = new EnumMap<>(Variant.class);
+                deviceOf.forEach((v, d) -> {
+                    if (!unavailable.containsKey(v)) {
+                        onDevices.put(v, d);
                     }
+                });
+                cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
+                for (Variant v : Variant.values()) {
+                    Cell c;
+                    if (unavailable.containsKey(v)) {
+                        c = Cell.na(unavailable.get(v));
+                    } else if (v == Variant.JVM) {
+                        try {
+                            c = KernelCompare.onJvm(k, bytesOf.get(v), repeats);
+                        } catch (RuntimeException e) {
+                            c = Cell.failed(e);
+                        }
+                    } else {
+                        c = cells.get(v);
+                    }
+                    cells.put(v, c);
+                    row.append(' ').append(cellText(c, copy.getOrDefault(v, Double.NaN), !unavailable.containsKey(v)));
+                }
+                Cell ptx = cells.get(Variant.PTX);
+                Cell ref = cells.get(Variant.NVCC);
+                if (ptx.ok() && ref.ok()) {
+                    double ratio = ptx.gbPerSecond() / ref.gbPerSecond();
+                    ptxCompared++;
+                    ptxGoalMet += ratio >= 0.97 ? 1 : 0;
+                    row.append(String.format(Locale.ROOT, " %8.1f%%", ratio * 100));
                 } else {
-                    c = cells.get(v);
+                    row.append(String.format(Locale.ROOT, " %9s", "-"));
                 }
-                cells.put(v, c);
-                row.append(' ').append(cellText(c, copy.getOrDefault(v, Double.NaN), !unavailable.containsKey(v)));
-            }
-            Cell ptx = cells.get(Variant.PTX);
-            Cell ref = cells.get(Variant.NVCC);
-            if (ptx.ok() && ref.ok()) {
-                double ratio = ptx.gbPerSecond() / ref.gbPerSecond();
-                ptxCompared++;
-                ptxGoalMet += ratio >= 0.97 ? 1 : 0;
-                row.append(String.format(Locale.ROOT, " %8.1f%%", ratio * 100));
-            } else {
-                row.append(String.format(Locale.ROOT, " %9s", "-"));
-            }
-            List<String> wrong = new ArrayList<>();
-            for (var e : cells.entrySet()) {
-                if (e.getValue().wrong() > 0) {
-                    wrong.add(e.getKey().name().toLowerCase(Locale.ROOT) + " " + e.getValue().wrong() + " wrong");
-                    wrongTotal += e.getValue().wrong();
+                List<String> wrong = new ArrayList<>();
+                for (var e : cells.entrySet()) {
+                    if (e.getValue().wrong() > 0) {
+                        wrong.add(e.getKey().name().toLowerCase(Locale.ROOT) + " " + e.getValue().wrong() + " wrong");
+                        wrongTotal += e.getValue().wrong();
+                    }
                 }
-            }
-            boolean checked = cells.values().stream().anyMatch(c -> c.wrong() >= 0);
-            row.append("  ").append(!wrong.isEmpty() ? "WRONG: " + String.join(", ", wrong) : checked ? "ok" : "-");
-            if (k.name().startsWith("average") && ptx.ok() && ptx.gbPerSecond() < 0.9 * copy.getOrDefault(Variant.PTX, 0.0)) {
-                slowAverages.add(k.name());
-            }
-            out.println(row);
-            for (var e : cells.entrySet()) { // a form that failed on this kernel alone: the whole reason, below the row
-                if (!e.getValue().ok() && !unavailable.containsKey(e.getKey())) {
-                    out.println("#   " + e.getKey().title() + ", " + k.name() + ": " + e.getValue().unavailable());
+                boolean checked = cells.values().stream().anyMatch(c -> c.wrong() >= 0);
+                row.append("  ").append(!wrong.isEmpty() ? "WRONG: " + String.join(", ", wrong) : checked ? "ok" : "-");
+                if (k.name().startsWith("average") && ptx.ok() && ptx.gbPerSecond() < 0.9 * copy.getOrDefault(Variant.PTX, 0.0)) {
+                    slowAverages.add(k.name());
                 }
+                out.println(row);
+                for (var e : cells.entrySet()) { // a form that failed on this kernel alone: the whole reason, below the row
+                    if (!e.getValue().ok() && !unavailable.containsKey(e.getKey())) {
+                        out.println("#   " + e.getKey().title() + ", " + k.name() + ": " + e.getValue().unavailable());
+                    }
+                }
+                out.flush();
             }
-            out.flush();
+        } finally {
+            hostMemory.values().forEach(KernelCompare.HostMemory::close);
         }
-        hostMemory.values().forEach(KernelCompare.HostMemory::close);
         if (ptxCompared > 0) {
             out.printf(Locale.ROOT, "# goal: generated PTX >= 97%% of nvcc -O3: %d of %d kernels%n", ptxCompared == 0 ? 0 : ptxGoalMet, ptxCompared);
         }

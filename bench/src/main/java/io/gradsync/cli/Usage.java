@@ -24,10 +24,4 @@ final class Usage {
             throw error(spec, e.getMessage());
         }
     }
-
-    /** An exception's first line, for one-line reports of why something could not run. */
-    static String firstLine(Throwable e) {
-        String m = e.getMessage() == null ? e.toString() : e.getMessage();
-        return m.lines().findFirst().orElse(m);
-    }
 }
