@@ -30,6 +30,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
 final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
     private static final long MIN_CHUNK_BYTES = 1 << 20;
+    /**
+     * The fused sum of squares adds cells of this size (or the chunk size where that is smaller), each
+     * summed whole, in order along each gradient: cut where the plan cuts, the sums would depend on
+     * what else shares the call (bucket grouping), and so would the global norm.
+     */
+    private static final long CELL_BYTES = 64 << 10;
 
     private final SyncOptions options;
     private final int slots;
@@ -95,9 +101,9 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     }
 
     /**
-     * Per chunk of the current call and piece of that chunk, the float64 sum of squares of its
-     * averaged values (null when not collecting). Added up per gradient in chunk order at the end,
-     * so the result does not depend on which worker finished first.
+     * Per chunk of the current call, the float64 sums of squares of the averaged values of its
+     * pieces' cells, piece by piece (null when not collecting). Added up per gradient in order at the
+     * end, so the result depends neither on which worker finished first nor on the chunking.
      */
     private volatile double[][] chunkSquares;
 
@@ -106,18 +112,30 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         return synchronizeCollecting(replicas, this::squaresOfLastCall);
     }
 
-    /** Per gradient, the chunks' sums added in chunk order. */
+    /** Per gradient, its cells' sums added in order along it (chunk by chunk, piece by piece). */
     private double[] squaresOfLastCall(List<Replica> replicas) {
         double[] perGradient = new double[replicas.getFirst().gradients().size()];
         double[][] squares = chunkSquares;
         chunkSquares = null;
         for (int k = 0; squares != null && k < squares.length; k++) {
-            List<StagingPlan.Piece> pieces = plan.chunks().get(k).pieces();
-            for (int q = 0; q < pieces.size(); q++) {
-                perGradient[pieces.get(q).gradient()] += squares[k][q];
+            int c = 0;
+            for (StagingPlan.Piece p : plan.chunks().get(k).pieces()) {
+                for (long cells = cellsOf(p); cells > 0; cells--) {
+                    perGradient[p.gradient()] += squares[k][c++];
+                }
             }
         }
         return perGradient;
+    }
+
+    /** Cells of the fused sum: independent of the layout (a plan's chunks may be smaller than the option). */
+    private long cellBytes() {
+        return Math.min(CELL_BYTES, options.chunkBytes());
+    }
+
+    private long cellsOf(StagingPlan.Piece p) {
+        long cell = cellBytes() / p.dtype().bytes();
+        return (p.count() + cell - 1) / cell;
     }
 
     @Override
@@ -125,7 +143,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
-            plan = StagingPlan.of(layout, chunkBytesFor(layout));
+            plan = StagingPlan.of(layout, chunkBytesFor(layout), cellBytes());
         }
         List<StagingPlan.Chunk> chunks = plan.chunks();
         chunkSquares = collect ? new double[chunks.size()][] : null;
@@ -292,8 +310,15 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private void reduce(StagingPlan.Chunk chunk, int slot, float scale, MemorySegment[] in, int k) {
         long base = slot * options.chunkBytes();
         double[][] squares = chunkSquares;
-        double[] sums = squares == null ? null : new double[chunk.pieces().size()];
-        int q = 0;
+        double[] sums = null;
+        if (squares != null) {
+            long cells = 0;
+            for (StagingPlan.Piece p : chunk.pieces()) {
+                cells += cellsOf(p);
+            }
+            sums = new double[Math.toIntExact(cells)];
+        }
+        int c = 0;
         for (StagingPlan.Piece p : chunk.pieces()) {
             for (int r = 0; r < in.length; r++) {
                 in[r] = staging[r].segment().asSlice(base + p.slotOffset(), p.bytes());
@@ -301,9 +326,12 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             MemorySegment out = result.segment().asSlice(base + p.slotOffset(), p.bytes());
             HostAverage.average(p.dtype(), in, out, 0, p.count(), scale);
             if (sums != null) { // fused: the piece just written is still in cache
-                sums[q] = HostAverage.sumOfSquares(p.dtype(), out, p.count());
+                long cell = cellBytes() / p.dtype().bytes();
+                for (long at = 0; at < p.count(); at += cell) {
+                    sums[c++] = HostAverage.sumOfSquares(p.dtype(), out.asSlice(at * p.dtype().bytes()),
+                            Math.min(cell, p.count() - at));
+                }
             }
-            q++;
         }
         if (squares != null) {
             squares[k] = sums;

@@ -6,7 +6,10 @@ import java.util.List;
 /**
  * How a replica's gradients are cut into pipeline chunks: each chunk fills one staging slot with
  * pieces of one or more gradients (small gradients share a slot), each piece 64-byte aligned in
- * the slot. Computed once per gradient layout and reused while the layout stays the same.
+ * the slot. A gradient that goes on into the next chunk is cut at a multiple of {@code cellBytes}
+ * from its own start, so that it falls into the same cells whatever shares the call with it (sums
+ * over cells then do not depend on that). Computed once per gradient layout and reused while the
+ * layout stays the same.
  */
 final class StagingPlan {
 
@@ -47,23 +50,31 @@ final class StagingPlan {
         return true;
     }
 
-    static StagingPlan of(List<Gradient> gradients, long slotBytes) {
+    /** @param cellBytes at most {@code slotBytes}, a multiple of every element size */
+    static StagingPlan of(List<Gradient> gradients, long slotBytes, long cellBytes) {
+        if (cellBytes <= 0 || cellBytes > slotBytes || cellBytes % 4 != 0) {
+            throw new IllegalArgumentException("cells of " + cellBytes + " B in slots of " + slotBytes + " B");
+        }
         List<Chunk> chunks = new ArrayList<>();
         List<Piece> pieces = new ArrayList<>();
         long used = 0;
         for (int g = 0; g < gradients.size(); g++) {
             Gradient grad = gradients.get(g);
             int size = grad.dtype().bytes();
+            long cell = cellBytes / size;
             long done = 0;
             while (done < grad.count()) {
                 long room = (slotBytes - used) / size;
-                if (room <= 0) {
+                long n = Math.min(room, grad.count() - done);
+                if (n < grad.count() - done) {
+                    n -= n % cell; // it goes on in the next chunk: end on a cell boundary (done is one)
+                }
+                if (n <= 0) { // this slot is full
                     chunks.add(new Chunk(List.copyOf(pieces)));
                     pieces.clear();
                     used = 0;
                     continue;
                 }
-                long n = Math.min(room, grad.count() - done);
                 pieces.add(new Piece(g, done, n, grad.dtype(), used));
                 used = align64(used + n * size);
                 done += n;

@@ -130,6 +130,30 @@ class CpuStagingSynchronizerTest {
         }
     }
 
+    /**
+     * A gradient's sum of squares does not depend on what shares the call with it: buckets are
+     * grouped into calls by timing, and the global norm (and clip factor) must not change with that.
+     */
+    @Test
+    void aGradientsSumOfSquaresIsTheSameWhateverSharesItsCall() {
+        devices = JvmRuntime.createDevices(2);
+        long[] counts = {3, 777, 100_003, 5};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP32, DType.FP16};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            FusedSumOfSquares fused = (FusedSumOfSquares) sync;
+            double[] together = fused.synchronizeSumOfSquares(f.replicas);
+            for (int g : new int[] {2, 1}) {
+                RepeatCheck.restoreInputs(f);
+                List<Replica> alone = f.replicas.stream()
+                        .map(r -> Replica.on(r.device()).add(r.gradients().get(g)).build()).toList();
+                double[] single = fused.synchronizeSumOfSquares(alone);
+                assertEquals(Double.doubleToRawLongBits(together[g]), Double.doubleToRawLongBits(single[0]),
+                        "gradient " + g + ": " + together[g] + " with the others, " + single[0] + " alone");
+            }
+        }
+    }
+
     @Test
     void reusesItsStagingAcrossCallsAndLayouts() {
         devices = JvmRuntime.createDevices(4);
