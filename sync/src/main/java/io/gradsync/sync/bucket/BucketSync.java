@@ -272,9 +272,13 @@ public final class BucketSync implements AutoCloseable {
         }
     }
 
-    /** Holding {@link #queueLock}: every queued bucket, for one call that the caller must make with {@link #runBatch}. */
+    /**
+     * Holding {@link #queueLock}: every queued bucket, in bucket order (the same call for the same
+     * buckets whatever order they came in: one recorded schedule, neighbours merged), for one call
+     * that the caller must make with {@link #runBatch}.
+     */
     private List<Integer> takeQueued() {
-        List<Integer> batch = List.copyOf(queued);
+        List<Integer> batch = queued.stream().sorted().toList();
         queued.clear();
         unstarted -= batch.size();
         calling = true;
@@ -374,7 +378,7 @@ public final class BucketSync implements AutoCloseable {
     }
 
     /**
-     * One replica per device holding {@code batch} as few ranges as possible: buckets lie back to
+     * One replica per device holding {@code batch} (in bucket order) as few ranges as possible: buckets lie back to
      * back, so consecutive ones of one dtype are averaged as one range, one collective, as if the
      * model were one flat buffer.
      */
@@ -382,18 +386,13 @@ public final class BucketSync implements AutoCloseable {
         if (batch.size() == 1) {
             return buckets.bucketReplicas(batch.getFirst());
         }
-        int[] sorted = new int[batch.size()];
-        for (int i = 0; i < sorted.length; i++) {
-            sorted[i] = batch.get(i);
-        }
-        Arrays.sort(sorted);
         List<List<Replica>> spans = new ArrayList<>();
-        int first = sorted[0];
-        for (int i = 1; i <= sorted.length; i++) {
-            if (i == sorted.length || sorted[i] != sorted[i - 1] + 1
-                    || buckets.buckets().get(sorted[i]).dtype() != buckets.buckets().get(first).dtype()) {
-                spans.add(buckets.spanReplicas(first, sorted[i - 1]));
-                first = i < sorted.length ? sorted[i] : -1;
+        int first = batch.getFirst();
+        for (int i = 1; i <= batch.size(); i++) {
+            if (i == batch.size() || batch.get(i) != batch.get(i - 1) + 1
+                    || buckets.buckets().get(batch.get(i)).dtype() != buckets.buckets().get(first).dtype()) {
+                spans.add(buckets.spanReplicas(first, batch.get(i - 1)));
+                first = i < batch.size() ? batch.get(i) : -1;
             }
         }
         if (spans.size() == 1) {
