@@ -70,7 +70,7 @@ public final class HostAverage {
     }
 
     private static void fp32Blocked(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[BLOCK];
+        float[] acc = new float[blockFor(from, to)];
         for (long start = from; start < to; start += BLOCK) {
             int n = (int) Math.min(BLOCK, to - start);
             MemorySegment first = in[0];
@@ -94,9 +94,14 @@ public final class HostAverage {
     // share a method. The per-element form (the replicas in an inner loop, the type chosen per
     // value) ran at 1.4 (bf16) and 1.7 (fp16) GB/s on one thread where fp32 ran at 22; these at 5 and 9-13.
 
+    /** Scratch for a call: a block, or less where the call is smaller (small gradients are many). */
+    private static int blockFor(long from, long to) {
+        return (int) Math.max(1, Math.min(BLOCK, to - from));
+    }
+
     private static void bf16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[BLOCK];
-        int[] bits = new int[BLOCK];
+        float[] acc = new float[blockFor(from, to)];
+        int[] bits = new int[acc.length];
         // float-to-int bit moves do not vectorize beside integer arithmetic: the scaled sums reach the
         // rounding as ints by being stored through this float view of the int array
         MemorySegment bitsAsFloats = MemorySegment.ofArray(bits);
@@ -143,7 +148,7 @@ public final class HostAverage {
     }
 
     private static void fp16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[BLOCK];
+        float[] acc = new float[blockFor(from, to)];
         for (long start = from; start < to; start += BLOCK) {
             int n = (int) Math.min(BLOCK, to - start);
             widenF16(in[0], start, acc, n);
@@ -172,7 +177,6 @@ public final class HostAverage {
         }
     }
 
-    /** Float64 sum of the squares of {@code count} values of {@code dtype} in {@code values}, in index order. */
     /**
      * The float64 sum of squares of {@code count} values, added exactly as the GPUs add them: it
      * is the partials kernel's own Java ({@link GradientKernels#sumOfSquaresPartials}) run as one
