@@ -88,15 +88,8 @@ final class SlicePlan {
         return key.equals(replicas);
     }
 
+    /** The plan for {@code replicas}: gradients that follow each other in one buffer share one run. */
     static SlicePlan of(List<Replica> replicas) {
-        return of(replicas, true);
-    }
-
-    /**
-     * @param merge put gradients that follow each other in one buffer into one run; false keeps one
-     *              run per gradient (a run then belongs to gradient {@link Run#first()} alone)
-     */
-    static SlicePlan of(List<Replica> replicas, boolean merge) {
         int n = replicas.size();
         List<Gradient> first = replicas.getFirst().gradients();
         List<Run> runs = new ArrayList<>();
@@ -112,7 +105,7 @@ final class SlicePlan {
             }
             long count = head.count();
             int last = g;
-            while (merge && last + 1 < first.size() && follows(replicas, last, last + 1)
+            while (last + 1 < first.size() && follows(replicas, last, last + 1)
                     && count + first.get(last + 1).count() <= MAX_RUN_ELEMENTS) {
                 last++;
                 count += first.get(last).count();
