@@ -175,13 +175,6 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     private record Squares(Launch[][] launches, int[] gpu, long[] firstSlot, int[] slots, long[] bytes) {
     }
 
-    /** Partial slots per sum that the host adds: 32 KiB per sum to copy back. */
-    static final int SQUARE_SLOTS = 4096;
-    /** First-stage slots for a large slice: one thread each, 8 loads in flight, fills an H200. */
-    static final int WIDE_SQUARE_SLOTS = 65536;
-    /** A first-stage thread sums at least this many elements: below that one stage does. */
-    static final int MIN_PER_WIDE_SLOT = 16;
-
     /** Per GPU: fp64 partial sums of squares on the device, and pinned for the host to add (grown, kept). */
     private final DeviceBuffer[] partialsDevice;
     private final HostBuffer[] partialsHost;
@@ -641,9 +634,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             }
             gpu[g] = least;
             load[least] += elements;
-            slots[g] = (int) Math.min(SQUARE_SLOTS, elements);
-            int w = (int) Math.min(WIDE_SQUARE_SLOTS, elements / MIN_PER_WIDE_SLOT);
-            wide[g] = w > SQUARE_SLOTS ? w : 0;
+            SquareSlots split = SquareSlots.of(elements);
+            slots[g] = split.host();
+            wide[g] = split.wide();
             firstSlot[g] = bytes[least] / 8;
             bytes[least] += 8L * slots[g];
             wideBytes[least] += 8L * wide[g];

@@ -3,6 +3,7 @@ package io.gradsync.sync.bucket;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.HostAverage;
+import io.gradsync.sync.SquareSlots;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.DoubleArray;
@@ -28,19 +29,12 @@ import java.util.List;
  * are host memory and are read and written where they are. On CUDA and OpenCL devices the
  * built-in kernels run on the bucket memory itself through task graphs bound to it: the sum of
  * squares in two stages, {@code sumOfSquaresPartials*} into enough fp64 partials to keep the
- * device busy and {@code sumPartials} adding those down to {@value #SLOTS}, the only numbers that
- * cross to the host (added there in fp64, in a fixed order); {@link ClipKernels} for scaling. It
+ * device busy and {@code sumPartials} adding those down to at most 4096, the only numbers that
+ * cross to the host (one stage where a range is small; {@link SquareSlots}, as the ptx backend sums) (added there in fp64, in a fixed order); {@link ClipKernels} for scaling. It
  * is a second pass over the averaged gradients, used where the backend cannot sum the squares in
  * its own averaging pass ({@code cpu} and {@code ptx} do: {@link io.gradsync.sync.FusedSumOfSquares}).
  */
 final class BucketNorms implements AutoCloseable {
-    /** First-stage fp64 partials per range: one thread each, enough to stream a range at memory speed. */
-    private static final int WIDE_SLOTS = 1 << 16;
-    /** A first-stage thread sums at least this many elements. */
-    private static final int MIN_PER_SLOT = 16;
-    /** Partials per range that cross to the host: 32 KiB. */
-    private static final int SLOTS = 4096;
-
     /** Consecutive buckets of one dtype, at most {@link Integer#MAX_VALUE} elements: one kernel's array. */
     private record Range(int index, int first, int last, DType dtype, int count) {
     }
@@ -116,18 +110,21 @@ final class BucketNorms implements AutoCloseable {
 
     private ExecutionPlan normPlan(Range r) {
         if (normPlans[r.index()] == null) {
-            int wide = Math.max(1, Math.min(WIDE_SLOTS, r.count() / MIN_PER_SLOT));
-            DoubleArray w = new DoubleArray(wide);
-            DoubleArray p = new DoubleArray(Math.min(SLOTS, wide));
+            SquareSlots split = SquareSlots.of(r.count());
+            DoubleArray p = new DoubleArray(split.host());
+            DoubleArray w = split.wide() > 0 ? new DoubleArray(split.wide()) : null;
+            DoubleArray first = w != null ? w : p;
             KernelArray x = handle(r.dtype(), r.count());
             TaskGraph g = new TaskGraph("norm" + r.index());
             switch (x) {
-                case FloatArray f -> g.task("squares", GradientKernels::sumOfSquaresPartials, null, f, w);
-                case Bfloat16Array h -> g.task("squares", GradientKernels::sumOfSquaresPartialsBf16, null, h, w);
-                case HalfArray h -> g.task("squares", GradientKernels::sumOfSquaresPartialsF16, null, h, w);
+                case FloatArray f -> g.task("squares", GradientKernels::sumOfSquaresPartials, null, f, first);
+                case Bfloat16Array h -> g.task("squares", GradientKernels::sumOfSquaresPartialsBf16, null, h, first);
+                case HalfArray h -> g.task("squares", GradientKernels::sumOfSquaresPartialsF16, null, h, first);
                 default -> throw new IllegalStateException();
             }
-            g.task("partials", GradientKernels::sumPartials, null, w, p);
+            if (w != null) {
+                g.task("partials", GradientKernels::sumPartials, null, w, p);
+            }
             g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
             normPlans[r.index()] = bound(g, x, 0, r);
             widePartials[r.index()] = w;

@@ -34,7 +34,7 @@ class BucketOpenClTest {
         List<BucketSyncTest.Param> params = List.of(new BucketSyncTest.Param("w", 70_001, DType.FP32),
                 new BucketSyncTest.Param("h", 3001, DType.BF16), new BucketSyncTest.Param("f", 999, DType.FP16),
                 new BucketSyncTest.Param("b", 17, DType.FP32));
-        try (GradientSynchronizer sync = Synchronizers.create(n == 1 ? SyncBackend.SINGLE : SyncBackend.CPU, devices);
+        try (GradientSynchronizer sync = Synchronizers.create(n == 1 ? SyncBackend.SINGLE : SyncBackend.OPENCL, devices); // not fused: the second pass
                 GradientBuckets b = BucketSyncTest.buckets(devices, params, 64 << 10);
                 BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly().withClipping(2.0))) {
             assertTrue(b.buckets().size() >= 3, "one bucket per dtype at least");
