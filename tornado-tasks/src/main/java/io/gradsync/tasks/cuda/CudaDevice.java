@@ -47,10 +47,13 @@ public final class CudaDevice implements Device {
     private final Set<Integer> peersEnabled;
     /** -1 for the discovered device, else the index given to {@link #logical}. */
     private final int logical;
+    /** The discovered device of this GPU: this, or the one a logical device was made from. */
+    private final CudaDevice gpu;
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
         this.logical = -1;
+        this.gpu = this;
         this.peersEnabled = ConcurrentHashMap.newKeySet();
         this.handle = new CUdevice();
         this.context = new CUcontext();
@@ -74,6 +77,7 @@ public final class CudaDevice implements Device {
     private CudaDevice(CudaDevice gpu, int logical) {
         this.ordinal = gpu.ordinal;
         this.logical = logical;
+        this.gpu = gpu.gpu;
         this.handle = gpu.handle;
         this.context = gpu.context;
         this.name = gpu.name;
@@ -94,6 +98,11 @@ public final class CudaDevice implements Device {
     /** True for a handle made by {@link #logical}. */
     public boolean isLogical() {
         return logical >= 0;
+    }
+
+    /** The discovered device of this GPU (itself unless this is a logical device): what is loaded per GPU is loaded there. */
+    public CudaDevice gpu() {
+        return gpu;
     }
 
     /** Whether {@code other} is this GPU, through the same or another handle. */

@@ -31,7 +31,7 @@ public final class CudaFunction {
      * JCuda wants it: {@code Pointer.to(Pointer.to(devicePtr), Pointer.to(new int[]{n}), ...)}.
      */
     public void launch(CudaStream stream, int gridX, int blockX, int sharedBytes, Pointer parameters) {
-        if (stream.device() != device) {
+        if (!stream.device().sameGpu(device)) { // a module belongs to the GPU's context, whichever handle
             throw new IllegalArgumentException("kernel " + name + " of " + device.id() + " launched on a stream of "
                     + stream.device().id());
         }

@@ -75,8 +75,10 @@ public final class CudaKernels {
      * {@code vectorized}: the caller also guarantees the alignment of {@link #vectorWidth}.
      */
     public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
-        return FUNCTIONS.computeIfAbsent(new Key(device, kernel, Set.copyOf(nonCoherent), vectorized), k -> {
-            CudaModule module = device.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
+        // per GPU, not per handle: logical devices of one GPU share its context, so its modules
+        CudaDevice gpu = device.gpu();
+        return FUNCTIONS.computeIfAbsent(new Key(gpu, kernel, Set.copyOf(nonCoherent), vectorized), k -> {
+            CudaModule module = gpu.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
             MODULES.put(k, module);
             return module.function(kernel.entryName());
         });

@@ -3,6 +3,7 @@ package io.gradsync.tasks.device;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -45,6 +46,11 @@ class CudaLogicalDeviceTest extends DeviceContractTest {
             assertEquals(List.of(0, 1, 0, 1), two.stream().map(Device::ordinal).toList());
             assertFalse(two.get(0).sameGpu(two.get(1)));
         }
+        // kernels are loaded once per GPU: every handle on it gets the same function, usable on its own streams
+        io.gradsync.tasks.compiler.CompiledKernel average = io.gradsync.tasks.kernels.BuiltinKernels.byName("average2")
+                .orElseThrow().compile();
+        assertSame(io.gradsync.tasks.kernels.CudaKernels.function(l.get(0), average),
+                io.gradsync.tasks.kernels.CudaKernels.function(l.get(2), average));
         assertThrows(IllegalArgumentException.class, () -> CudaRuntime.logicalDevices(0, 1));
         assertThrows(IllegalArgumentException.class, () -> CudaRuntime.logicalDevices(2, CudaRuntime.devices().size() + 1));
         assertThrows(IllegalArgumentException.class, () -> gpu.logical(-1));
