@@ -82,11 +82,14 @@ public final class BenchReport {
         return references;
     }
 
-    /** Our rows of the sizes {@code ref} measured too, by dtype and size, backends in the order they ran. */
+    /**
+     * Our rows of the element type and sizes {@code ref} measured too, by dtype and size, backends in
+     * the order they ran (a bf16 row beside a float table would compare different work).
+     */
     public List<Comparison> compare(AllReduceReference ref) {
         List<Comparison> list = new ArrayList<>();
         for (SyncMeasurement m : rows) {
-            AllReduceReference.Row r = ref.at(m.bytes());
+            AllReduceReference.Row r = m.dtype().tableName().equals(ref.type()) ? ref.at(m.bytes()) : null;
             if (r != null) {
                 list.add(new Comparison(m, r));
             }

@@ -378,8 +378,8 @@ final class BenchCommand implements Callable<Integer> {
     private static void printAgainst(PrintStream out, BenchReport report, AllReduceReference ref) {
         List<BenchReport.Comparison> rows = report.compare(ref);
         if (rows.isEmpty()) {
-            out.println("# against " + ref.label() + ": no size measured by both (it has " + ref.rows().stream()
-                    .map(r -> Sizes.format(r.bytes())).collect(Collectors.joining(",")) + ")");
+            out.println("# against " + ref.label() + ": no size and type measured by both (it has " + ref.type() + " at "
+                    + ref.rows().stream().map(r -> Sizes.format(r.bytes())).collect(Collectors.joining(",")) + ")");
             return;
         }
         out.println("# against " + ref.label() + " (" + ref.file() + ", " + ref.type() + "; time diff = ours - its, per call)");

@@ -95,10 +95,11 @@ public class AllReduceReferenceTest {
         r.add(new SyncMeasurement(SyncBackend.NCCL, "cuda", 4, 1L << 20, DType.FP32, 47.3, 45, 50, 20, 0, SyncMeasurement.HOST_TIMING));
         r.add(new SyncMeasurement(SyncBackend.PTX, "cuda", 4, 1L << 20, DType.FP32, 40, 38, 44, 20, 0, SyncMeasurement.HOST_TIMING));
         r.add(new SyncMeasurement(SyncBackend.PTX, "cuda", 4, 8L << 20, DType.FP32, 80, 78, 90, 20, 0, SyncMeasurement.HOST_TIMING));
+        r.add(new SyncMeasurement(SyncBackend.PTX, "cuda", 4, 1L << 20, DType.BF16, 40, 38, 44, 20, 0, SyncMeasurement.HOST_TIMING));
         r.addReference(ref);
         List<BenchReport.Comparison> c = r.compare(ref);
         assertEquals(List.of("nccl@1048576", "ptx@1048576", "nccl@2097152"),
-                c.stream().map(x -> x.ours().backend().label() + "@" + x.ours().bytes()).toList(), "8M: the reference has none");
+                c.stream().map(x -> x.ours().backend().label() + "@" + x.ours().bytes()).toList(), "8M: the reference has none; bf16: it measured float");
         BenchReport.Comparison nccl1m = c.getFirst();
         assertEquals(2.0, nccl1m.timeDiffUs(), 1e-9);
         assertEquals(nccl1m.ours().busbwGBs() / 34.72, nccl1m.busbwRatio(), 1e-12);
