@@ -114,24 +114,24 @@ public final class TrainCommand implements Callable<Integer> {
         SyntheticData data = SyntheticData.generate(seed, samples, widths.getFirst(), widths.getLast());
         // each backend on its own runtime, as in bench: opencl on OpenCL devices (PoCL without GPUs),
         // ptx and nccl on CUDA GPUs, cpu and single on --runtime
-        BackendDevices perBackend = new BackendDevices(rt, n);
-        List<? extends Device> first = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : DeviceCatalog.select(rt, n);
+        List<? extends Device> here = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : null;
         boolean terminal = (launch == null || launch.rank() == 0) && System.console() != null && System.console().isTerminal();
         List<String> summary = new ArrayList<>();
         int failures = 0;
-        try {
+        try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n)) {
+            List<? extends Device> main = here != null ? here : pool.devicesFor(SyncBackend.CPU); // --runtime's devices
             out.printf(Locale.ROOT, "# gradsync train: %d x %s (%s), MLP %s, batch %d (%d per replica), %s gradients, %s lr %s, %d steps%n",
-                    world, launch != null ? "cuda" : rt.label(), first.getFirst().name(), widths, batch, batch / world, config.gradType().label(),
-                    opt.name().toLowerCase(Locale.ROOT), lr, steps);
+                    world, main.getFirst().runtime().label(), main.getFirst().name(), widths, batch, batch / world,
+                    config.gradType().label(), opt.name().toLowerCase(Locale.ROOT), lr, steps);
             for (SyncBackend backend : BenchCommand.chooseBackends(backends, n)) {
                 List<? extends Device> selected;
                 try {
-                    selected = launch != null || perBackend.runtimeOf(backend) == rt ? first : perBackend.devicesFor(backend);
-                } catch (IllegalArgumentException e) {
+                    selected = here != null ? here : pool.devicesFor(backend);
+                } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
                     out.println("# " + backend.label() + ": skipped: " + e.getMessage());
                     continue;
                 }
-                if (selected != first) {
+                if (selected != main) {
                     out.printf(Locale.ROOT, "# %s on %d x %s (%s)%n", backend.label(), selected.size(),
                             selected.getFirst().runtime().label(), selected.getFirst().name());
                 }
@@ -152,15 +152,6 @@ public final class TrainCommand implements Callable<Integer> {
                 summary.forEach(out::println);
             }
             return failures == 0 && !summary.isEmpty() ? 0 : 1;
-        } finally {
-            if (rt == DeviceRuntime.JVM) {
-                first.forEach(Device::close);
-            }
-            perBackend.selected().forEach((runtime, list) -> {
-                if (runtime == DeviceRuntime.JVM) {
-                    list.forEach(Device::close);
-                }
-            });
         }
     }
 
