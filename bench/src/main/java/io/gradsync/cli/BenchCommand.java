@@ -317,7 +317,7 @@ final class BenchCommand implements Callable<Integer> {
             modelTable.summary(report.models());
             out.println("# Out of bounds values : " + wrongTotal + (wrongTotal == 0 ? " OK" : " FAILED"));
             if (launch == null || launch.rank() == 0) {
-                writeFiles(report, pool, n, models);
+                writeFiles(report, pool, n, sizeList, types, models);
             }
             if (report.isEmpty()) {
                 throw new IllegalStateException("no backend could run here: " + report.skipped().stream()
@@ -407,7 +407,8 @@ final class BenchCommand implements Callable<Integer> {
         return list;
     }
 
-    private void writeFiles(BenchReport report, BackendDevices pool, int n, List<MixedModel> models) {
+    /** @param sizeList and {@code types} as parsed and checked for the run */
+    private void writeFiles(BenchReport report, BackendDevices pool, int n, List<Long> sizeList, List<DType> types, List<MixedModel> models) {
         if (json != null) {
             ObjectNode settings = JsonNodeFactory.instance.objectNode();
             settings.put("backends", backends);
@@ -418,11 +419,11 @@ final class BenchCommand implements Callable<Integer> {
             settings.put("check", !noCheck);
             settings.put("callerWait", !noCallerWait);
             var sz = settings.putArray("sizes");
-            (models.isEmpty() ? Sizes.parseList(sizes) : List.of(models.getFirst().totalBytes())).forEach(sz::add);
+            sizeList.forEach(sz::add);
             var ty = settings.putArray("dtypes");
-            parseTypes(dtypes).forEach(t -> ty.add(t.label()));
+            types.forEach(t -> ty.add(t.label()));
             if (!models.isEmpty()) {
-                settings.putObject("model").put("name", "mixed").put("bytes", Sizes.parse(modelSize)).put("tensors", tensors)
+                settings.putObject("model").put("name", "mixed").put("bytes", models.getFirst().totalBytes()).put("tensors", tensors)
                         .put("bucketBytes", bucketBytes).put("seed", modelSeed).put("norm", norm);
             }
             var machine = MachineInfo.describe(pool == null ? List.of() : pool.selected().values());
