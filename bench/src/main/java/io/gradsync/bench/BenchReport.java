@@ -268,7 +268,7 @@ public final class BenchReport {
         return root;
     }
 
-    private static void timing(ObjectNode o, ModelBench.Result m, ModelBench.Timing t) {
+    private static void timing(ObjectNode o, ModelBench.Result m, Timing t) {
         o.put("medianMicros", t.medianMicros());
         o.put("minMicros", t.minMicros());
         o.put("maxMicros", t.maxMicros());

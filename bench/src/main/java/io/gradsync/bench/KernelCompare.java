@@ -31,7 +31,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -775,9 +774,7 @@ public final class KernelCompare {
     }
 
     static double median(double[] values) {
-        double[] v = values.clone();
-        Arrays.sort(v);
-        return v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+        return Timing.of(values).medianMicros();
     }
 
     /** The built-in kernels named in {@code list} (comma separated), or all of them for null/"all". */

@@ -15,7 +15,6 @@ import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.function.Consumer;
 
@@ -42,22 +41,6 @@ public final class ModelBench {
     private static final int PROFILE_CALLS = 3;
 
     private ModelBench() {
-    }
-
-    /** Median and range of one form's timed calls, in microseconds. */
-    public record Timing(double medianMicros, double minMicros, double maxMicros) {
-        static Timing of(double[] micros) {
-            double[] t = micros.clone();
-            Arrays.sort(t);
-            int n = t.length;
-            double median = n % 2 == 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
-            return new Timing(median, t[0], t[n - 1]);
-        }
-
-        /** (max - min) / median, in percent. */
-        public double spreadPercent() {
-            return (maxMicros - minMicros) / medianMicros * 100;
-        }
     }
 
     /**

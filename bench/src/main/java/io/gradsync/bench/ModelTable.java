@@ -43,7 +43,7 @@ public final class ModelTable {
         out.flush();
     }
 
-    private void row(String form, ModelBench.Result r, ModelBench.Timing t, int tensors, int buckets, String goal, String wrong) {
+    private void row(String form, ModelBench.Result r, Timing t, int tensors, int buckets, String goal, String wrong) {
         double share = r.flat().medianMicros() / t.medianMicros();
         out.printf(Locale.ROOT, ROW, form, r.bytes(), tensors, buckets, r.dtype().tableName(), t.medianMicros(),
                 String.format(Locale.ROOT, "%.0f-%.0f", t.minMicros(), t.maxMicros()), r.algbwGBs(t), r.busbwGBs(t),

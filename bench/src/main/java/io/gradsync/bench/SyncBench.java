@@ -13,7 +13,6 @@ import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
@@ -83,11 +82,9 @@ public final class SyncBench {
                 sync.synchronize(replicas);
                 micros[i] = (System.nanoTime() - t0) / 1e3;
             }
-            Arrays.sort(micros);
-            double median = iterations % 2 == 1 ? micros[iterations / 2]
-                    : (micros[iterations / 2 - 1] + micros[iterations / 2]) / 2;
+            Timing t = Timing.of(micros);
             return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), used,
-                    dtype, median, micros[0], micros[iterations - 1], iterations, wrong, SyncMeasurement.HOST_TIMING);
+                    dtype, t.medianMicros(), t.minMicros(), t.maxMicros(), iterations, wrong, SyncMeasurement.HOST_TIMING);
         } finally {
             buffers.forEach(DeviceBuffer::close);
             inputs.forEach(HostBuffer::close);
