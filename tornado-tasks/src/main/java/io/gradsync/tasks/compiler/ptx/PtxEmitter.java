@@ -109,14 +109,6 @@ public final class PtxEmitter {
     }
 
     /**
-     * One complete PTX module holding {@code kernel}, loading the arrays named in
-     * {@code nonCoherent} with {@code ld.global.nc}; see {@link #entry(KernelIr, int, Set)}.
-     */
-    public static String module(KernelIr kernel, int sm, String comment, Set<String> nonCoherent) {
-        return module(kernel, sm, comment, nonCoherent, false);
-    }
-
-    /**
      * One complete PTX module holding {@code kernel}, scalar or vectorized; see
      * {@link #entry(KernelIr, int, Set, boolean)}.
      */
