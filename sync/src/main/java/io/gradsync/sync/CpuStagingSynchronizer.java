@@ -45,6 +45,8 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private final HostBuffer result;
     private final DeviceEvent[][] downloaded;
     private final DeviceEvent[][] uploaded;
+    /** Per device: recorded after a call's last upload. */
+    private final DeviceEvent[] done;
     private final ExecutorService workers;
     /** Per slot: the chunk whose device-to-host copies were queued into it last. */
     private final AtomicLongArray downloadQueued;
@@ -65,6 +67,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         staging = new HostBuffer[n];
         downloaded = new DeviceEvent[n][slots];
         uploaded = new DeviceEvent[n][slots];
+        done = new DeviceEvent[n];
         downloadQueued = new AtomicLongArray(slots);
         uploadQueued = new AtomicLongArray(slots);
         HostBuffer res = null;
@@ -74,6 +77,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                     Device d = this.devices.get(r);
                     down[r] = d.createStream();
                     up[r] = d.createStream();
+                    done[r] = d.createEvent();
                     staging[r] = d.allocateHost(ring);
                     for (int s = 0; s < slots; s++) {
                         downloaded[r][s] = d.createEvent();
@@ -139,7 +143,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     }
 
     @Override
-    protected void average(List<Replica> replicas) {
+    protected DeviceEvent[] average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         List<Gradient> layout = replicas.getFirst().gradients();
         if (plan == null || !plan.fits(layout)) {
@@ -148,9 +152,9 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         List<StagingPlan.Chunk> chunks = plan.chunks();
         chunkSquares = collect ? new double[chunks.size()][] : null;
         if (chunks.isEmpty()) {
-            return;
+            return null;
         }
-        awaitCallerWork();
+        awaitCallerWork(down);
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         for (int s = 0; s < slots; s++) {
@@ -199,10 +203,10 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             }
             throw failure;
         }
-        for (DeviceStream s : up) {
-            s.synchronize();
+        for (int r = 0; r < up.length; r++) {
+            up[r].record(done[r]); // after the last uploads; the next call's slots wait on their own events
         }
-        stats.phase("last uploads", System.nanoTime() - t3);
+        return done;
     }
 
     /**
@@ -351,7 +355,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                 }
             }
         }
-        for (DeviceEvent[][] events : new DeviceEvent[][][] {downloaded, uploaded}) {
+        for (DeviceEvent[][] events : new DeviceEvent[][][] {downloaded, uploaded, {done}}) {
             for (DeviceEvent[] row : events) {
                 for (DeviceEvent e : row) {
                     if (e != null) {

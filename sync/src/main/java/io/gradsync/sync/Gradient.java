@@ -5,7 +5,8 @@ import java.util.Objects;
 
 /**
  * A named gradient: {@code count} elements of {@code dtype} at {@code byteOffset} in a device
- * buffer. Several gradients may share one buffer (a bucket), each a view into it.
+ * buffer. Several gradients may share one buffer (a bucket), each a view into it; two gradients
+ * of one replica must not overlap. Immutable, so safe to share between threads.
  */
 public record Gradient(String name, DeviceBuffer buffer, long byteOffset, long count, DType dtype) {
 
@@ -33,6 +34,19 @@ public record Gradient(String name, DeviceBuffer buffer, long byteOffset, long c
             throw new IllegalArgumentException("gradient '" + name + "': " + count + " " + dtype.label()
                     + " elements at byte " + byteOffset + " do not fit a buffer of " + buffer.byteSize() + " bytes");
         }
+        // gradsync's own buffers are 256-byte aligned; wrapped ones start wherever their owner says
+        if (!buffer.isOwned() && !buffer.isClosed() && (buffer.address() + byteOffset) % dtype.bytes() != 0) {
+            throw new IllegalArgumentException("gradient '" + name + "': address 0x" + Long.toHexString(buffer.address() + byteOffset)
+                    + " is not aligned to its " + dtype.bytes() + "-byte " + dtype.label() + " elements");
+        }
+    }
+
+    /**
+     * The device address of the gradient's first element ({@link DeviceBuffer#address()} plus
+     * {@link #byteOffset()}): where a framework's backward writes it.
+     */
+    public long address() {
+        return buffer.address() + byteOffset;
     }
 
     /** The whole buffer as one gradient. */

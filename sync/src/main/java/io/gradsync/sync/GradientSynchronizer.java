@@ -5,6 +5,9 @@ import java.util.List;
 /**
  * Averages, in place, the gradients of the replicas of one model, one replica per device.
  *
+ * <p>Thread-safety: a synchronizer may be shared by threads; its calls are serialized (one
+ * call runs at a time, the others wait). {@link #stats()} may be read at any time.
+ *
  * <p>A synchronizer is built for a fixed list of devices ({@link Synchronizers#create}). Each call
  * to {@link #synchronize} passes one replica per local device, in that order, with the same
  * gradient names, lengths and dtypes on every replica. Inputs are checked before anything moves:
@@ -34,8 +37,28 @@ public interface GradientSynchronizer extends AutoCloseable {
         return worldSize() > 1;
     }
 
-    /** Averages the gradients of {@code replicas} (one per local device, in device order) in place. */
+    /**
+     * Averages the gradients of {@code replicas} (one per local device, in device order) in place,
+     * and returns when every replica holds the average. Replicas that name a stream
+     * ({@link Replica#stream()}) have the average ordered after the work queued on it so far, and
+     * work queued on it later runs after the average; for the others, all work queued on their
+     * devices is waited for first ({@link SyncOptions#waitForCaller()}).
+     *
+     * @throws IllegalArgumentException for input that does not fit (nothing is modified then)
+     */
     void synchronize(List<Replica> replicas);
+
+    /**
+     * As {@link #synchronize}, but returns once the work is queued, with a handle to wait on. The
+     * input is checked first, as by {@link #synchronize}; later failures surface in
+     * {@link SyncHandle#await()}. Calls queue behind each other: a later call may start before an
+     * earlier one's handle was awaited. Backends whose average runs on the host ({@code cpu})
+     * return once the host's part is done and the last copies are queued.
+     */
+    default SyncHandle synchronizeAsync(List<Replica> replicas) {
+        synchronize(replicas);
+        return SyncHandle.done();
+    }
 
     /** Time spent so far, per call and per phase; for logs and benchmarks. */
     SyncStats stats();

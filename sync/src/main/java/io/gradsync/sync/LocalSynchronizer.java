@@ -1,13 +1,19 @@
 package io.gradsync.sync;
 
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import java.util.Arrays;
 import java.util.List;
 
 /**
  * What the single-process synchronizers share: one replica per local device, ranks all 0, the
- * input check before anything moves, per-call stats, and close-once. Subclasses implement
- * {@link #average} (called only with checked input and more than one replica) and
+ * input check before anything moves, ordering against the caller's work (its streams, or the whole
+ * device), the synchronous and asynchronous forms, per-call stats, and close-once. Subclasses
+ * implement {@link #average} (called only with checked input and more than one replica) and
  * {@link #release}.
+ *
+ * <p>Thread-safety: calls are serialized on the synchronizer; handles may be awaited from any thread.
  *
  * @param <D> the device type the backend works on
  */
@@ -16,20 +22,65 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
     private final boolean waitForCaller;
+    /** Per device: recorded on the caller's stream at the start of a call (made on first use). */
+    private final DeviceEvent[] ready;
+    /** The replicas of the call in progress ({@link #awaitCallerWork}). */
+    private List<Replica> current;
+    /** The completion of the last asynchronous call, until a later call has seen it finish. */
+    private DeviceEvent[] pending;
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
         this.devices = List.copyOf(devices);
         this.waitForCaller = waitForCaller;
+        this.ready = new DeviceEvent[this.devices.size()];
     }
 
-    /** The caller's work on the gradients comes first: waits for everything queued on the devices (unless told not to). */
-    protected final void awaitCallerWork() {
-        if (waitForCaller) {
-            for (D d : devices) {
-                d.synchronize();
+    /**
+     * The caller's work on the gradients comes first. {@code starts[r]} (one of the backend's
+     * streams of device r, or null) begins the backend's work on replica r: where the replica
+     * names a stream, it waits for an event recorded on that stream now; elsewhere the whole device
+     * is waited for (unless told not to).
+     */
+    protected final void awaitCallerWork(DeviceStream... starts) {
+        for (int r = 0; r < devices.size(); r++) {
+            DeviceStream caller = current.get(r).stream();
+            if (caller != null) {
+                DeviceEvent e = readyEvent(r);
+                caller.record(e);
+                for (DeviceStream s : starts) {
+                    if (s != null && s.device() == devices.get(r)) {
+                        s.waitFor(e);
+                    }
+                }
+            } else if (waitForCaller) {
+                devices.get(r).synchronize();
             }
         }
+    }
+
+    /**
+     * As {@link #awaitCallerWork(DeviceStream...)} for a backend whose work starts on one stream
+     * and reads every replica from there: {@code start} waits for every caller stream's event.
+     */
+    protected final void awaitCallerWorkOn(DeviceStream start) {
+        for (int r = 0; r < devices.size(); r++) {
+            DeviceStream caller = current.get(r).stream();
+            if (caller != null) {
+                DeviceEvent e = readyEvent(r);
+                caller.record(e);
+                start.waitFor(e);
+            } else if (waitForCaller) {
+                devices.get(r).synchronize();
+            }
+        }
+    }
+
+    private DeviceEvent readyEvent(int r) {
+        if (ready[r] == null) {
+            ready[r] = devices.get(r).createEvent();
+        }
+        return ready[r];
     }
 
     @Override
@@ -54,17 +105,83 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
 
     @Override
     public final synchronized void synchronize(List<Replica> replicas) {
-        checkOpen();
         long t0 = System.nanoTime();
+        DeviceEvent[] done = begin(replicas);
+        if (done != null) {
+            long t1 = System.nanoTime();
+            for (DeviceEvent e : distinct(done)) {
+                e.synchronize();
+            }
+            stats.phase("wait", System.nanoTime() - t1);
+        }
+        stats.call(bytesOf(replicas), System.nanoTime() - t0);
+    }
+
+    /**
+     * Queues the average and returns. Replicas with a stream have it ordered after the average;
+     * the others must {@link SyncHandle#await()} before touching their gradients. Input errors
+     * throw here, before anything moves, as in {@link #synchronize}.
+     */
+    @Override
+    public final synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
+        long t0 = System.nanoTime();
+        DeviceEvent[] done = begin(replicas);
+        stats.call(bytesOf(replicas), System.nanoTime() - t0);
+        if (done == null) {
+            return SyncHandle.done();
+        }
+        pending = done;
+        return new EventHandle(backend(), devices, done);
+    }
+
+    /** Checks, orders after the last asynchronous call where the backend does not, averages; returns the completion or null. */
+    private DeviceEvent[] begin(List<Replica> replicas) {
+        checkOpen();
         ReplicaCheck.check(replicas, devices);
+        if (devices.size() < 2) {
+            return null;
+        }
+        if (pending != null && !ordersCallsItself()) {
+            for (DeviceEvent e : distinct(pending)) {
+                e.synchronize(); // a failure there belongs to that call's handle, but it also stops this one
+            }
+        }
+        pending = null;
+        current = replicas;
+        try {
+            DeviceEvent[] done = average(replicas);
+            if (done != null) {
+                for (int r = 0; r < replicas.size(); r++) {
+                    DeviceStream caller = replicas.get(r).stream();
+                    if (caller != null) {
+                        caller.waitFor(done[r]); // the caller's next work runs after the average
+                    }
+                }
+            }
+            return done;
+        } finally {
+            current = null;
+        }
+    }
+
+    private static long bytesOf(List<Replica> replicas) {
         long bytes = 0;
         for (Gradient g : replicas.getFirst().gradients()) {
             bytes += g.byteSize();
         }
-        if (devices.size() > 1) {
-            average(replicas);
-        }
-        stats.call(bytes, System.nanoTime() - t0);
+        return bytes;
+    }
+
+    private static DeviceEvent[] distinct(DeviceEvent[] events) {
+        return Arrays.stream(events).distinct().toArray(DeviceEvent[]::new);
+    }
+
+    /**
+     * True when a call's work on the backend's streams is ordered after the previous call's
+     * without a host wait (all of it starts behind the previous call's end on one stream).
+     */
+    protected boolean ordersCallsItself() {
+        return false;
     }
 
     /**
@@ -91,8 +208,13 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         }
     }
 
-    /** Averages checked replicas (one per device, at least two) in place. */
-    protected abstract void average(List<Replica> replicas);
+    /**
+     * Queues the average of checked replicas (one per device, at least two) in place, after
+     * {@link #awaitCallerWork} (which it calls before touching the gradients), and returns per
+     * replica the event after which that replica holds the average and the backend is done with
+     * it; or null when it waited for everything itself.
+     */
+    protected abstract DeviceEvent[] average(List<Replica> replicas);
 
     /** Single process: every replica is here, so waiting for the devices is the barrier. */
     @Override
@@ -113,10 +235,44 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     public final synchronized void close() {
         if (!closed) {
             closed = true;
-            release();
+            try {
+                release();
+            } finally {
+                for (DeviceEvent e : ready) {
+                    Resources.closeQuietly(e);
+                }
+            }
         }
     }
 
     /** Frees streams, events and staging memory; called once. */
     protected abstract void release();
+
+    /** The handle of an asynchronous call: per replica, the event after which it holds the average. */
+    private record EventHandle(SyncBackend backend, List<? extends Device> devices, DeviceEvent[] done) implements SyncHandle {
+        @Override
+        public void await() {
+            for (int r = 0; r < done.length; r++) {
+                try {
+                    done[r].synchronize();
+                } catch (RuntimeException e) {
+                    throw new SyncFailedException(backend, r, devices.get(r).id(), e);
+                }
+            }
+        }
+
+        @Override
+        public boolean isDone() {
+            for (DeviceEvent e : done) {
+                try {
+                    if (!e.isDone()) {
+                        return false;
+                    }
+                } catch (RuntimeException failed) {
+                    return true; // await() reports it
+                }
+            }
+            return true;
+        }
+    }
 }

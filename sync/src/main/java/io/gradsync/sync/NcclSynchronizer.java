@@ -18,6 +18,7 @@ import io.gradsync.sync.nccl.Rendezvous;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaEvent;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
@@ -78,6 +79,9 @@ final class NcclSynchronizer implements GradientSynchronizer {
     private final CudaBuffer[] scratch;
     private final HostBuffer scratchHost;
     private final boolean[] done;
+    /** Per device: recorded on the caller's stream, and on ours after the all-reduce. */
+    private final CudaEvent[] readyEvents;
+    private final CudaEvent[] finishedEvents;
     private final int rank;
     private final int worldSize;
     private final int localRank;
@@ -125,6 +129,8 @@ final class NcclSynchronizer implements GradientSynchronizer {
         streamAddresses = new long[n];
         scratch = new CudaBuffer[n];
         done = new boolean[n];
+        readyEvents = new CudaEvent[n];
+        finishedEvents = new CudaEvent[n];
         HostBuffer host = null;
         try {
             for (int r = 0; r < n; r++) {
@@ -133,12 +139,16 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 streamHandles[r] = streams[r].handle();
                 streamAddresses[r] = streams[r].address();
                 scratch[r] = devices.get(r).allocate(SCRATCH_BYTES);
+                readyEvents[r] = devices.get(r).createEvent();
+                finishedEvents[r] = devices.get(r).createEvent();
             }
             host = devices.getFirst().allocateHost(SCRATCH_BYTES);
         } catch (RuntimeException e) {
             for (int r = 0; r < n; r++) {
                 closeQuietly(streams[r]);
                 closeQuietly(scratch[r]);
+                closeQuietly(readyEvents[r]);
+                closeQuietly(finishedEvents[r]);
             }
             closeQuietly(host);
             releaseContexts();
@@ -241,6 +251,80 @@ final class NcclSynchronizer implements GradientSynchronizer {
 
     @Override
     public synchronized void synchronize(List<Replica> replicas) {
+        Launched l = start(replicas, false);
+        if (l != null) {
+            await(l.what, l.start, l.deadline);
+            finish(l);
+        }
+    }
+
+    /**
+     * Queues the all-reduce and returns. With several processes the layout check before it (on by
+     * default) still waits for the other ranks on the host.
+     */
+    @Override
+    public synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
+        Launched l = start(replicas, true);
+        if (l == null) {
+            return SyncHandle.done();
+        }
+        return new SyncHandle() {
+            private volatile boolean awaited;
+
+            @Override
+            public void await() {
+                synchronized (NcclSynchronizer.this) {
+                    if (awaited) {
+                        return;
+                    }
+                    try {
+                        checkUsable();
+                        NcclSynchronizer.this.await(l.what, l.start, l.deadline);
+                    } catch (RuntimeException e) {
+                        int r = failedReplica(e);
+                        throw new SyncFailedException(SyncBackend.NCCL, r, r < 0 ? null : devices.get(r).id(), e);
+                    }
+                    awaited = true;
+                    finish(l);
+                }
+            }
+
+            @Override
+            public boolean isDone() {
+                if (awaited || broken != null || closed) {
+                    return true;
+                }
+                for (int r = 0; r < finishedEvents.length; r++) {
+                    try {
+                        if (!finishedEvents[r].isDone()) {
+                            return false;
+                        }
+                    } catch (RuntimeException e) {
+                        return true; // await() reports it
+                    }
+                }
+                return true;
+            }
+        };
+    }
+
+    /** The replica whose device a failure names, or -1. */
+    private int failedReplica(RuntimeException e) {
+        String message = String.valueOf(e.getMessage());
+        for (int r = 0; r < devices.size(); r++) {
+            if (message.contains(devices.get(r).id() + ")") || message.contains(devices.get(r).id() + ":")) {
+                return r;
+            }
+        }
+        return devices.size() == 1 ? 0 : -1;
+    }
+
+    /** What a queued call needs to be waited for and counted. */
+    private record Launched(String what, long entered, long start, long deadline, long checked, long bytes) {
+    }
+
+    /** Checks, orders after the caller's work, agrees on the layout, queues; null when there is nothing to reduce. */
+    private Launched start(List<Replica> replicas, boolean async) {
         checkUsable();
         ReplicaCheck.check(replicas, devices);
         Plan p = plan;
@@ -249,9 +333,15 @@ final class NcclSynchronizer implements GradientSynchronizer {
             plan = p;
         }
         long entered = System.nanoTime();
-        if (options.waitForCaller()) {
-            for (CudaDevice d : devices) {
-                d.synchronize(); // the caller's work on the gradients comes first
+        boolean callerStreams = false;
+        for (int r = 0; r < devices.size(); r++) {
+            CudaStream caller = (CudaStream) replicas.get(r).stream();
+            if (caller != null) {
+                caller.record(readyEvents[r]); // the caller's work on the gradients comes first
+                streams[r].waitFor(readyEvents[r]);
+                callerStreams = true;
+            } else if (options.waitForCaller()) {
+                devices.get(r).synchronize();
             }
         }
         long start = System.nanoTime();
@@ -265,13 +355,27 @@ final class NcclSynchronizer implements GradientSynchronizer {
         if (multiProcess) {
             stats.phase("layout check", checked - start);
         }
-        if (calls.count.length > 0) {
-            launch(calls, start, deadline, p);
-            await(p.description(calls), start, deadline);
+        if (calls.count.length == 0) {
+            stats.call(p.bytes, checked - entered);
+            return null;
         }
+        launch(calls, start, deadline, p);
+        if (async || callerStreams) {
+            for (int r = 0; r < devices.size(); r++) {
+                streams[r].record(finishedEvents[r]);
+                CudaStream caller = (CudaStream) replicas.get(r).stream();
+                if (caller != null) {
+                    caller.waitFor(finishedEvents[r]); // its next work runs after the average
+                }
+            }
+        }
+        return new Launched(p.description(calls), entered, start, deadline, checked, p.bytes);
+    }
+
+    private void finish(Launched l) {
         long end = System.nanoTime();
-        stats.phase("all-reduce", end - checked);
-        stats.call(p.bytes, end - entered);
+        stats.phase("all-reduce", end - l.checked);
+        stats.call(l.bytes, end - l.entered);
     }
 
     @Override
@@ -568,6 +672,8 @@ final class NcclSynchronizer implements GradientSynchronizer {
         for (int r = 0; r < streams.length; r++) {
             closeQuietly(streams[r]);
             closeQuietly(scratch[r]);
+            closeQuietly(readyEvents[r]);
+            closeQuietly(finishedEvents[r]);
         }
         closeQuietly(scratchHost);
         releaseContexts();

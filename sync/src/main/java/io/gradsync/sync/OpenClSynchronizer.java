@@ -77,6 +77,9 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     private DeviceEvent[][] downloaded;
     private DeviceEvent[][] computed;
     private DeviceEvent[][] reduced;
+    /** Per device: a call's end on its download queue, and on both queues. */
+    private final DeviceEvent[] downDone;
+    private final DeviceEvent[] done;
 
     OpenClSynchronizer(List<OpenClDevice> devices, SyncOptions options) {
         super(devices, options.waitForCaller());
@@ -86,11 +89,15 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         up = new OpenClQueue[n];
         host = new HostBuffer[n];
         scratch = new OpenClBuffer[n];
+        downDone = new DeviceEvent[n];
+        done = new DeviceEvent[n];
         if (n > 1) {
             try {
                 for (int i = 0; i < n; i++) {
                     down[i] = devices.get(i).createStream();
                     up[i] = devices.get(i).createStream();
+                    downDone[i] = devices.get(i).createEvent();
+                    done[i] = devices.get(i).createEvent();
                 }
             } catch (RuntimeException e) {
                 release();
@@ -105,15 +112,16 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     }
 
     @Override
-    protected void average(List<Replica> replicas) {
+    protected DeviceEvent[] average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         if (plan == null || !plan.madeFor(replicas)) {
             replan(replicas);
         }
         if (steps.isEmpty()) {
-            return;
+            return null;
         }
-        awaitCallerWork();
+        awaitCallerWork(down);
+        awaitCallerWork(up);
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         int n = devices.size();
@@ -129,13 +137,13 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
                 gather(j, s);
             }
         }
-        long t2 = System.nanoTime();
-        stats.phase("enqueue", t2 - t1);
-        for (int i = 0; i < n; i++) {
-            up[i].synchronize();
-            down[i].synchronize();
+        for (int i = 0; i < n; i++) { // a device is done once both of its queues are
+            down[i].record(downDone[i]);
+            up[i].waitFor(downDone[i]);
+            up[i].record(done[i]);
         }
-        stats.phase("wait", System.nanoTime() - t2);
+        stats.phase("enqueue", System.nanoTime() - t1);
+        return done;
     }
 
     /** Device j copies its parts of step s, all but its own slice's, into {@code host[j]}. */
@@ -203,6 +211,10 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     private void replan(List<Replica> replicas) {
         closeLaunches();
         closeEvents();
+        for (int i = 0; i < done.length; i++) {
+            closeQuietly(downDone[i]);
+            closeQuietly(done[i]);
+        }
         plan = null;
         steps = List.of();
         SlicePlan p = SlicePlan.of(replicas);
@@ -346,6 +358,10 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         }
         closeLaunches();
         closeEvents();
+        for (int i = 0; i < done.length; i++) {
+            closeQuietly(downDone[i]);
+            closeQuietly(done[i]);
+        }
         for (int i = 0; i < host.length; i++) {
             closeQuietly(host[i]);
             closeQuietly(scratch[i]);

@@ -17,6 +17,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Iterator;
 import java.util.List;
 
@@ -115,6 +116,8 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     /** Recorded schedules only: stream 0's start, which the others wait for, and each stream's end, which stream 0 waits for. */
     private DeviceEvent forked;
     private final DeviceEvent[] joined;
+    /** Recorded on stream 0 at the end of every call. */
+    private DeviceEvent done;
     /** Per GPU: the streams its all-gather pulls on, the GPU's own stream first ({@link PtxOptions#gatherLanes()}). */
     private final DeviceStream[][] gatherLanes;
     private final DeviceEvent[] gatherForked;
@@ -305,6 +308,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                     }
                 }
                 forked = devices.getFirst().createEvent();
+                done = devices.getFirst().createEvent();
             } catch (RuntimeException e) {
                 release();
                 throw e;
@@ -323,7 +327,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     }
 
     @Override
-    protected void average(List<Replica> replicas) {
+    protected DeviceEvent[] average(List<Replica> replicas) {
         long t0 = System.nanoTime();
         if (layout == null || !layout.fits(replicas, collect)) {
             switchLayout(replicas);
@@ -331,10 +335,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         Layout l = layout;
         List<SlicePlan.Run> runs = l.plan.runs();
         if (runs.isEmpty()) {
-            return;
+            return null;
         }
         long planned = System.nanoTime();
-        awaitCallerWork();
+        awaitCallerWorkOn(streams[0]); // every GPU forks from stream 0, and reads every replica
         long waited = System.nanoTime();
         l.uses++;
         // Recording costs about as much as a few calls: only layouts that come back are recorded
@@ -350,18 +354,19 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         if (l.replay != null) {
             l.replay.replay(streams[0]);
         } else {
-            enqueue(runs);
+            enqueueForked(runs);
         }
-        long t2 = System.nanoTime();
-        stats.phase("enqueue", t2 - t1);
-        if (l.replay != null) {
-            streams[0].synchronize(); // stream 0 joined every other stream's end
-        } else {
-            for (DeviceStream s : streams) {
-                s.synchronize();
-            }
-        }
-        stats.phase("wait", System.nanoTime() - t2);
+        streams[0].record(done); // stream 0 joined every other stream's end
+        stats.phase("enqueue", System.nanoTime() - t1);
+        DeviceEvent[] all = new DeviceEvent[devices.size()];
+        Arrays.fill(all, done);
+        return all;
+    }
+
+    /** A call starts on stream 0 behind the previous call's end, which joined every stream. */
+    @Override
+    protected boolean ordersCallsItself() {
+        return true;
     }
 
     /** The schedule as one recordable piece: every stream forks from stream 0 and joins back into it. */
@@ -746,7 +751,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 closeQuietly(e);
             }
         }
-        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, gatherForked, {forked}}) {
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, gatherForked, {forked, done}}) {
             for (DeviceEvent e : events) {
                 closeQuietly(e);
             }

@@ -1,26 +1,57 @@
 package io.gradsync.sync;
 
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
-/** One model replica's gradients, all on one device, in registration order. */
-public record Replica(Device device, List<Gradient> gradients) {
+/**
+ * One model replica's gradients, all on one device, in registration order, and optionally the
+ * stream that produces them.
+ *
+ * <p>With a {@code stream}, a synchronizer orders its work after what was queued on that stream
+ * when the call was made (an event, not a wait for the whole device), and makes the stream wait
+ * for the average before anything queued on it later runs: the caller can queue its optimizer step
+ * right after the call without waiting on the host. Without one, the synchronizer waits for all
+ * work queued on the device first ({@link SyncOptions#waitForCaller()}).
+ *
+ * <p>Immutable, so safe to share between threads.
+ *
+ * @param stream the caller's stream of {@code device} on which the gradients are produced (a
+ *               gradsync stream, or a wrapped one of another library: {@code CudaDevice.wrapStream}); may be null
+ */
+public record Replica(Device device, List<Gradient> gradients, DeviceStream stream) {
 
     public Replica {
         Objects.requireNonNull(device, "replica device");
         gradients = List.copyOf(Objects.requireNonNull(gradients, "replica gradients"));
+        if (stream != null && stream.device() != device) {
+            throw new IllegalArgumentException("replica on " + device.id() + ": its stream is a stream of "
+                    + stream.device().id() + ", not of the replica's device");
+        }
+    }
+
+    /** A replica without a stream of its own: the synchronizer waits for the whole device. */
+    public Replica(Device device, List<Gradient> gradients) {
+        this(device, gradients, null);
     }
 
     public static Builder on(Device device) {
         return new Builder(device);
     }
 
-    /** Collects gradients for one device. */
+    /** This replica with its gradients produced on {@code stream}. */
+    public Replica withStream(DeviceStream stream) {
+        return new Replica(device, gradients, stream);
+    }
+
+    /** Collects gradients for one device. Not for use by several threads at once. */
     public static final class Builder {
         private final Device device;
         private final List<Gradient> gradients = new ArrayList<>();
+        private DeviceStream stream;
 
         private Builder(Device device) {
             this.device = device;
@@ -31,12 +62,19 @@ public record Replica(Device device, List<Gradient> gradients) {
             return this;
         }
 
-        public Builder add(String name, io.gradsync.tasks.device.DeviceBuffer buffer, DType dtype) {
+        /** The whole {@code buffer} as one gradient named {@code name}. */
+        public Builder add(String name, DeviceBuffer buffer, DType dtype) {
             return add(Gradient.of(name, buffer, dtype));
         }
 
+        /** The stream the gradients are produced on ({@link Replica#stream()}). */
+        public Builder stream(DeviceStream stream) {
+            this.stream = stream;
+            return this;
+        }
+
         public Replica build() {
-            return new Replica(device, gradients);
+            return new Replica(device, gradients, stream);
         }
     }
 }

@@ -1,6 +1,9 @@
 package io.gradsync.sync;
 
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -49,6 +52,10 @@ final class ReplicaCheck {
                             + g.name() + "' is in a closed buffer");
                 }
             }
+            if (replica.stream() != null && replica.stream().isClosed()) {
+                throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
+            }
+            checkNoOverlap(r, expected, grads);
             if (r == 0) {
                 continue;
             }
@@ -71,6 +78,38 @@ final class ReplicaCheck {
                     throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
                             + g.name() + "' is " + g.dtype().label() + ", replica 0's is " + f.dtype().label());
                 }
+            }
+        }
+    }
+
+    /**
+     * Two gradients of one replica that share bytes would be averaged twice, or one would read the
+     * other's half-written result. Buffers with an address are compared by address (two wrappers
+     * can alias one allocation); others (OpenCL) by buffer.
+     */
+    private static void checkNoOverlap(int r, Device device, List<Gradient> grads) {
+        if (grads.size() < 2) {
+            return;
+        }
+        record Span(Object space, long start, long end, Gradient g) {
+        }
+        List<Span> spans = new ArrayList<>(grads.size());
+        for (Gradient g : grads) {
+            if (g.count() == 0) {
+                continue;
+            }
+            boolean addressed = g.buffer().device().runtime() != DeviceRuntime.OPENCL;
+            long start = addressed ? g.address() : g.byteOffset();
+            spans.add(new Span(addressed ? device.runtime() : g.buffer(), start, start + g.byteSize(), g));
+        }
+        spans.sort(Comparator.comparingInt((Span s) -> System.identityHashCode(s.space())).thenComparingLong(Span::start));
+        for (int i = 1; i < spans.size(); i++) {
+            Span a = spans.get(i - 1);
+            Span b = spans.get(i);
+            if (a.space() == b.space() && b.start() < a.end()) {
+                throw new IllegalArgumentException("replica " + r + " (" + device.id() + "): gradients '" + a.g().name()
+                        + "' and '" + b.g().name() + "' overlap (" + (Math.min(a.end(), b.end()) - b.start())
+                        + " bytes in common); each byte may belong to one gradient only");
             }
         }
     }

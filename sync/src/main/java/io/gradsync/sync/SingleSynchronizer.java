@@ -16,7 +16,7 @@ final class SingleSynchronizer extends LocalSynchronizer<Device> {
     }
 
     @Override
-    protected void average(List<Replica> replicas) {
+    protected io.gradsync.tasks.device.DeviceEvent[] average(List<Replica> replicas) {
         throw new AssertionError("one replica is never averaged");
     }
 

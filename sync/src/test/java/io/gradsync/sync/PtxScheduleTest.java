@@ -82,6 +82,20 @@ class PtxScheduleTest {
         return schedule(n, peers, PtxOptions.defaults().withOneShotMaxBytes(oneShotMaxBytes));
     }
 
+    /** A recorder whose replay enqueues the schedule again (what a graph launch is to JVM streams). */
+    static PtxSynchronizer.Recorder enqueueAgain() {
+        return (origin, enqueue) -> new PtxSynchronizer.Replay() {
+            @Override
+            public void replay(io.gradsync.tasks.device.DeviceStream stream) {
+                enqueue.run();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+    }
+
     /** Schedules recorded so far by {@link #jvmRecorder}. */
     private final AtomicInteger recordings = new AtomicInteger();
 

@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import io.gradsync.sync.SyncHandle;
+import io.gradsync.tasks.device.DeviceStream;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -135,6 +137,10 @@ public final class BucketSync implements AutoCloseable {
     private int readyCount;
     /** Several processes: each bucket's own all-reduce, started as it became ready. */
     private final List<Future<?>> inFlight = new ArrayList<>();
+    /** This step's asynchronous calls, awaited in finish(). */
+    private final List<SyncHandle> handles = java.util.Collections.synchronizedList(new ArrayList<>());
+    /** Per replica, the stream backward writes the gradients on; null: wait for the devices. */
+    private volatile List<DeviceStream> streams;
     /** Single process: ready buckets not yet started, taken together by the next call. */
     private final List<Integer> queued = new ArrayList<>();
     /** Guards the queue and the fields below it: not the instance lock, which finish() holds while it waits. */
@@ -224,7 +230,7 @@ public final class BucketSync implements AutoCloseable {
                 firstStart = System.nanoTime();
             }
             if (!coalesce) {
-                inFlight.add(executor.submit(() -> synchronizer.synchronize(buckets.bucketReplicas(bucket))));
+                inFlight.add(executor.submit(() -> synchronizer.synchronize(onStreams(buckets.bucketReplicas(bucket)))));
             } else {
                 synchronized (queueLock) {
                     queued.add(bucket);
@@ -291,12 +297,12 @@ public final class BucketSync implements AutoCloseable {
         try {
             if (fused != null) {
                 List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : perBucket(batch);
-                double[] squares = fused.synchronizeSumOfSquares(replicas); // one per bucket, in batch order
+                double[] squares = fused.synchronizeSumOfSquares(onStreams(replicas)); // one per bucket, in batch order
                 for (int i = 0; i < batch.size(); i++) {
                     bucketSquares[batch.get(i)] = squares[i];
                 }
             } else {
-                synchronizer.synchronize(ranges(batch));
+                handles.add(synchronizer.synchronizeAsync(onStreams(ranges(batch)))); // awaited in finish()
             }
         } catch (RuntimeException | Error e) {
             failure = e;
@@ -422,6 +428,46 @@ public final class BucketSync implements AutoCloseable {
         return out;
     }
 
+    /**
+     * The streams backward produces the gradients on, one per replica in device order (null: none,
+     * the synchronizer then waits for the whole devices). Each bucket's average is then ordered
+     * after the work queued on its replica's stream when the bucket was marked ready, and work
+     * queued there after {@link #finish()} runs after every average. Call between steps.
+     *
+     * @throws IllegalArgumentException when the list does not have one stream per device, of that device
+     */
+    public synchronized void useStreams(List<? extends DeviceStream> perReplica) {
+        if (perReplica == null) {
+            streams = null;
+            return;
+        }
+        List<? extends io.gradsync.tasks.device.Device> devices = buckets.devices();
+        if (perReplica.size() != devices.size()) {
+            throw new IllegalArgumentException("useStreams: expected one stream per device (" + devices.size() + "), got "
+                    + perReplica.size());
+        }
+        for (int r = 0; r < devices.size(); r++) {
+            DeviceStream st = Objects.requireNonNull(perReplica.get(r), "stream of replica " + r);
+            if (st.device() != devices.get(r)) {
+                throw new IllegalArgumentException("useStreams: stream " + r + " is a stream of " + st.device().id()
+                        + ", but replica " + r + " is on " + devices.get(r).id());
+            }
+        }
+        streams = List.copyOf(perReplica);
+    }
+
+    private List<Replica> onStreams(List<Replica> replicas) {
+        List<DeviceStream> s = streams;
+        if (s == null) {
+            return replicas;
+        }
+        List<Replica> out = new ArrayList<>(replicas.size());
+        for (int r = 0; r < replicas.size(); r++) {
+            out.add(replicas.get(r).withStream(s.get(r)));
+        }
+        return out;
+    }
+
     /** Marks every parameter not yet marked in this step. */
     public synchronized void markAllReady() {
         for (int p = 0; p < ready.length; p++) {
@@ -470,6 +516,15 @@ public final class BucketSync implements AutoCloseable {
                     throw new BucketSyncException("interrupted while waiting for gradient buckets", e);
                 }
             }
+            synchronized (handles) {
+                for (SyncHandle h : handles) { // all of them, even after a failure
+                    try {
+                        h.await();
+                    } catch (RuntimeException e) {
+                        failure = failure == null ? e : failure;
+                    }
+                }
+            }
             if (failure != null) {
                 throw new BucketSyncException("all-reduce of a gradient bucket failed: " + failure.getMessage(), failure);
             }
@@ -504,6 +559,7 @@ public final class BucketSync implements AutoCloseable {
         Arrays.fill(ready, false);
         readyCount = 0;
         inFlight.clear();
+        handles.clear();
         started = false;
         synchronized (queueLock) {
             queued.clear();

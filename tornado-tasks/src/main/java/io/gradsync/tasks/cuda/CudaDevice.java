@@ -49,6 +49,7 @@ public final class CudaDevice implements Device {
     private final int logical;
     /** The discovered device of this GPU: this, or the one a logical device was made from. */
     private final CudaDevice gpu;
+    private volatile boolean closed;
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
@@ -165,6 +166,7 @@ public final class CudaDevice implements Device {
         if (bytes <= 0) {
             throw new IllegalArgumentException("allocation size must be positive, got " + bytes);
         }
+        checkOpen();
         bind();
         CUdeviceptr ptr = new CUdeviceptr();
         check(cuMemAlloc(ptr, bytes), "cuMemAlloc(" + bytes + " bytes)", id());
@@ -184,8 +186,40 @@ public final class CudaDevice implements Device {
         return new CudaHostBuffer(this, host, bytes);
     }
 
+    /**
+     * Wraps {@code bytes} of device memory at {@code address} that another library allocated
+     * ({@code cuMemAlloc}, {@code cudaMalloc}, {@code cudaMallocAsync}; PyTorch, cuBLAS, JCuda), so
+     * that gradients in it can be averaged in place. gradsync never frees it; closing the buffer
+     * only lets go of it. The range is checked through the driver's pointer attributes first.
+     *
+     * <p>gradsync cannot tell when the owner frees the memory: a buffer whose memory was freed
+     * (or freed and reused) must not be passed to gradsync again; the driver then reports an
+     * illegal address, or another allocation is overwritten.
+     *
+     * @throws IllegalArgumentException when the range is not device memory of this GPU in its
+     *         primary context, runs past its allocation, or the driver does not know the address
+     */
+    public CudaBuffer wrap(long address, long bytes) {
+        checkOpen();
+        boolean fromPool = ForeignMemory.checkDeviceRange(this, address, bytes);
+        return new CudaBuffer(this, address, bytes, fromPool);
+    }
+
+    /**
+     * Wraps a CUDA stream another library made ({@code CUstream} / {@code cudaStream_t} as a
+     * {@code long}; {@code 0} is the legacy default stream), so that gradsync's work can be ordered
+     * after the gradients it produces. Never destroyed by gradsync.
+     *
+     * @throws IllegalArgumentException when the driver does not know it as a live stream of this GPU's primary context
+     */
+    public CudaStream wrapStream(long handle) {
+        checkOpen();
+        return new CudaStream(this, ForeignMemory.checkStream(this, handle));
+    }
+
     @Override
     public CudaStream createStream() {
+        checkOpen();
         bind();
         return new CudaStream(this);
     }
@@ -241,9 +275,22 @@ public final class CudaDevice implements Device {
         return new CudaModule(this, module);
     }
 
-    /** Primary contexts live as long as the process; nothing to release per use. */
+    /**
+     * A logical device is closed for good: later allocations, wraps and streams throw. A discovered
+     * device is process-wide (shared by every user of {@link CudaRuntime}) and its primary context
+     * lives as long as the process, so closing one does nothing.
+     */
     @Override
     public void close() {
+        if (isLogical()) {
+            closed = true;
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException(id() + " is closed");
+        }
     }
 
     @Override

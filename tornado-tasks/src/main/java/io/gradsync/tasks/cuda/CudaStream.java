@@ -20,18 +20,40 @@ import jcuda.Pointer;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
-/** A non-blocking CUDA stream of one GPU. */
+/**
+ * A CUDA stream of one GPU: one gradsync made ({@link CudaDevice#createStream}, non-blocking,
+ * destroyed on close), or one another library made and gradsync only wraps
+ * ({@link CudaDevice#wrapStream}: close forgets it, never destroys it).
+ *
+ * <p>Thread-safety: every method may be called from any thread; work queued from several threads
+ * at once lands in some order, as with CUDA streams themselves.
+ */
 public final class CudaStream implements DeviceStream {
     /** Pageable memory goes through ByteBuffers, which stop at 2 GiB. */
     private static final long PAGEABLE_PIECE = 1L << 30;
 
     private final CudaDevice device;
-    private final CUstream stream = new CUstream();
+    private final CUstream stream;
+    private final boolean owned;
     private volatile boolean closed;
 
     CudaStream(CudaDevice device) {
         this.device = device;
+        this.stream = new CUstream();
+        this.owned = true;
         check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate", device.id());
+    }
+
+    /** Wraps a checked stream of another library. */
+    CudaStream(CudaDevice device, CUstream foreign) {
+        this.device = device;
+        this.stream = foreign;
+        this.owned = false;
+    }
+
+    /** True for a stream gradsync made (and destroys on close); false for a wrapped one. */
+    public boolean isOwned() {
+        return owned;
     }
 
     @Override
@@ -45,7 +67,7 @@ public final class CudaStream implements DeviceStream {
         return stream;
     }
 
-    /** The raw stream address, for native code of our own (NCCL). */
+    /** The stream's handle as a C {@code CUstream} / {@code cudaStream_t}: hand it to any CUDA library. */
     public long address() {
         return NativeAddress.of(handle());
     }
@@ -151,9 +173,16 @@ public final class CudaStream implements DeviceStream {
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            device.bind();
-            check(cuStreamDestroy(stream), "cuStreamDestroy", device.id());
+            if (owned) {
+                device.bind();
+                check(cuStreamDestroy(stream), "cuStreamDestroy", device.id());
+            }
         }
+    }
+
+    @Override
+    public boolean isClosed() {
+        return closed;
     }
 
     private void checkOpen() {

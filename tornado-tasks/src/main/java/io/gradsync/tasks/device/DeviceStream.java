@@ -4,6 +4,9 @@ package io.gradsync.tasks.device;
  * An ordered queue of work on one device. Every call returns as soon as the work is queued;
  * {@link #record()} and {@link #synchronize()} observe completion. Ranges are checked before
  * anything is queued.
+ *
+ * <p>Thread-safety: every method may be called from any thread; work queued from several threads
+ * at once runs in the order the calls took effect.
  */
 public interface DeviceStream extends AutoCloseable {
 
@@ -39,6 +42,9 @@ public interface DeviceStream extends AutoCloseable {
 
     /** Blocks until all queued work has finished. */
     void synchronize();
+
+    /** True once closed; a closed stream takes no more work. */
+    boolean isClosed();
 
     @Override
     void close();

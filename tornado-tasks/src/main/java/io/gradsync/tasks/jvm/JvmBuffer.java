@@ -4,8 +4,15 @@ import io.gradsync.tasks.device.AbstractDeviceBuffer;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
-/** Device memory of a {@link JvmDevice}: an off-heap segment with its own arena. */
+/**
+ * Device memory of a {@link JvmDevice}: an off-heap segment, with its own arena when gradsync
+ * allocated it ({@link JvmDevice#allocate}), or the caller's native segment ({@link JvmDevice#wrap}),
+ * which gradsync neither copies nor frees.
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
 public final class JvmBuffer extends AbstractDeviceBuffer<JvmDevice> {
+    /** Null for a wrapped segment: its owner's arena frees it. */
     private final Arena arena;
     private final MemorySegment segment;
 
@@ -22,7 +29,19 @@ public final class JvmBuffer extends AbstractDeviceBuffer<JvmDevice> {
     }
 
     @Override
+    public long address() {
+        return segment().address();
+    }
+
+    @Override
+    public boolean isOwned() {
+        return arena != null;
+    }
+
+    @Override
     protected void free() {
-        arena.close();
+        if (arena != null) {
+            arena.close();
+        }
     }
 }

@@ -8,7 +8,9 @@ import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
@@ -59,6 +61,37 @@ public final class JvmDevice implements Device {
         requirePositive(bytes);
         Arena arena = Arena.ofShared();
         return new JvmBuffer(this, arena, arena.allocate(bytes, ALIGNMENT));
+    }
+
+    /**
+     * Makes the caller's native segment a buffer of this device, without copying: gradients in it
+     * are averaged in place. gradsync never frees it (its arena does); the segment must stay alive
+     * while gradsync uses the buffer, or the next use throws {@link IllegalStateException}.
+     *
+     * @throws IllegalArgumentException when the segment is empty, on the Java heap, read-only, or
+     *         confined to one thread (streams work on their own threads: use a shared or global arena)
+     */
+    public JvmBuffer wrap(MemorySegment segment) {
+        checkOpen();
+        Objects.requireNonNull(segment, "segment");
+        String what = "segment " + segment + " for " + id();
+        if (!segment.isNative()) {
+            throw new IllegalArgumentException(what + ": is on the Java heap; JVM devices work on native memory (Arena.allocate)");
+        }
+        if (segment.byteSize() == 0) {
+            throw new IllegalArgumentException(what + ": is empty");
+        }
+        if (segment.isReadOnly()) {
+            throw new IllegalArgumentException(what + ": is read-only, and averaging writes in place");
+        }
+        if (!segment.scope().isAlive()) {
+            throw new IllegalArgumentException(what + ": its arena is closed");
+        }
+        if (!segment.isAccessibleBy(new Thread(() -> { }))) {
+            throw new IllegalArgumentException(what + ": is confined to one thread (Arena.ofConfined); "
+                    + "streams run on their own threads, so use Arena.ofShared() or Arena.global()");
+        }
+        return new JvmBuffer(this, null, segment);
     }
 
     @Override

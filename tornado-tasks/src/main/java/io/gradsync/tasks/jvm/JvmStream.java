@@ -120,6 +120,11 @@ public final class JvmStream implements DeviceStream {
     }
 
     @Override
+    public boolean isClosed() {
+        return worker.isShutdown();
+    }
+
+    @Override
     public void close() {
         worker.shutdown();
         device.forget(this);

@@ -146,6 +146,11 @@ public final class OpenClQueue implements DeviceStream {
     }
 
     @Override
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
     public synchronized void close() {
         if (!closed) {
             closed = true;

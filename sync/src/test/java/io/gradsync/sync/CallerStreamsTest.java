@@ -1,0 +1,349 @@
+package io.gradsync.sync;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.jvm.JvmBuffer;
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import io.gradsync.tasks.jvm.JvmStream;
+import io.gradsync.tasks.opencl.OpenClRuntime;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The caller's memory and streams on JVM devices (and PoCL for opencl): gradients in segments the
+ * caller allocated, produced by work on the caller's streams, averaged with no device-wide wait
+ * ({@code waitForCaller} off, so only the stream events order the work), and consumed by work the
+ * caller queues right after the call.
+ */
+class CallerStreamsTest {
+    private static final int N = 1 << 16;
+    private final List<Device> toClose = new ArrayList<>();
+    private final Arena arena = Arena.ofShared();
+
+    @AfterEach
+    void close() {
+        toClose.forEach(Device::close);
+        arena.close();
+    }
+
+    /** A backend over n fresh devices, the caller's work on each device's stream never waited for by the host. */
+    record Backend(String name, BiFunction<Integer, List<Device>, GradientSynchronizer> make) {
+        @Override
+        public String toString() {
+            return name;
+        }
+    }
+
+    static Stream<Arguments> backends() {
+        SyncOptions noDeviceWait = SyncOptions.defaults().withWaitForCaller(false).withChunkBytes(64 << 10);
+        return Stream.of(
+                Arguments.of(new Backend("cpu", (n, d) -> Synchronizers.create(SyncBackend.CPU, d, noDeviceWait)), false),
+                Arguments.of(new Backend("ptx schedule", (n, d) -> new PtxSynchronizer(d, PtxOptions.defaults(),
+                        all(n), PtxScheduleTest.jvmKernels(), null, false)), false),
+                Arguments.of(new Backend("ptx schedule, recorded", (n, d) -> new PtxSynchronizer(d, PtxOptions.defaults()
+                        .withOneShotMaxBytes(0), all(n), PtxScheduleTest.jvmKernels(), PtxScheduleTest.enqueueAgain(), false)), false),
+                Arguments.of(new Backend("opencl", (n, d) -> Synchronizers.create(SyncBackend.OPENCL, d, noDeviceWait)), true));
+    }
+
+    private static boolean[][] all(int n) {
+        boolean[][] m = new boolean[n][n];
+        for (boolean[] row : m) {
+            java.util.Arrays.fill(row, true);
+        }
+        return m;
+    }
+
+    private List<Device> devices(int n, boolean opencl) {
+        List<Device> d = new ArrayList<>();
+        if (opencl) {
+            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
+            d.addAll(OpenClRuntime.logicalDevices(n));
+        } else {
+            d.addAll(JvmRuntime.createDevices(n));
+        }
+        toClose.addAll(d);
+        return d;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("backends")
+    void averageIsOrderedBetweenTheCallersWorkOnItsStreams(Backend backend, boolean opencl) throws Exception {
+        int n = 3;
+        List<Device> devices = devices(n, opencl);
+        try (GradientSynchronizer sync = backend.make().apply(n, devices)) {
+            for (int round = 0; round < 3; round++) {
+                CallerStreamSetup s = new CallerStreamSetup(devices, round);
+                // the caller's "backward" finishes only later: the sync must wait for it on the device, not
+                // see the poison (cpu averages on the host, so its call returns only after the release)
+                Thread releaser = Thread.ofPlatform().start(() -> {
+                    sleep(50);
+                    s.release.countDown();
+                });
+                SyncHandle h = sync.synchronizeAsync(s.replicas);
+                boolean returnedBeforeRelease = s.release.getCount() > 0;
+                s.consumeAfter();
+                if (!backend.name().equals("cpu") && !opencl) {
+                    assertTrue(returnedBeforeRelease, "the call returned without waiting for the caller's work on the host");
+                    assertFalse(h.isDone(), "done before the caller's work it follows");
+                }
+                releaser.join();
+                assertTrue(s.consumed.await(30, TimeUnit.SECONDS), "the caller's stream ran on after the average");
+                h.await();
+                assertTrue(h.isDone());
+                s.assertConsumedTheAverage();
+                s.close();
+            }
+        }
+    }
+
+    /**
+     * Per device: the caller's stream, a gradient in its buffer, "backward" on the stream blocked
+     * until {@link #release} (then writing {@code r + round}), and "optimizer" work queued after
+     * the call that copies what it finds. JVM devices use their streams; opencl ones queue copies.
+     */
+    private final class CallerStreamSetup implements AutoCloseable {
+        final List<Replica> replicas = new ArrayList<>();
+        final List<DeviceStream> streams = new ArrayList<>();
+        final List<io.gradsync.tasks.device.DeviceBuffer> buffers = new ArrayList<>();
+        final List<io.gradsync.tasks.device.HostBuffer> seen = new ArrayList<>();
+        final CountDownLatch release = new CountDownLatch(1);
+        final CountDownLatch consumed;
+        final int round;
+        final int n;
+
+        CallerStreamSetup(List<Device> devices, int round) {
+            this.round = round;
+            this.n = devices.size();
+            this.consumed = new CountDownLatch(n);
+            for (int r = 0; r < n; r++) {
+                Device d = devices.get(r);
+                DeviceStream st = d.createStream();
+                io.gradsync.tasks.device.DeviceBuffer b = d instanceof JvmDevice jvm
+                        ? jvm.wrap(arena.allocate((long) N * 4, 64)) : d.allocate((long) N * 4);
+                io.gradsync.tasks.device.HostBuffer host = d.allocateHost((long) N * 4);
+                for (long i = 0; i < N; i++) {
+                    host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, Float.NaN); // poisoned until "backward" writes
+                }
+                st.copyFromHost(host, 0, b, 0, (long) N * 4);
+                blockUntilReleased(st);
+                float value = r + round;
+                for (long i = 0; i < N; i++) {
+                    host.segment().setAtIndex(ValueLayout.JAVA_FLOAT, i, value);
+                }
+                // "backward": after the release, the stream writes the gradient (staged in host memory above;
+                // the copy runs only once the stream gets there)
+                io.gradsync.tasks.device.HostBuffer grad = d.allocateHost((long) N * 4);
+                grad.segment().copyFrom(host.segment());
+                st.copyFromHost(grad, 0, b, 0, (long) N * 4);
+                seen.add(grad);
+                streams.add(st);
+                buffers.add(b);
+                replicas.add(Replica.on(d).add("w", b, DType.FP32).stream(st).build());
+                host.close();
+            }
+        }
+
+        /** Work on the stream that returns only after {@link #release}: a JVM stream task, or an OpenCL wait on a marker. */
+        private void blockUntilReleased(DeviceStream st) {
+            if (st instanceof JvmStream jvm) {
+                jvm.submit(() -> {
+                    try {
+                        release.await();
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                });
+            }
+            // opencl: queues cannot be blocked from Java; the ordering there rests on the events alone
+        }
+
+        /** The caller's next work on each stream: copy the gradient out (it must see the average). */
+        void consumeAfter() {
+            for (int r = 0; r < n; r++) {
+                DeviceStream st = streams.get(r);
+                st.copyToHost(buffers.get(r), 0, seen.get(r), 0, (long) N * 4);
+                int rr = r;
+                if (st instanceof JvmStream jvm) {
+                    jvm.submit(consumed::countDown);
+                } else {
+                    new Thread(() -> {
+                        st.synchronize();
+                        consumed.countDown();
+                    }).start();
+                }
+            }
+        }
+
+        void assertConsumedTheAverage() {
+            float expected = (float) ((n - 1) / 2.0 + round);
+            for (int r = 0; r < n; r++) {
+                MemorySegment s = seen.get(r).segment();
+                for (long i = 0; i < N; i += 997) {
+                    assertEquals(expected, s.getAtIndex(ValueLayout.JAVA_FLOAT, i), "replica " + r + " element " + i);
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            streams.forEach(DeviceStream::close);
+            buffers.forEach(io.gradsync.tasks.device.DeviceBuffer::close);
+            seen.forEach(io.gradsync.tasks.device.HostBuffer::close);
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Test
+    void wrappedSegmentsAreAveragedInPlaceAndNeverFreed() {
+        List<Device> devices = devices(2, false);
+        MemorySegment[] mine = {arena.allocate(1024 * 4, 16), arena.allocate(1024 * 4, 16)};
+        for (int r = 0; r < 2; r++) {
+            for (int i = 0; i < 1024; i++) {
+                mine[r].setAtIndex(ValueLayout.JAVA_FLOAT, i, r * 2 + i);
+            }
+        }
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices)) {
+            List<Replica> replicas = new ArrayList<>();
+            List<JvmBuffer> wrapped = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                JvmBuffer b = ((JvmDevice) devices.get(r)).wrap(mine[r]);
+                assertFalse(b.isOwned());
+                assertEquals(mine[r].address(), b.address());
+                wrapped.add(b);
+                replicas.add(Replica.on(devices.get(r)).add("w", b, DType.FP32).build());
+            }
+            sync.synchronize(replicas);
+            wrapped.forEach(JvmBuffer::close);
+        }
+        for (int r = 0; r < 2; r++) {
+            for (int i = 0; i < 1024; i++) {
+                assertEquals(1 + i, mine[r].getAtIndex(ValueLayout.JAVA_FLOAT, i), 0f); // readable: not freed
+            }
+        }
+    }
+
+    @Test
+    void gradsyncsOwnBuffersExposeTheirAddress() {
+        JvmDevice d = (JvmDevice) devices(1, false).getFirst();
+        try (JvmBuffer b = d.allocate(4096)) {
+            assertTrue(b.isOwned());
+            assertEquals(b.segment().address(), b.address());
+            Gradient g = new Gradient("g", b, 256, 10, DType.FP32);
+            assertEquals(b.address() + 256, g.address());
+        }
+    }
+
+    @Test
+    void wrapRejectsSegmentsItCannotUse() {
+        JvmDevice d = (JvmDevice) devices(1, false).getFirst();
+        assertMessage(() -> d.wrap(MemorySegment.ofArray(new float[16])), "Java heap");
+        assertMessage(() -> d.wrap(arena.allocate(0)), "empty");
+        assertMessage(() -> d.wrap(arena.allocate(64).asReadOnly()), "read-only");
+        try (Arena confined = Arena.ofConfined()) {
+            assertMessage(() -> d.wrap(confined.allocate(64)), "confined");
+        }
+        Arena closed = Arena.ofShared();
+        MemorySegment gone = closed.allocate(64);
+        closed.close();
+        assertMessage(() -> d.wrap(gone), "closed");
+        d.close();
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> d.wrap(arena.allocate(64)));
+        assertTrue(e.getMessage().contains("closed"), e.getMessage());
+    }
+
+    @Test
+    void misalignedWrappedGradientsAreRejected() {
+        JvmDevice d = (JvmDevice) devices(1, false).getFirst();
+        MemorySegment odd = arena.allocate(4096, 16).asSlice(2);
+        JvmBuffer b = d.wrap(odd);
+        new Gradient("half", b, 0, 10, DType.BF16); // 2-byte elements at a 2-byte boundary: fine
+        assertMessage(() -> new Gradient("w", b, 0, 10, DType.FP32), "aligned");
+    }
+
+    @Test
+    void aStreamOfAnotherDeviceOrAClosedOneIsRejectedBeforeAnythingMoves() {
+        List<Device> devices = devices(2, false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 1000, DType.FP32, 7)) {
+            DeviceStream other = devices.get(1).createStream();
+            assertMessage(() -> f.replicas.getFirst().withStream(other), "stream of jvm:1");
+            DeviceStream closed = devices.get(0).createStream();
+            closed.close();
+            List<Replica> bad = List.of(f.replicas.get(0).withStream(closed), f.replicas.get(1));
+            assertMessage(() -> sync.synchronize(bad), "stream is closed");
+            assertMessage(() -> sync.synchronizeAsync(bad), "stream is closed");
+            f.assertUnchanged();
+            other.close();
+        }
+    }
+
+    @Test
+    void overlappingGradientsAreRejectedNamingBoth() {
+        List<Device> devices = devices(2, false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 1000, DType.FP32, 3)) {
+            List<Replica> bad = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                var buffer = f.buffers.get(r);
+                bad.add(Replica.on(devices.get(r)).add(new Gradient("a", buffer, 64, 500, DType.FP32))
+                        .add(new Gradient("b", buffer, 64 + 4 * 499, 100, DType.FP32)).build());
+            }
+            assertMessage(() -> sync.synchronize(bad), "'a' and 'b' overlap (4 bytes");
+            // two wrappers of one segment alias it: found by address
+            MemorySegment seg = arena.allocate(4096, 64);
+            JvmBuffer w1 = ((JvmDevice) devices.get(0)).wrap(seg);
+            JvmBuffer w2 = ((JvmDevice) devices.get(0)).wrap(seg.asSlice(1024));
+            List<Replica> aliased = List.of(Replica.on(devices.get(0)).add(new Gradient("x", w1, 0, 512, DType.FP32))
+                    .add(new Gradient("y", w2, 0, 16, DType.FP32)).build(), bad.get(1));
+            assertMessage(() -> sync.synchronize(aliased), "'x' and 'y' overlap");
+            f.assertUnchanged();
+        }
+    }
+
+    @Test
+    void asyncWithoutStreamsIsDoneOnceAwaited() {
+        List<Device> devices = devices(4, false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 300_001, DType.BF16, 11)) {
+            SyncHandle h = sync.synchronizeAsync(f.replicas);
+            h.await();
+            assertTrue(h.isDone());
+            f.assertAveraged();
+        }
+        try (GradientSynchronizer single = Synchronizers.create(SyncBackend.SINGLE, devices.subList(0, 1));
+                ReplicaFixture f = ReplicaFixture.flat(devices.subList(0, 1), 10, DType.FP32, 1)) {
+            assertTrue(single.synchronizeAsync(f.replicas).isDone());
+        }
+    }
+
+    private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, call);
+        assertTrue(e.getMessage().contains(part), () -> "expected '" + part + "' in: " + e.getMessage());
+    }
+}
