@@ -15,7 +15,8 @@ import picocli.CommandLine.Command;
             "  gradsync kernels --emit ptx --out build/ptx",
             "  gradsync train --backend all --devices 4",
             "  gradsync bench --help",
-            "", "scripts/gradsync --print-flags shows the Java, JVM flags and environment the launcher uses."})
+            "", "scripts/gradsync --print-flags shows the Java, JVM flags and environment the launcher uses.",
+            "scripts/gradsync run [--nproc N] -cp CLASSPATH MAINCLASS [ARGS...] runs your own program with them."})
 public final class Gradsync {
 
     public static void main(String[] args) {

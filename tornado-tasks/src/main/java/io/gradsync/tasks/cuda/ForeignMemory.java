@@ -17,6 +17,10 @@ import jcuda.driver.CUstream;
  * caught here is an exception naming what is wrong.
  */
 final class ForeignMemory {
+    /** {@code CU_STREAM_LEGACY} and {@code CU_STREAM_PER_THREAD}: special handles, not pointers. */
+    private static final long LEGACY_STREAM = 0x1;
+    private static final long PER_THREAD_STREAM = 0x2;
+
     private ForeignMemory() {
     }
 
@@ -71,9 +75,18 @@ final class ForeignMemory {
         return context == 0 || pool != 0;
     }
 
-    /** Checks that {@code handle} is a live stream of {@code device}'s primary context. */
+    /**
+     * Checks that {@code handle} is a live stream of {@code device}'s primary context. A handle is
+     * a pointer to the driver's own record, and the driver reads it without checking: a made-up
+     * handle crashes the process inside the driver. So it is first looked up among this process's
+     * readable memory mappings; what passes that goes to the driver. A stream destroyed earlier
+     * still points into mapped memory and cannot be told apart safely (as freed device memory cannot).
+     */
     static CUstream checkStream(CudaDevice device, long handle) {
         String what = "cuda stream 0x" + Long.toHexString(handle) + " for " + device.id();
+        if (handle != 0 && handle != LEGACY_STREAM && handle != PER_THREAD_STREAM && !ProcessMemory.isReadable(handle, 64)) {
+            throw new IllegalArgumentException(what + ": is not a live CUDA stream (it points to no memory of this process)");
+        }
         device.bind();
         CUstream stream = NativeAddress.stream(handle);
         CUcontext ctx = new CUcontext();
