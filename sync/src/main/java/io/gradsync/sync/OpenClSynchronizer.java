@@ -79,6 +79,8 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     private DeviceEvent[][] reduced;
     /** Per device: a call's end on its download queue, and on both queues. */
     private final DeviceEvent[] downDone;
+    /** Every queue, download ones first: where a call's work starts. */
+    private final OpenClQueue[] queues;
     private final DeviceEvent[] done;
 
     OpenClSynchronizer(List<OpenClDevice> devices, SyncOptions options) {
@@ -91,12 +93,15 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         scratch = new OpenClBuffer[n];
         downDone = new DeviceEvent[n];
         done = new DeviceEvent[n];
+        queues = new OpenClQueue[2 * n];
         if (n > 1) {
             try {
                 for (int i = 0; i < n; i++) {
                     down[i] = devices.get(i).createStream();
                     up[i] = devices.get(i).createStream();
                     downDone[i] = devices.get(i).createEvent();
+                    queues[i] = down[i];
+                    queues[n + i] = up[i];
                     done[i] = devices.get(i).createEvent();
                 }
             } catch (RuntimeException e) {
@@ -120,8 +125,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         if (steps.isEmpty()) {
             return null;
         }
-        awaitCallerWork(down);
-        awaitCallerWork(up);
+        awaitCallerWork(queues); // one wait per device: both of its queues start behind the caller
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         int n = devices.size();
