@@ -44,17 +44,11 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
      */
     protected final void awaitCallerWork(DeviceStream... starts) {
         for (int r = 0; r < devices.size(); r++) {
-            DeviceStream caller = current.get(r).stream();
-            if (caller != null) {
-                DeviceEvent e = readyEvent(r);
-                caller.record(e);
-                for (DeviceStream s : starts) {
-                    if (s != null && s.device() == devices.get(r)) {
-                        s.waitFor(e);
-                    }
+            DeviceEvent e = callerReady(r);
+            for (DeviceStream s : starts) {
+                if (e != null && s != null && s.device() == devices.get(r)) {
+                    s.waitFor(e);
                 }
-            } else if (waitForCaller) {
-                devices.get(r).synchronize();
             }
         }
     }
@@ -65,21 +59,26 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
      */
     protected final void awaitCallerWorkOn(DeviceStream start) {
         for (int r = 0; r < devices.size(); r++) {
-            DeviceStream caller = current.get(r).stream();
-            if (caller != null) {
-                DeviceEvent e = readyEvent(r);
-                caller.record(e);
+            DeviceEvent e = callerReady(r);
+            if (e != null) {
                 start.waitFor(e);
-            } else if (waitForCaller) {
-                devices.get(r).synchronize();
             }
         }
     }
 
-    private DeviceEvent readyEvent(int r) {
+    /** Replica r's caller stream marked now, or (no stream) its device waited for where asked and null. */
+    private DeviceEvent callerReady(int r) {
+        DeviceStream caller = current.get(r).stream();
+        if (caller == null) {
+            if (waitForCaller) {
+                devices.get(r).synchronize();
+            }
+            return null;
+        }
         if (ready[r] == null) {
             ready[r] = devices.get(r).createEvent();
         }
+        caller.record(ready[r]);
         return ready[r];
     }
 
@@ -263,16 +262,21 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
 
         @Override
         public boolean isDone() {
-            for (DeviceEvent e : done) {
-                try {
-                    if (!e.isDone()) {
-                        return false;
-                    }
-                } catch (RuntimeException failed) {
-                    return true; // await() reports it
-                }
-            }
-            return true;
+            return allDone(done);
         }
+    }
+
+    /** Whether every event has completed; a failed query counts as done (the handle's await reports it). */
+    static boolean allDone(DeviceEvent[] events) {
+        for (DeviceEvent e : events) {
+            try {
+                if (!e.isDone()) {
+                    return false;
+                }
+            } catch (RuntimeException failed) {
+                return true;
+            }
+        }
+        return true;
     }
 }

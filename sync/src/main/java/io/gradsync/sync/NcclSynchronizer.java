@@ -291,19 +291,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
 
             @Override
             public boolean isDone() {
-                if (awaited || broken != null || closed) {
-                    return true;
-                }
-                for (int r = 0; r < finishedEvents.length; r++) {
-                    try {
-                        if (!finishedEvents[r].isDone()) {
-                            return false;
-                        }
-                    } catch (RuntimeException e) {
-                        return true; // await() reports it
-                    }
-                }
-                return true;
+                return awaited || broken != null || closed || LocalSynchronizer.allDone(finishedEvents);
             }
         };
     }
