@@ -1,5 +1,6 @@
 package io.gradsync.bench;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
@@ -13,7 +14,7 @@ import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaFunction;
+import io.gradsync.tasks.cuda.driver.CudaFunction;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
@@ -21,11 +22,11 @@ import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.BuiltinKernels;
-import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
-import io.gradsync.tasks.kernels.OpenClKernels;
+import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.opencl.OpenClQueue;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -117,9 +118,9 @@ public final class KernelCompare {
     static List<Arg> arguments(KernelSpec spec, int n) {
         CompiledKernel k = spec.compile();
         List<Arg> args = new ArrayList<>();
-        int arrays = (int) k.parameters().stream().filter(p -> p instanceof KernelParam.ArrayParam).count();
+        int arrays = (int) KernelIrs.parameters(k).stream().filter(p -> p instanceof KernelParam.ArrayParam).count();
         boolean first = true;
-        for (KernelParam p : k.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(k)) {
             switch (p) {
                 case KernelParam.ArrayParam a -> {
                     int count;
@@ -169,7 +170,7 @@ public final class KernelCompare {
 
     /** Elements in a full-length array when its first array takes {@code bytes}. */
     static int elementsFor(KernelSpec spec, long bytes) {
-        ElementKind first = spec.compile().parameters().stream().filter(p -> p instanceof KernelParam.ArrayParam)
+        ElementKind first = KernelIrs.parameters(spec.compile()).stream().filter(p -> p instanceof KernelParam.ArrayParam)
                 .map(p -> ((KernelParam.ArrayParam) p).element()).findFirst()
                 .orElseThrow(() -> new IllegalArgumentException(spec.name() + " has no array parameter"));
         return (int) Math.max(1, Math.min(Integer.MAX_VALUE / 8, bytes / first.bytes()));

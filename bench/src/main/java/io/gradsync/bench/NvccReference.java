@@ -1,8 +1,8 @@
 package io.gradsync.bench;
 
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaFunction;
-import io.gradsync.tasks.cuda.CudaModule;
+import io.gradsync.tasks.cuda.driver.CudaFunction;
+import io.gradsync.tasks.cuda.driver.CudaModule;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -98,6 +98,6 @@ public final class NvccReference {
 
     /** The kernel {@code name} of the reference module loaded on {@code device}. */
     public CudaFunction function(CudaDevice device, String name) {
-        return modules.computeIfAbsent(device, d -> d.loadModule(cubin(d.smVersion()))).function(name);
+        return modules.computeIfAbsent(device, d -> CudaModule.load(d, cubin(d.smVersion()))).function(name);
     }
 }

@@ -21,10 +21,14 @@ class OwnMemoryTrainingGpuTest {
     void replicasOnShardsFollowOneReplicaOnTheBatch(String backend, int n, boolean buckets) {
         List<? extends Device> gpus = DeviceCatalog.gpus(DeviceRuntime.CUDA);
         assumeTrue(!gpus.isEmpty(), () -> DeviceCatalog.status(DeviceRuntime.CUDA).describe());
-        assumeTrue(!backend.equals("nccl") || io.gradsync.nccl.Nccl.availability().isAvailable(), "NCCL missing");
         List<? extends Device> devices = gpus.size() >= n ? gpus.subList(0, n) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
-        OwnMemoryTraining.Result r = OwnMemoryTraining.train(
-                new OwnMemoryTraining.Config(SyncBackend.parse(backend), devices, buckets, 30, 128, 384, 7));
+        OwnMemoryTraining.Result r;
+        try {
+            r = OwnMemoryTraining.train(new OwnMemoryTraining.Config(SyncBackend.parse(backend), devices, buckets, 30, 128, 384, 7));
+        } catch (UnsupportedOperationException e) { // a backend that does not run here (nccl without NCCL) says why
+            assumeTrue(false, e.getMessage());
+            return;
+        }
         assertTrue(r.maxDifferenceFromOneReplica() < 1e-5, () -> "differs by " + r.maxDifferenceFromOneReplica());
         assertTrue(r.loss() < r.initialLoss() / 2, () -> "loss " + r.loss() + " from " + r.initialLoss());
     }

@@ -14,12 +14,13 @@ import io.gradsync.nccl.NcclDataType;
 import io.gradsync.nccl.NcclRedOp;
 import io.gradsync.nccl.NcclResult;
 import io.gradsync.nccl.NcclUniqueId;
-import io.gradsync.sync.nccl.Rendezvous;
+import io.gradsync.sync.nccl.rendezvous.Rendezvous;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaEvent;
 import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.cuda.driver.CudaHandles;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.HostBuffer;
@@ -136,7 +137,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
             for (int r = 0; r < n; r++) {
                 contexts[r] = retainPrimaryContext(devices.get(r));
                 streams[r] = devices.get(r).createStream();
-                streamHandles[r] = streams[r].handle();
+                streamHandles[r] = CudaHandles.stream(streams[r]);
                 streamAddresses[r] = streams[r].address();
                 scratch[r] = devices.get(r).allocate(SCRATCH_BYTES);
                 readyEvents[r] = devices.get(r).createEvent();

@@ -5,7 +5,7 @@ import static io.gradsync.sync.Resources.closeQuietly;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
-import io.gradsync.tasks.kernels.OpenClKernels;
+import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;

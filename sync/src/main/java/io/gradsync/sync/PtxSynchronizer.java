@@ -3,14 +3,14 @@ package io.gradsync.sync;
 import static io.gradsync.sync.Resources.closeQuietly;
 
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaGraph;
+import io.gradsync.tasks.cuda.driver.CudaGraph;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
-import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
 import java.lang.foreign.MemorySegment;

@@ -10,12 +10,18 @@ import java.util.concurrent.atomic.LongAdder;
  * Where a synchronizer's time went since it was made (or last reset): calls, bytes averaged per
  * replica, wall time inside {@code synchronize}, and backend-specific phases. Phases measured on
  * worker threads add up over the workers, so they can exceed the wall time.
+ *
+ * <p>Thread-safety: every method may be called from any thread at any time (counters are adders).
  */
 public final class SyncStats {
     private final LongAdder calls = new LongAdder();
     private final LongAdder bytes = new LongAdder();
     private final LongAdder wallNanos = new LongAdder();
     private final Map<String, LongAdder> phases = Collections.synchronizedMap(new LinkedHashMap<>());
+
+    /** An empty tally; every synchronizer keeps one. */
+    public SyncStats() {
+    }
 
     /** Counts one finished call. */
     public void call(long replicaBytes, long nanos) {

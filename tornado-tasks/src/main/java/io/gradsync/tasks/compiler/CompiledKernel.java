@@ -2,6 +2,7 @@ package io.gradsync.tasks.compiler;
 
 import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.opencl.OpenClEmitter;
 import io.gradsync.tasks.compiler.ptx.PtxEmitter;
@@ -22,6 +23,20 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code KernelContext} gives nothing. How to launch depends on {@link #style()}.
  */
 public final class CompiledKernel {
+    static {
+        KernelIrs.install(new KernelIrs.Access() {
+            @Override
+            public KernelIr ir(CompiledKernel kernel) {
+                return kernel.ir();
+            }
+
+            @Override
+            public Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel) {
+                return kernel.elementwiseLoop();
+            }
+        });
+    }
+
     private final Class<?> owner;
     private final String methodName;
     private final String descriptor;
@@ -49,8 +64,8 @@ public final class CompiledKernel {
         return style;
     }
 
-    /** Java parameters in order and what each becomes on the device. */
-    public List<KernelParam> parameters() {
+    /** Java parameters in order and what each becomes on the device ({@code KernelIrs.parameters}). */
+    List<KernelParam> parameters() {
         return ir.params();
     }
 
@@ -92,8 +107,8 @@ public final class CompiledKernel {
         return descriptor;
     }
 
-    /** The typed IR, for printing and for combining kernels into one module. */
-    public KernelIr ir() {
+    /** The typed IR, for printing and for combining kernels into one module ({@code KernelIrs.ir}). */
+    KernelIr ir() {
         return ir;
     }
 
@@ -111,7 +126,7 @@ public final class CompiledKernel {
     }
 
     /** The analysis behind {@link #isElementwise()}: which arrays the loop accesses, what bounds it. */
-    public Optional<ElementwiseLoop> elementwiseLoop() {
+    Optional<ElementwiseLoop> elementwiseLoop() {
         return elementwise;
     }
 

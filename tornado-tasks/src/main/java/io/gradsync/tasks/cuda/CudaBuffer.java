@@ -2,6 +2,7 @@ package io.gradsync.tasks.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemFree;
 
+import io.gradsync.tasks.cuda.driver.CudaCheck;
 import io.gradsync.tasks.device.AbstractDeviceBuffer;
 import jcuda.driver.CUdeviceptr;
 

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.cuda;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuCtxEnablePeerAccess;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
@@ -12,8 +12,8 @@ import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemHostAlloc;
-import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 
+import io.gradsync.tasks.cuda.driver.CudaHandles;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +24,6 @@ import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
@@ -50,6 +49,20 @@ public final class CudaDevice implements Device {
     /** The discovered device of this GPU: this, or the one a logical device was made from. */
     private final CudaDevice gpu;
     private volatile boolean closed;
+
+    static {
+        CudaHandles.install(new CudaHandles.Access() {
+            @Override
+            public void bind(CudaDevice device) {
+                device.bind();
+            }
+
+            @Override
+            public jcuda.driver.CUstream stream(CudaStream stream) {
+                return stream.handle();
+            }
+        });
+    }
 
     CudaDevice(int ordinal) {
         this.ordinal = ordinal;
@@ -257,22 +270,6 @@ public final class CudaDevice implements Device {
             check(rc, "cuCtxEnablePeerAccess(" + peer.id() + ")", id());
         }
         peersEnabled.add(peer.ordinal);
-    }
-
-    /** Loads a compiled module image (a cubin or fatbin, e.g. from nvcc -cubin); no JIT involved. */
-    public CudaModule loadModule(byte[] image) {
-        bind();
-        CUmodule module = new CUmodule();
-        check(cuModuleLoadData(module, image), "cuModuleLoadData(image)", id());
-        return new CudaModule(this, module);
-    }
-
-    /** Loads PTX (or a cubin) through the driver's JIT. */
-    public CudaModule loadModule(String ptx) {
-        bind();
-        CUmodule module = new CUmodule();
-        check(cuModuleLoadData(module, ptx), "cuModuleLoadData", id());
-        return new CudaModule(this, module);
     }
 
     /**

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.cuda;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;

@@ -2,6 +2,7 @@ package io.gradsync.tasks.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemFreeHost;
 
+import io.gradsync.tasks.cuda.driver.CudaCheck;
 import io.gradsync.tasks.device.AbstractHostBuffer;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.cuda;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
@@ -61,8 +61,8 @@ public final class CudaStream implements DeviceStream {
         return device;
     }
 
-    /** The JCuda handle, for kernel launches. */
-    public CUstream handle() {
+    /** The JCuda handle, for this package and (through {@code CudaHandles}) gradsync's own modules. */
+    CUstream handle() {
         checkOpen();
         return stream;
     }

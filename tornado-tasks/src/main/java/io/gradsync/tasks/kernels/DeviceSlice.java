@@ -21,7 +21,7 @@ public record DeviceSlice(DeviceBuffer buffer, long byteOffset, int count) {
     }
 
     /** Checks that the slice fits its buffer and is aligned for {@code elementBytes}-byte elements. */
-    void check(int elementBytes, String what) {
+    public void check(int elementBytes, String what) {
         if (byteOffset % elementBytes != 0) {
             throw new IllegalArgumentException(what + ": offset " + byteOffset + " is not a multiple of " + elementBytes);
         }

@@ -1,5 +1,8 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
+import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.FloatArray;
@@ -152,10 +155,10 @@ public final class ExecutionPlan implements AutoCloseable {
         for (ImmutableTaskGraph.Run run : graph.tasks()) {
             DeviceState s = states.get(deviceOf(run.name()));
             CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
-            for (KernelParam p : k.parameters()) {
+            for (KernelParam p : KernelIrs.parameters(k)) {
                 if (p instanceof KernelParam.ArrayParam a && argFor(run, k, p) == array) {
                     user = user == null ? s : user;
-                    if (k.ir().writtenArrays().contains(a.name())) {
+                    if (KernelIrs.ir(k).writtenArrays().contains(a.name())) {
                         writer = s;
                     }
                 }
@@ -173,7 +176,7 @@ public final class ExecutionPlan implements AutoCloseable {
     /** The argument of {@code run} for Java parameter {@code p} (KernelContext parameters take none). */
     private static Object argFor(ImmutableTaskGraph.Run run, CompiledKernel k, KernelParam p) {
         int index = 0;
-        for (KernelParam q : k.parameters()) {
+        for (KernelParam q : KernelIrs.parameters(k)) {
             if (q == p) {
                 return run.args().get(index);
             }
@@ -191,7 +194,7 @@ public final class ExecutionPlan implements AutoCloseable {
         for (ImmutableTaskGraph.Run run : graph.tasks()) {
             Device d = deviceOf(run.name());
             CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
-            for (KernelParam p : k.parameters()) {
+            for (KernelParam p : KernelIrs.parameters(k)) {
                 if (p instanceof KernelParam.ArrayParam a) {
                     KernelArray array = (KernelArray) argFor(run, k, p);
                     Device w = writtenOn.get(array);
@@ -200,7 +203,7 @@ public final class ExecutionPlan implements AutoCloseable {
                                 + ", written on " + w.id() + " in the same graph; split the graph");
                     }
                     Device u = usedOn.putIfAbsent(array, d);
-                    if (k.ir().writtenArrays().contains(a.name())) {
+                    if (KernelIrs.ir(k).writtenArrays().contains(a.name())) {
                         if (u != null && u != d) {
                             throw new IllegalArgumentException("task " + run.name() + " on " + d.id() + " writes " + a.name()
                                     + ", also used on " + u.id() + " in the same graph; split the graph");
@@ -270,7 +273,7 @@ public final class ExecutionPlan implements AutoCloseable {
             List<Object> deviceArgs = new ArrayList<>();
             List<Object> jvmArgs = new ArrayList<>();
             long workItems = -1;
-            for (KernelParam p : k.parameters()) {
+            for (KernelParam p : KernelIrs.parameters(k)) {
                 if (p instanceof KernelParam.ContextParam) {
                     continue;
                 }

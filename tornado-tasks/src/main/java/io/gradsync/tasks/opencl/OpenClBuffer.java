@@ -15,7 +15,7 @@ public final class OpenClBuffer extends AbstractDeviceBuffer<OpenClDevice> {
     }
 
     /** The memory object, for kernel arguments and copies. */
-    public cl_mem handle() {
+    cl_mem handle() {
         checkOpen();
         return mem;
     }

@@ -15,6 +15,7 @@ import static org.jocl.CL.clGetProgramBuildInfo;
 import static org.jocl.CL.clReleaseProgram;
 import static org.jocl.CL.clGetDeviceInfo;
 
+import io.gradsync.tasks.opencl.driver.OpenClHandles;
 import io.gradsync.tasks.device.AbstractHostBuffer;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -49,6 +50,25 @@ public final class OpenClDevice implements Device {
     private final long memoryBytes;
     private final boolean gpu;
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
+
+    static {
+        OpenClHandles.install(new OpenClHandles.Access() {
+            @Override
+            public org.jocl.cl_mem memory(OpenClBuffer buffer) {
+                return buffer.handle();
+            }
+
+            @Override
+            public org.jocl.cl_command_queue queue(OpenClQueue queue) {
+                return queue.handle();
+            }
+
+            @Override
+            public cl_program buildProgram(OpenClDevice device, String source, String what) {
+                return device.buildProgram(source, what);
+            }
+        });
+    }
 
     OpenClDevice(int ordinal, OpenClPlatform platform, cl_device_id id) {
         this(ordinal, platform, id, -1);
@@ -171,7 +191,7 @@ public final class OpenClDevice implements Device {
      *
      * @param what names the program in errors (a kernel name)
      */
-    public cl_program buildProgram(String source, String what) {
+    cl_program buildProgram(String source, String what) {
         int[] rc = {0};
         cl_program program = clCreateProgramWithSource(platform.context(), 1, new String[] {source}, null, rc);
         check(rc[0], "clCreateProgramWithSource(" + what + ")", id());

@@ -48,7 +48,7 @@ public final class OpenClQueue implements DeviceStream {
     }
 
     /** The queue, for kernel launches. */
-    public cl_command_queue handle() {
+    cl_command_queue handle() {
         if (closed) {
             throw new IllegalStateException("queue of " + device.id() + " is closed");
         }

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.device;
 
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotSame;
@@ -49,8 +50,8 @@ class CudaLogicalDeviceTest extends DeviceContractTest {
         // kernels are loaded once per GPU: every handle on it gets the same function, usable on its own streams
         io.gradsync.tasks.compiler.CompiledKernel average = io.gradsync.tasks.kernels.BuiltinKernels.byName("average2")
                 .orElseThrow().compile();
-        assertSame(io.gradsync.tasks.kernels.CudaKernels.function(l.get(0), average),
-                io.gradsync.tasks.kernels.CudaKernels.function(l.get(2), average));
+        assertSame(io.gradsync.tasks.kernels.launch.CudaKernels.function(l.get(0), average),
+                io.gradsync.tasks.kernels.launch.CudaKernels.function(l.get(2), average));
         assertThrows(IllegalArgumentException.class, () -> CudaRuntime.logicalDevices(0, 1));
         assertThrows(IllegalArgumentException.class, () -> CudaRuntime.logicalDevices(2, CudaRuntime.devices().size() + 1));
         assertThrows(IllegalArgumentException.class, () -> gpu.logical(-1));

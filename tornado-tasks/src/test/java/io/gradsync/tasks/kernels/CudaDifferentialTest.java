@@ -1,5 +1,7 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.testing.BuiltinDifferential;
 import io.gradsync.tasks.testing.CudaRunner;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,7 +73,7 @@ class CudaDifferentialTest {
             KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
             for (int n : new int[]{1, 2, 3, 5, 1023, 4097, (1 << 20) + 3}) {
                 // aligned (vector form), every array one element off, only the last array off (scalar form)
-                for (int shifted : new int[]{Integer.MIN_VALUE, -1, spec.compile().ir().arrayParams().size() - 1}) {
+                for (int shifted : new int[]{Integer.MIN_VALUE, -1, KernelIrs.ir(spec.compile()).arrayParams().size() - 1}) {
                     // one thread per element (the grid shrinks), and a small grid-stride launch
                     for (int threads : new int[]{(n + 255) / 256 * 256, 3 * BuiltinDifferential.LOCAL}) {
                         cases.add(Arguments.of(spec, n, shifted, threads));

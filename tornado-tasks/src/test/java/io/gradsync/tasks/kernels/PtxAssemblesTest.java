@@ -1,5 +1,6 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.testing.Ptxas;
 import org.junit.jupiter.api.BeforeAll;
@@ -65,7 +66,7 @@ class PtxAssemblesTest {
     @MethodSource("elementwiseKernels")
     void eachElementwiseKernelAssemblesVectorized(KernelSpec spec) throws Exception {
         CompiledKernel k = spec.compile();
-        var loop = k.elementwiseLoop().orElseThrow();
+        var loop = KernelIrs.elementwiseLoop(k).orElseThrow();
         for (Set<String> nc : List.of(Set.<String>of(), Set.copyOf(k.readOnlyArrays()))) {
             for (int sm : new int[]{75, 90}) {
                 String ptx = k.ptx(sm, nc, true);

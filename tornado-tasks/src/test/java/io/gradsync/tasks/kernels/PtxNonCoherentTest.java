@@ -1,5 +1,6 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.Parallel;
@@ -41,19 +42,19 @@ class PtxNonCoherentTest {
 
     @Test
     void writtenArraysAreTheStoredAndAtomicallyAddedOnes() {
-        assertEquals(Set.of("out"), kernel("average2").ir().writtenArrays());
-        assertEquals(Set.of("out"), kernel("average8Bf16").ir().writtenArrays());
-        assertEquals(Set.of("acc"), kernel("sumInto").ir().writtenArrays());
-        assertEquals(Set.of("x"), kernel("scaleF16").ir().writtenArrays());
-        assertEquals(Set.of("result"), kernel("sumOfSquares").ir().writtenArrays(), "atomic add");
-        assertEquals(Set.of("flag"), kernel("checkFiniteBf16").ir().writtenArrays());
+        assertEquals(Set.of("out"), KernelIrs.ir(kernel("average2")).writtenArrays());
+        assertEquals(Set.of("out"), KernelIrs.ir(kernel("average8Bf16")).writtenArrays());
+        assertEquals(Set.of("acc"), KernelIrs.ir(kernel("sumInto")).writtenArrays());
+        assertEquals(Set.of("x"), KernelIrs.ir(kernel("scaleF16")).writtenArrays());
+        assertEquals(Set.of("result"), KernelIrs.ir(kernel("sumOfSquares")).writtenArrays(), "atomic add");
+        assertEquals(Set.of("flag"), KernelIrs.ir(kernel("checkFiniteBf16")).writtenArrays());
         assertEquals(List.of("a0", "a1", "a2"), kernel("average3F16").readOnlyArrays());
         assertEquals(List.of("in"), kernel("bf16ToF32").readOnlyArrays());
     }
 
     @Test
     void irRefusesAnUnlistedWrittenArray() {
-        KernelIr ir = kernel("average2").ir();
+        KernelIr ir = KernelIrs.ir(kernel("average2"));
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new KernelIr(ir.name(), ir.source(), ir.params(), ir.blocks(), ir.vars(), Set.of()));
         assertTrue(e.getMessage().contains("average2") && e.getMessage().contains("out"), e.getMessage());
@@ -67,11 +68,11 @@ class PtxNonCoherentTest {
     void ncExactlyOnTheReadOnlyArraysLoads(String name) {
         CompiledKernel k = kernel(name);
         Set<String> readOnly = new LinkedHashSet<>(k.readOnlyArrays());
-        String plain = PtxEmitter.entry(k.ir(), 90);
-        String nc = PtxEmitter.entry(k.ir(), 90, readOnly);
+        String plain = PtxEmitter.entry(KernelIrs.ir(k), 90);
+        String nc = PtxEmitter.entry(KernelIrs.ir(k), 90, readOnly);
 
         Map<String, List<Boolean>> loads = loadsByArray(nc);
-        for (String array : k.ir().arrayParams().stream().map(a -> a.name()).toList()) {
+        for (String array : KernelIrs.ir(k).arrayParams().stream().map(a -> a.name()).toList()) {
             List<Boolean> ncFlags = loads.getOrDefault(array, List.of());
             if (readOnly.contains(array)) {
                 assertFalse(ncFlags.isEmpty(), array + " is read-only but never loaded:\n" + nc);
@@ -99,7 +100,7 @@ class PtxNonCoherentTest {
 
     @Test
     void onlySomeArraysNc() {
-        String ptx = PtxEmitter.entry(kernel("average3").ir(), 90, Set.of("a1"));
+        String ptx = PtxEmitter.entry(KernelIrs.ir(kernel("average3")), 90, Set.of("a1"));
         Map<String, List<Boolean>> loads = loadsByArray(ptx);
         assertEquals(List.of(false), loads.get("a0"));
         assertEquals(List.of(true), loads.get("a1"));
@@ -111,7 +112,7 @@ class PtxNonCoherentTest {
         for (String[] c : new String[][]{{"average2", "out"}, {"sumInto", "acc"}, {"scaleBf16", "x"}, {"sumOfSquares", "result"}}) {
             CompiledKernel k = kernel(c[0]);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                    () -> PtxEmitter.entry(k.ir(), 90, Set.of(c[1])), c[0]);
+                    () -> PtxEmitter.entry(KernelIrs.ir(k), 90, Set.of(c[1])), c[0]);
             assertTrue(e.getMessage().contains("kernel " + c[0]) && e.getMessage().contains("array " + c[1])
                     && e.getMessage().contains("written"), e.getMessage());
             assertThrows(IllegalArgumentException.class, () -> k.ptx(90, Set.of(c[1])), "through CompiledKernel");
@@ -122,7 +123,7 @@ class PtxNonCoherentTest {
     void unknownArrayIsRefused() {
         CompiledKernel k = kernel("average2");
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> PtxEmitter.entry(k.ir(), 90, Set.of("a0", "b7")));
+                () -> PtxEmitter.entry(KernelIrs.ir(k), 90, Set.of("a0", "b7")));
         assertTrue(e.getMessage().contains("kernel average2") && e.getMessage().contains("b7")
                 && e.getMessage().contains("not one of its array parameters"), e.getMessage());
         // a scalar parameter is not an array either

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompiler;
 import io.gradsync.tasks.compiler.ptx.PtxEmitter;
@@ -110,7 +111,7 @@ class PtxVectorFormTest {
             assertTrue(e.getMessage().contains("not element-wise"), e.getMessage());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> PtxEmitter.entry(kernel("checkFiniteBf16").ir(), 90, Set.of(), true));
+                () -> PtxEmitter.entry(KernelIrs.ir(kernel("checkFiniteBf16")), 90, Set.of(), true));
         assertTrue(e.getMessage().contains("branches inside the loop body"), e.getMessage());
     }
 }

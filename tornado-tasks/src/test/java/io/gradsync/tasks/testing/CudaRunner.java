@@ -1,5 +1,6 @@
 package io.gradsync.tasks.testing;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
@@ -9,7 +10,7 @@ import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaRuntime;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.HostBuffer;
-import io.gradsync.tasks.kernels.CudaKernels;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 
 import java.util.ArrayList;
@@ -86,7 +87,7 @@ public final class CudaRunner implements DeviceRunner {
         List<KernelArray> arrays = new ArrayList<>();
         List<Long> offsets = new ArrayList<>();
         long total = 0;
-        for (KernelParam p : kernel.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
             if (p instanceof KernelParam.ArrayParam ap) {
                 KernelArray array = (KernelArray) args[p.javaIndex()];
                 long shift = shifted == -1 || shifted == arrays.size() ? ap.element().bytes() : 0;
@@ -99,7 +100,7 @@ public final class CudaRunner implements DeviceRunner {
         try (CudaStream stream = device.createStream()) {
             List<Object> deviceArgs = new ArrayList<>();
             int a = 0;
-            for (KernelParam p : kernel.parameters()) {
+            for (KernelParam p : KernelIrs.parameters(kernel)) {
                 switch (p) {
                     case KernelParam.ArrayParam ap -> {
                         KernelArray array = arrays.get(a);

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.testing;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
@@ -119,7 +120,7 @@ class GpuCaseWriter {
         String c = "c" + (id++);
         cases.append("CASE ").append(c).append('_').append(name).append("_t").append(threads)
                 .append(' ').append(k.entryName()).append(' ').append(threads / 256).append(" 256\n");
-        for (KernelParam p : k.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(k)) {
             Object arg = args[p.javaIndex()];
             switch (p) {
                 case KernelParam.ArrayParam a -> {

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.testing;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
@@ -92,7 +93,7 @@ public final class KernelArgs {
     public static Object[] forBuiltin(String name, Method m, CompiledKernel k, int n, Random rnd) {
         java.util.Set<String> read = new java.util.HashSet<>();
         java.util.Set<String> written = new java.util.HashSet<>();
-        for (var b : k.ir().blocks()) {
+        for (var b : KernelIrs.ir(k).blocks()) {
             for (var insn : b.insns()) {
                 switch (insn) {
                     case io.gradsync.tasks.compiler.ir.Insn.Load l -> read.add(l.array().name());
@@ -104,8 +105,8 @@ public final class KernelArgs {
             }
         }
         Object[] args = new Object[m.getParameterCount()];
-        int inputs = (int) k.parameters().stream().filter(p -> p.name().matches("a\\d")).count();
-        for (var p : k.parameters()) {
+        int inputs = (int) KernelIrs.parameters(k).stream().filter(p -> p.name().matches("a\\d")).count();
+        for (var p : KernelIrs.parameters(k)) {
             Class<?> type = m.getParameterTypes()[p.javaIndex()];
             switch (p) {
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("flag") || a.name().equals("result") ->

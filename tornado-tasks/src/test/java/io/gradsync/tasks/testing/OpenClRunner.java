@@ -1,12 +1,13 @@
 package io.gradsync.tasks.testing;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
-import io.gradsync.tasks.kernels.OpenClKernels;
+import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;
@@ -55,7 +56,7 @@ public final class OpenClRunner implements DeviceRunner {
         List<OpenClBuffer> buffers = new ArrayList<>();
         try (OpenClQueue queue = device.createStream()) {
             List<Object> deviceArgs = new ArrayList<>();
-            for (KernelParam p : kernel.parameters()) {
+            for (KernelParam p : KernelIrs.parameters(kernel)) {
                 Object arg = args[p.javaIndex()];
                 switch (p) {
                     case KernelParam.ArrayParam a -> {

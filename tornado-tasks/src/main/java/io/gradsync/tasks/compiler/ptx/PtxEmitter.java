@@ -1,5 +1,6 @@
 package io.gradsync.tasks.compiler.ptx;
 
+import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.compiler.ir.Block;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;

@@ -1,5 +1,7 @@
-package io.gradsync.sync.nccl;
+package io.gradsync.sync.nccl.rendezvous;
 
+import io.gradsync.sync.nccl.RendezvousConfig;
+import io.gradsync.sync.nccl.RendezvousException;
 import io.gradsync.nccl.NcclUniqueId;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

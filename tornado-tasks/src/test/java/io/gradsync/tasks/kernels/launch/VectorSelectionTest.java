@@ -1,5 +1,7 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.launch;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompiler;
 import io.gradsync.tasks.compiler.LaunchShape;
@@ -28,7 +30,7 @@ class VectorSelectionTest {
 
     /** Arrays {@code APART} bytes apart from BASE, plus {@code shifts[i]} bytes, all of {@code n} elements. */
     private static int width(CompiledKernel k, int n, long... shifts) {
-        int arrays = k.ir().arrayParams().size();
+        int arrays = KernelIrs.ir(k).arrayParams().size();
         long[] starts = new long[arrays];
         int[] counts = new int[arrays];
         for (int i = 0; i < arrays; i++) {

@@ -1,8 +1,10 @@
-package io.gradsync.tasks.cuda;
+package io.gradsync.tasks.cuda.driver;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
 import jcuda.Pointer;
 import jcuda.driver.CUfunction;
 
@@ -38,8 +40,8 @@ public final class CudaFunction {
         if (gridX <= 0 || blockX <= 0 || blockX > 1024) {
             throw new IllegalArgumentException("kernel " + name + ": bad launch shape grid=" + gridX + " block=" + blockX);
         }
-        device.bind();
-        check(cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, sharedBytes, stream.handle(), parameters, null),
+        CudaHandles.bind(device);
+        check(cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, sharedBytes, CudaHandles.stream(stream), parameters, null),
                 "cuLaunchKernel(" + name + ")", device.id());
     }
 }

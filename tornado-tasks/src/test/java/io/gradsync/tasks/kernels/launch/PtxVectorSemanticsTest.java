@@ -1,5 +1,8 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.launch;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.KernelSpec;
+import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompiler;
@@ -163,7 +166,7 @@ class PtxVectorSemanticsTest {
         Map<KernelArray, byte[]> contents = new IdentityHashMap<>();
         List<Long> params = new ArrayList<>();
         long next = BASE;
-        for (KernelParam p : k.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(k)) {
             Object arg = args[p.javaIndex()];
             switch (p) {
                 case KernelParam.ArrayParam a -> {

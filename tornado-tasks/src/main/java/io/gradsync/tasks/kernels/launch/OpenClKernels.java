@@ -1,9 +1,13 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.launch;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.device.DeviceException;
+import io.gradsync.tasks.opencl.driver.OpenClHandles;
 import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;
@@ -41,7 +45,7 @@ public final class OpenClKernels {
     private static cl_program program(OpenClQueue queue, CompiledKernel kernel) {
         OpenClDevice device = queue.device();
         return PROGRAMS.computeIfAbsent(new Key(device, kernel),
-                k -> new Built(device.buildProgram(kernel.openCl(), kernel.entryName()), device)).program();
+                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(), kernel.entryName()), device)).program();
     }
 
     /**
@@ -56,7 +60,7 @@ public final class OpenClKernels {
     /** As {@link #prepare(OpenClQueue, KernelSpec, long, Object...)} for any compiled kernel and shape. */
     public static PreparedLaunch prepare(OpenClQueue queue, CompiledKernel kernel, LaunchShape shape, Object... args) {
         OpenClDevice device = queue.device();
-        long expected = kernel.parameters().stream().filter(p -> !(p instanceof KernelParam.ContextParam)).count();
+        long expected = KernelIrs.parameters(kernel).stream().filter(p -> !(p instanceof KernelParam.ContextParam)).count();
         if (args.length != expected) {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
         }
@@ -65,7 +69,7 @@ public final class OpenClKernels {
         check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
         int a = 0;
         int slot = 0;
-        for (KernelParam p : kernel.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
             switch (p) {
                 case KernelParam.ArrayParam array -> {
                     Object arg = args[a++];
@@ -76,7 +80,7 @@ public final class OpenClKernels {
                     }
                     slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
                     int offset = Math.toIntExact(slice.byteOffset() / array.element().bytes());
-                    set(k, slot++, Sizeof.cl_mem, Pointer.to(buffer.handle()), device);
+                    set(k, slot++, Sizeof.cl_mem, Pointer.to(OpenClHandles.memory(buffer)), device);
                     set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{offset}), device);
                     set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{slice.count()}), device);
                 }
@@ -137,7 +141,7 @@ public final class OpenClKernels {
             if (queue.device() != device) {
                 throw new IllegalArgumentException(name + " prepared for " + device.id() + " launched on a queue of " + queue.device().id());
             }
-            check(clEnqueueNDRangeKernel(queue.handle(), kernel, 1, null, new long[]{shape.globalSize()}, new long[]{shape.block()},
+            check(clEnqueueNDRangeKernel(OpenClHandles.queue(queue), kernel, 1, null, new long[]{shape.globalSize()}, new long[]{shape.block()},
                     0, null, null), "clEnqueueNDRangeKernel(" + name + ")", device);
         }
 

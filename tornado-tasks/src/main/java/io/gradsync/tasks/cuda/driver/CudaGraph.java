@@ -1,6 +1,6 @@
-package io.gradsync.tasks.cuda;
+package io.gradsync.tasks.cuda.driver;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuGraphDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphExecDestroy;
 import static jcuda.driver.JCudaDriver.cuGraphInstantiate;
@@ -8,6 +8,8 @@ import static jcuda.driver.JCudaDriver.cuGraphLaunch;
 import static jcuda.driver.JCudaDriver.cuStreamBeginCapture;
 import static jcuda.driver.JCudaDriver.cuStreamEndCapture;
 
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
 import jcuda.driver.CUgraph;
 import jcuda.driver.CUgraphExec;
 import jcuda.driver.CUstreamCaptureMode;
@@ -41,21 +43,21 @@ public final class CudaGraph implements AutoCloseable {
      */
     public static CudaGraph capture(CudaStream origin, Runnable enqueue) {
         CudaDevice device = origin.device();
-        device.bind();
-        check(cuStreamBeginCapture(origin.handle(), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        CudaHandles.bind(device);
+        check(cuStreamBeginCapture(CudaHandles.stream(origin), CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
                 "cuStreamBeginCapture", device.id());
         CUgraph graph = new CUgraph();
         try {
             enqueue.run();
         } catch (RuntimeException | Error e) {
-            device.bind();
-            if (cuStreamEndCapture(origin.handle(), graph) == 0) {
+            CudaHandles.bind(device);
+            if (cuStreamEndCapture(CudaHandles.stream(origin), graph) == 0) {
                 cuGraphDestroy(graph);
             }
             throw e;
         }
-        device.bind();
-        check(cuStreamEndCapture(origin.handle(), graph), "cuStreamEndCapture", device.id());
+        CudaHandles.bind(device);
+        check(cuStreamEndCapture(CudaHandles.stream(origin), graph), "cuStreamEndCapture", device.id());
         CUgraphExec exec = new CUgraphExec();
         int r = cuGraphInstantiate(exec, graph, 0);
         if (r != 0) {
@@ -70,15 +72,15 @@ public final class CudaGraph implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("graph captured on " + device.id() + " is closed");
         }
-        stream.device().bind();
-        check(cuGraphLaunch(exec, stream.handle()), "cuGraphLaunch", stream.device().id());
+        CudaHandles.bind(stream.device());
+        check(cuGraphLaunch(exec, CudaHandles.stream(stream)), "cuGraphLaunch", stream.device().id());
     }
 
     @Override
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            device.bind();
+            CudaHandles.bind(device);
             check(cuGraphExecDestroy(exec), "cuGraphExecDestroy", device.id());
             check(cuGraphDestroy(graph), "cuGraphDestroy", device.id());
         }

@@ -1,13 +1,16 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.launch;
 
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.CudaFunction;
-import io.gradsync.tasks.cuda.CudaModule;
+import io.gradsync.tasks.cuda.driver.CudaFunction;
+import io.gradsync.tasks.cuda.driver.CudaModule;
 import io.gradsync.tasks.cuda.CudaStream;
 import jcuda.Pointer;
 
@@ -78,7 +81,7 @@ public final class CudaKernels {
         // per GPU, not per handle: logical devices of one GPU share its context, so its modules
         CudaDevice gpu = device.gpu();
         return FUNCTIONS.computeIfAbsent(new Key(gpu, kernel, Set.copyOf(nonCoherent), vectorized), k -> {
-            CudaModule module = gpu.loadModule(kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
+            CudaModule module = CudaModule.load(gpu, kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
             MODULES.put(k, module);
             return module.function(kernel.entryName());
         });
@@ -99,19 +102,19 @@ public final class CudaKernels {
      * @return the names, in parameter order
      */
     static Set<String> nonCoherentArrays(CompiledKernel kernel, long[] starts, long[] lengths) {
-        List<KernelParam.ArrayParam> arrays = kernel.ir().arrayParams();
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
         if (starts.length != arrays.size() || lengths.length != arrays.size()) {
             throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
                     + starts.length + " starts and " + lengths.length + " lengths");
         }
         Set<String> nc = new LinkedHashSet<>();
         for (int i = 0; i < arrays.size(); i++) {
-            if (kernel.ir().writes(arrays.get(i).name())) {
+            if (KernelIrs.ir(kernel).writes(arrays.get(i).name())) {
                 continue;
             }
             boolean aliased = false;
             for (int j = 0; j < arrays.size() && !aliased; j++) {
-                aliased = kernel.ir().writes(arrays.get(j).name()) && overlap(starts[i], lengths[i], starts[j], lengths[j]);
+                aliased = KernelIrs.ir(kernel).writes(arrays.get(j).name()) && overlap(starts[i], lengths[i], starts[j], lengths[j]);
             }
             if (!aliased) {
                 nc.add(arrays.get(i).name());
@@ -138,12 +141,12 @@ public final class CudaKernels {
      * @param counts element count of each
      */
     static int vectorWidth(CompiledKernel kernel, long[] starts, int[] counts) {
-        List<KernelParam.ArrayParam> arrays = kernel.ir().arrayParams();
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
         if (starts.length != arrays.size() || counts.length != arrays.size()) {
             throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
                     + starts.length + " starts and " + counts.length + " counts");
         }
-        ElementwiseLoop loop = kernel.elementwiseLoop().orElse(null);
+        ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
         if (loop == null) {
             return 1;
         }
@@ -201,9 +204,9 @@ public final class CudaKernels {
 
     /** As {@link #prepare(CudaDevice, KernelSpec, long, Object...)} for any compiled kernel and shape. */
     public static PreparedLaunch prepare(CudaDevice device, CompiledKernel kernel, LaunchShape shape, Object... args) {
-        int javaParams = kernel.parameters().size();
+        int javaParams = KernelIrs.parameters(kernel).size();
         int given = 0;
-        for (KernelParam p : kernel.parameters()) {
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
             if (!(p instanceof KernelParam.ContextParam)) {
                 given++;
             }
@@ -212,7 +215,7 @@ public final class CudaKernels {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + given + " arguments (KernelContext excluded), got " + args.length);
         }
         Pointer[] packed = new Pointer[kernel.deviceArgumentCount()];
-        int arrayCount = kernel.ir().arrayParams().size();
+        int arrayCount = KernelIrs.ir(kernel).arrayParams().size();
         long[] starts = new long[arrayCount];
         long[] lengths = new long[arrayCount];
         int[] counts = new int[arrayCount];
@@ -220,7 +223,7 @@ public final class CudaKernels {
         int a = 0;
         int slot = 0;
         for (int i = 0; i < javaParams; i++) {
-            KernelParam p = kernel.parameters().get(i);
+            KernelParam p = KernelIrs.parameters(kernel).get(i);
             switch (p) {
                 case KernelParam.ArrayParam array -> {
                     Object arg = args[a++];

@@ -1,5 +1,7 @@
-package io.gradsync.sync.nccl;
+package io.gradsync.sync.nccl.rendezvous;
 
+import io.gradsync.sync.nccl.RendezvousConfig;
+import io.gradsync.sync.nccl.RendezvousException;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

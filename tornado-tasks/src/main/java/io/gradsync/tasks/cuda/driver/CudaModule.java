@@ -1,9 +1,11 @@
-package io.gradsync.tasks.cuda;
+package io.gradsync.tasks.cuda.driver;
 
-import static io.gradsync.tasks.cuda.CudaCheck.check;
+import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuModuleUnload;
 
+import io.gradsync.tasks.cuda.CudaDevice;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 
@@ -13,9 +15,25 @@ public final class CudaModule implements AutoCloseable {
     private final CUmodule module;
     private volatile boolean closed;
 
-    CudaModule(CudaDevice device, CUmodule module) {
+    private CudaModule(CudaDevice device, CUmodule module) {
         this.device = device;
         this.module = module;
+    }
+
+    /** Loads a compiled module image (a cubin or fatbin, e.g. from nvcc -cubin); no JIT involved. */
+    public static CudaModule load(CudaDevice device, byte[] image) {
+        CudaHandles.bind(device);
+        CUmodule module = new CUmodule();
+        check(cuModuleLoadData(module, image), "cuModuleLoadData(image)", device.id());
+        return new CudaModule(device, module);
+    }
+
+    /** Loads PTX through the driver's JIT. */
+    public static CudaModule load(CudaDevice device, String ptx) {
+        CudaHandles.bind(device);
+        CUmodule module = new CUmodule();
+        check(cuModuleLoadData(module, ptx), "cuModuleLoadData", device.id());
+        return new CudaModule(device, module);
     }
 
     public CudaDevice device() {
@@ -27,7 +45,7 @@ public final class CudaModule implements AutoCloseable {
         if (closed) {
             throw new IllegalStateException("module on " + device.id() + " is closed");
         }
-        device.bind();
+        CudaHandles.bind(device);
         CUfunction f = new CUfunction();
         check(cuModuleGetFunction(f, module, name), "cuModuleGetFunction(" + name + ")", device.id());
         return new CudaFunction(device, name, f);
@@ -37,7 +55,7 @@ public final class CudaModule implements AutoCloseable {
     public synchronized void close() {
         if (!closed) {
             closed = true;
-            device.bind();
+            CudaHandles.bind(device);
             check(cuModuleUnload(module), "cuModuleUnload", device.id());
         }
     }

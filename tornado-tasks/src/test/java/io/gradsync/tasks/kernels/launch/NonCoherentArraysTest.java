@@ -1,5 +1,6 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.launch;
 
+import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import org.junit.jupiter.api.Test;
 

@@ -1,0 +1,13 @@
+/**
+ * The product API: backends parsed from strings, synchronizers, buckets and overlapped sync, and
+ * the rendezvous settings of multi-process jobs. Devices come with it ({@code requires transitive}).
+ */
+module io.gradsync.sync {
+    requires transitive io.gradsync.tasks;
+    requires io.gradsync.nccl;
+    requires jcuda;
+
+    exports io.gradsync.sync;
+    exports io.gradsync.sync.bucket;
+    exports io.gradsync.sync.nccl;
+}
