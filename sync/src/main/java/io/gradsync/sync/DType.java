@@ -4,7 +4,11 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** Element types of gradients. Half types are stored in 16 bits and accumulated in fp32. */
+/**
+ * Element types of gradients. Half types are stored in 16 bits and accumulated in fp32.
+ *
+ * <p>Immutable: safe to share between threads.
+ */
 public enum DType {
     FP32(4, "float"),
     BF16(2, "bfloat16"),

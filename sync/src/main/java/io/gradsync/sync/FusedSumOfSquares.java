@@ -6,6 +6,8 @@ import java.util.List;
  * A synchronizer that can sum the squares of the averaged values in the pass that averages them,
  * instead of reading every gradient again afterwards: the global norm of gradient clipping, and
  * the finite check (the sum is finite exactly when every averaged value is).
+ *
+ * <p>Thread-safety: as {@link io.gradsync.sync.GradientSynchronizer}: calls are serialized.
  */
 public interface FusedSumOfSquares {
 

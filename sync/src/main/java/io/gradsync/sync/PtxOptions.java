@@ -21,6 +21,8 @@ package io.gradsync.sync;
  * @param graph           capture each layout's schedule (every GPU's copies, kernels and event
  *                        waits) once as a CUDA graph and replay it with one launch per call; false
  *                        enqueues every operation every call (tens of driver calls), for comparison
+ *
+ * <p>Immutable: safe to share between threads.
  */
 public record PtxOptions(long oneShotMaxBytes, boolean peerAccess, Gather gather, boolean graph, int gatherLanes) {
 

@@ -5,7 +5,11 @@ import java.util.List;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** How gradients are averaged. Parsed from the strings users type on command lines and in configs. */
+/**
+ * How gradients are averaged. Parsed from the strings users type on command lines and in configs.
+ *
+ * <p>Immutable: safe to share between threads.
+ */
 public enum SyncBackend {
     /** One replica: nothing to average, nothing moves. */
     SINGLE("single", "none"),

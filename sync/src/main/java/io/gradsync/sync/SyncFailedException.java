@@ -4,6 +4,8 @@ package io.gradsync.sync;
  * Averaging failed after the call had been accepted (a driver error, a device that failed, a
  * closed stream): names the backend, the replica and its device. The gradients of that call are
  * then undefined.
+ *
+ * <p>Thread-safety: immutable once thrown.
  */
 public final class SyncFailedException extends RuntimeException {
     private static final long serialVersionUID = 1L;

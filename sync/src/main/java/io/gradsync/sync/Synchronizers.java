@@ -11,7 +11,11 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 
-/** Builds the synchronizer a {@link SyncBackend} names, for a list of local devices. */
+/**
+ * Builds the synchronizer a {@link SyncBackend} names, for a list of local devices.
+ *
+ * <p>Thread-safety: callable from any thread; each synchronizer made has its own contract.
+ */
 public final class Synchronizers {
     /** Most devices the ptx and opencl backends average over. */
     static final int MAX_DEVICE_REPLICAS = 8;

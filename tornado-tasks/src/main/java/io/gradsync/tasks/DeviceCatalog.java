@@ -15,6 +15,8 @@ import java.util.stream.IntStream;
 /**
  * What this machine offers, runtime by runtime, and device selection. Nothing here throws
  * because a runtime is missing: its status says why instead.
+ *
+ * <p>Thread-safety: callable from any thread; each runtime is discovered once, also under concurrent first use.
  */
 public final class DeviceCatalog {
     private DeviceCatalog() {

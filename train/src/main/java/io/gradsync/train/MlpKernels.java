@@ -13,6 +13,8 @@ import io.gradsync.tasks.api.Parallel;
  * <p>Each kernel has one {@code @Parallel} loop over its first array (the launch covers it), and
  * every sum runs over one index in ascending order in fp32, so a result depends only on its
  * inputs, never on the launch: what makes one replica and N replicas comparable step by step.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
 public final class MlpKernels {
     private MlpKernels() {

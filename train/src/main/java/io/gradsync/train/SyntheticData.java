@@ -6,6 +6,8 @@ import java.util.SplittableRandom;
  * A seeded classification data set: {@code classes} Gaussian clusters in {@code features}
  * dimensions, centers drawn once, each sample its center plus unit noise. Learnable, but not
  * linearly trivial when the centers are close relative to the noise.
+ *
+ * <p>Thread-safety: immutable once made; read it from any thread.
  */
 public final class SyntheticData {
     private final int features;

@@ -8,6 +8,8 @@ import io.gradsync.tasks.api.Parallel;
 /**
  * Gradient scaling by a factor read from device memory: the clip factor changes every step, and
  * a task graph's scalar arguments are fixed when it is built, so it travels in a one-element array.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
 public final class ClipKernels {
     private ClipKernels() {

@@ -27,6 +27,8 @@ import java.util.Objects;
  * start on {@value #ALIGN_BYTES}-byte boundaries; the gaps are zero and stay zero under averaging.
  *
  * <p>Buffers are zeroed on allocation and freed by {@link #close()}.
+ *
+ * <p>Thread-safety: its layout is fixed at build, so lookups may be called from any thread at once; {@link #zero()} and {@link #close()} must not race with work on the buckets.
  */
 public final class GradientBuckets implements AutoCloseable {
     /** PyTorch DDP's default: big enough to amortize a collective's latency, small enough to overlap. */

@@ -20,6 +20,8 @@ import java.util.SplittableRandom;
  * <p>Seeded: the same arguments give the same model on every machine and rank.
  *
  * @param parameters in registration (model, forward) order; backward produces them reversed
+ *
+ * <p>Immutable: safe to share between threads.
  */
 public record MixedModel(long seed, DType dtype, List<Parameter> parameters) {
     /** A few hundred tensors, like a transformer of 12 to 24 layers. */

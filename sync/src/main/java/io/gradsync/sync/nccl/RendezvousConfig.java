@@ -11,6 +11,8 @@ import java.util.Objects;
  * @param localRank  this process's rank on its host: the GPU it drives
  * @param masterAddr host of rank 0, where the NCCL unique id is served
  * @param masterPort TCP port rank 0 serves the id on
+ *
+ * <p>Immutable: safe to share between threads.
  */
 public record RendezvousConfig(int rank, int worldSize, int localRank, String masterAddr, int masterPort) {
     public static final String RANK = "RANK";

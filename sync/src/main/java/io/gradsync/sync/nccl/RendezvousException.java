@@ -1,6 +1,10 @@
 package io.gradsync.sync.nccl;
 
-/** The ranks of a job could not agree on an NCCL unique id: the message says which rank saw what. */
+/**
+ * The ranks of a job could not agree on an NCCL unique id: the message says which rank saw what.
+ *
+ * <p>Thread-safety: immutable once thrown.
+ */
 public final class RendezvousException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
  * <p>{@link #get(int)} and {@link #set(int, float)} convert to and from fp32 (rounding to nearest
  * even), which is how kernels use it: load, compute in fp32, store. {@link #getBits(int)} and
  * {@link #setBits(int, short)} reach the raw 16-bit patterns.
+ *
+ * <p>Thread-safety: like a Java array, not synchronized: threads may read and write different elements at once; writes to one element from several threads, or a read racing a write, need the caller's ordering.
  */
 public final class Bfloat16Array extends SixteenBitFloatArray implements KernelArray {
     /** Bytes per element. */

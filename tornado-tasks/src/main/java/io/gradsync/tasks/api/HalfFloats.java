@@ -8,6 +8,8 @@ package io.gradsync.tasks.api;
  * GPU's {@code cvt.rn} instructions do, so a kernel gives the same bits on the JVM and on a device
  * (NaN payloads aside: any NaN stays a NaN). The kernel compiler maps these methods to device
  * instructions.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
 public final class HalfFloats {
     private HalfFloats() {

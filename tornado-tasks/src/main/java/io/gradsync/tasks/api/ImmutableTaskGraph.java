@@ -6,6 +6,8 @@ import java.util.List;
 /**
  * A frozen {@link TaskGraph}: the ordered steps an execution plan runs. The arrays are shared
  * with the graph (they are the data), the structure is not.
+ *
+ * <p>Thread-safety: immutable (the arrays it names are not: see their own contract); share it freely.
  */
 public final class ImmutableTaskGraph {
     /** One step of a graph. */

@@ -3,7 +3,11 @@ package io.gradsync.tasks.api;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** An off-heap array of int32 values. */
+/**
+ * An off-heap array of int32 values.
+ *
+ * <p>Thread-safety: like a Java array, not synchronized: threads may read and write different elements at once; writes to one element from several threads, or a read racing a write, need the caller's ordering.
+ */
 public final class IntArray extends OffHeapArray implements KernelArray {
     private static final ValueLayout.OfInt LAYOUT = ValueLayout.JAVA_INT;
     /** Bytes per element. */

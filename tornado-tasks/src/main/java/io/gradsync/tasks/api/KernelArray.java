@@ -10,6 +10,8 @@ import java.lang.foreign.MemorySegment;
  * JVM (then {@code close()} frees nothing). Elements are in native byte order with natural
  * alignment, the layout device kernels expect. On a device, each array parameter is passed as a
  * pointer plus its element count, so {@link #getSize()} works inside kernels.
+ *
+ * <p>Thread-safety: like a Java array, not synchronized: threads may read and write different elements at once; writes to one element from several threads, or a read racing a write, need the caller's ordering.
  */
 public sealed interface KernelArray extends AutoCloseable
         permits FloatArray, DoubleArray, IntArray, LongArray, HalfArray, Bfloat16Array {

@@ -10,6 +10,8 @@ import java.io.Serializable;
  * its {@code writeReplace} method) which class, method name and descriptor it refers to, which is
  * how the compiler finds the bytecode behind a method reference. The {@code apply} methods run
  * the kernel on the JVM.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
 public final class KernelFunctions {
     private KernelFunctions() {

@@ -4,6 +4,8 @@ package io.gradsync.tasks.compiler;
  * A kernel uses a construct the compiler does not translate. The message names the class, the
  * method, the bytecode offset and the construct, plus the call chain when the construct is in a
  * method inlined into the kernel.
+ *
+ * <p>Thread-safety: immutable once thrown.
  */
 public final class KernelCompileException extends RuntimeException {
     private final String className;

@@ -12,7 +12,11 @@ import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUresult;
 
-/** A CUDA event with timing enabled (the cost is negligible next to a copy or a kernel). */
+/**
+ * A CUDA event with timing enabled (the cost is negligible next to a copy or a kernel).
+ *
+ * <p>Thread-safety: as {@link io.gradsync.tasks.device.DeviceEvent}; any thread (the GPU's context is made current per call).
+ */
 public final class CudaEvent implements DeviceEvent {
     private final CudaDevice device;
     private final CUevent event = new CUevent();

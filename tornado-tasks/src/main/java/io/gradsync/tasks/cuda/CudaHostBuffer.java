@@ -7,7 +7,11 @@ import io.gradsync.tasks.device.AbstractHostBuffer;
 import java.lang.foreign.MemorySegment;
 import jcuda.Pointer;
 
-/** Pinned, portable host memory from {@code cuMemHostAlloc}, seen from Java as a segment. */
+/**
+ * Pinned, portable host memory from {@code cuMemHostAlloc}, seen from Java as a segment.
+ *
+ * <p>Thread-safety: as {@link io.gradsync.tasks.device.HostBuffer}.
+ */
 public final class CudaHostBuffer extends AbstractHostBuffer {
     private final CudaDevice owner;
     private final Pointer pointer;

@@ -17,6 +17,8 @@ import jcuda.driver.JCudaDriver;
  * The CUDA driver through JCuda. Loading is attempted once; when the driver library or a GPU is
  * missing, {@link #status()} says why and nothing throws. Devices are process-wide: each holds
  * its GPU's primary context, the same one the CUDA runtime and NCCL use.
+ *
+ * <p>Thread-safety: callable from any thread; discovery happens once.
  */
 public final class CudaRuntime {
     private static final Discovery<CudaDevice> DISCOVERY = new Discovery<>("CUDA", CudaRuntime::look);

@@ -5,6 +5,8 @@ package io.gradsync.tasks.device;
  * once. Subclasses hold the runtime's handle and say how to free it.
  *
  * @param <D> the runtime's device type, so that {@link #device()} needs no cast
+ *
+ * <p>Thread-safety: every method may be called from any thread; close frees once.
  */
 public abstract class AbstractDeviceBuffer<D extends Device> implements DeviceBuffer {
     private final D device;

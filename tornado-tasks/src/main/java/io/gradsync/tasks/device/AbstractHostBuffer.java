@@ -2,7 +2,11 @@ package io.gradsync.tasks.device;
 
 import java.lang.foreign.MemorySegment;
 
-/** Host memory freed by a runtime-specific action, once. */
+/**
+ * Host memory freed by a runtime-specific action, once.
+ *
+ * <p>Thread-safety: every method may be called from any thread; close frees once. The memory itself is not synchronized.
+ */
 public abstract class AbstractHostBuffer implements HostBuffer {
     private final MemorySegment segment;
     private final boolean pinned;

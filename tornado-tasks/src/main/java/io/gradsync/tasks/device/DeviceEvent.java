@@ -1,6 +1,10 @@
 package io.gradsync.tasks.device;
 
-/** A point in a stream's work. */
+/**
+ * A point in a stream's work.
+ *
+ * <p>Thread-safety: any thread may wait on or query an event; a wait sees the mark recorded before it was called, so recording again while another thread waits is the caller's race.
+ */
 public interface DeviceEvent extends AutoCloseable {
 
     /** Blocks until the work before this event has finished. */

@@ -1,6 +1,10 @@
 package io.gradsync.tasks.device;
 
-/** A runtime call failed: names the call, the device and the runtime's own text for the code. */
+/**
+ * A runtime call failed: names the call, the device and the runtime's own text for the code.
+ *
+ * <p>Thread-safety: immutable once thrown.
+ */
 public final class DeviceException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 

@@ -1,6 +1,10 @@
 package io.gradsync.tasks.device;
 
-/** The three ways gradsync reaches a device. */
+/**
+ * The three ways gradsync reaches a device.
+ *
+ * <p>Immutable: safe to share between threads.
+ */
 public enum DeviceRuntime {
     /** Simulated devices in host memory; the reference every other runtime is checked against. */
     JVM("jvm"),

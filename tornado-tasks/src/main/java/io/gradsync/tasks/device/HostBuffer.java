@@ -5,6 +5,8 @@ import java.lang.foreign.MemorySegment;
 /**
  * Host memory a device copies to and from. On CUDA it is page-locked (pinned), which is what
  * lets copies run at full link speed and asynchronously; elsewhere it is ordinary off-heap memory.
+ *
+ * <p>Thread-safety: every method may be called from any thread; the memory itself is not synchronized (order host writes against the copies that read them).
  */
 public interface HostBuffer extends AutoCloseable {
 

@@ -1,6 +1,10 @@
 package io.gradsync.tasks.device;
 
-/** Bounds checks done in Java before any native call, so that misuse is an exception, not a crash. */
+/**
+ * Bounds checks done in Java before any native call, so that misuse is an exception, not a crash.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
+ */
 public final class Ranges {
     private Ranges() {
     }

@@ -3,6 +3,8 @@ package io.gradsync.tasks.device;
 /**
  * Whether a runtime can be used on this machine, and if not, why (one line a user can act on,
  * such as "libcuda.so.1 not found").
+ *
+ * <p>Immutable: safe to share between threads.
  */
 public record RuntimeStatus(DeviceRuntime runtime, boolean available, int deviceCount, String detail) {
 

@@ -5,7 +5,11 @@ import io.gradsync.tasks.device.RuntimeStatus;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Creates simulated devices; always available. */
+/**
+ * Creates simulated devices; always available.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
+ */
 public final class JvmRuntime {
     private JvmRuntime() {
     }

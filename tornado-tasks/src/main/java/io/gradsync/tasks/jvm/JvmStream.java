@@ -35,6 +35,9 @@ public final class JvmStream implements DeviceStream {
 
     /** Queues any work; kernels of the JVM runtime are submitted here too. Safe from any thread. */
     public synchronized void submit(Runnable work) {
+        if (worker.isShutdown()) {
+            throw new IllegalStateException("stream of " + device.id() + " is closed");
+        }
         last = worker.submit(work);
     }
 

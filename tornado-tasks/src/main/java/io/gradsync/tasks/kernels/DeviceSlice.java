@@ -6,6 +6,8 @@ import io.gradsync.tasks.device.DeviceBuffer;
  * A kernel array argument on a device: {@code count} elements starting {@code byteOffset} bytes
  * into {@code buffer}. The kernel sees a pointer to the first element and {@code count} as
  * {@code getSize()}, so a slice of a gradient bucket is passed without copying.
+ *
+ * <p>Immutable: safe to share between threads.
  */
 public record DeviceSlice(DeviceBuffer buffer, long byteOffset, int count) {
 

@@ -14,6 +14,8 @@ import java.util.List;
  * Writes the generated device code of every built-in kernel, for {@code gradsync kernels --emit}:
  * one file per kernel ({@code <name>.ptx} or {@code <name>.cl}) plus one module/program holding
  * all of them ({@code gradsync-kernels.ptx} / {@code .cl}), which is what a runtime loads.
+ *
+ * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
 public final class KernelSources {
     /** Compute capability used when none is given: the H200 (sm_90). */

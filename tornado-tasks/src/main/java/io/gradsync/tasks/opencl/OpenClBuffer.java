@@ -5,7 +5,11 @@ import static org.jocl.CL.clReleaseMemObject;
 import io.gradsync.tasks.device.AbstractDeviceBuffer;
 import org.jocl.cl_mem;
 
-/** A {@code cl_mem} of the device's platform context. */
+/**
+ * A {@code cl_mem} of the device's platform context.
+ *
+ * <p>Thread-safety: every method may be called from any thread.
+ */
 public final class OpenClBuffer extends AbstractDeviceBuffer<OpenClDevice> {
     private final cl_mem mem;
 

@@ -38,6 +38,8 @@ import org.jocl.cl_program;
  * device ({@link OpenClRuntime#logicalDevices}) is a second view of a physical device with its own
  * queues, id {@code opencl:N#L}: several of them stand in for several devices where there is one
  * (PoCL in CI). Buffers of one platform share its context, so any of its devices may copy them.
+ *
+ * <p>Thread-safety: every method may be called from any thread; queues made and closed by other threads meanwhile are skipped or waited for consistently.
  */
 public final class OpenClDevice implements Device {
     private final int ordinal;
@@ -59,8 +61,8 @@ public final class OpenClDevice implements Device {
             }
 
             @Override
-            public org.jocl.cl_command_queue queue(OpenClQueue queue) {
-                return queue.handle();
+            public void enqueue(OpenClQueue queue, java.util.function.Consumer<org.jocl.cl_command_queue> call) {
+                queue.enqueue(call);
             }
 
             @Override
@@ -223,7 +225,7 @@ public final class OpenClDevice implements Device {
     @Override
     public void synchronize() {
         for (OpenClQueue q : queues) {
-            q.synchronize();
+            q.finishIfOpen(); // another thread may close it meanwhile
         }
     }
 

@@ -17,6 +17,8 @@ import org.jocl.cl_event;
 /**
  * A reusable event: each record replaces the OpenCL event (a marker) it holds. Never recorded,
  * it counts as complete, as a CUDA event does.
+ *
+ * <p>Thread-safety: as {@link io.gradsync.tasks.device.DeviceEvent}.
  */
 public final class OpenClEvent implements DeviceEvent {
     private final OpenClDevice device;

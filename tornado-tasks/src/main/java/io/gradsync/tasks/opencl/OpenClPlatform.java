@@ -9,7 +9,11 @@ import org.jocl.cl_context_properties;
 import org.jocl.cl_device_id;
 import org.jocl.cl_platform_id;
 
-/** One OpenCL platform and the single context that holds all its devices. */
+/**
+ * One OpenCL platform and the single context that holds all its devices.
+ *
+ * <p>Thread-safety: immutable after discovery; share it freely.
+ */
 public final class OpenClPlatform {
     private final int index;
     private final String name;

@@ -19,12 +19,18 @@ import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.Consumer;
 import org.jocl.Pointer;
 import org.jocl.cl_command_queue;
 import org.jocl.cl_event;
 import org.jocl.cl_queue_properties;
 
-/** An in-order command queue with profiling, the OpenCL counterpart of a stream. */
+/**
+ * An in-order command queue with profiling, the OpenCL counterpart of a stream.
+ *
+ * <p>Thread-safety: as {@link io.gradsync.tasks.device.DeviceStream}.
+ */
 public final class OpenClQueue implements DeviceStream {
     /** Host memory reaches JOCL as ByteBuffers, which stop at 2 GiB. */
     private static final long HOST_PIECE = 1L << 30;
@@ -32,6 +38,11 @@ public final class OpenClQueue implements DeviceStream {
     private final OpenClDevice device;
     private final cl_command_queue queue;
     private volatile boolean closed;
+    /**
+     * Every native call on the queue holds this shared; close holds it exclusively: a queue closed
+     * by one thread while another enqueues on it or waits for it must not be released under it.
+     */
+    private final ReentrantReadWriteLock use = new ReentrantReadWriteLock();
 
     OpenClQueue(OpenClDevice device) {
         this.device = device;
@@ -47,12 +58,34 @@ public final class OpenClQueue implements DeviceStream {
         return device;
     }
 
-    /** The queue, for kernel launches. */
+    /** The queue, inside {@link #use}. */
     cl_command_queue handle() {
         if (closed) {
             throw new IllegalStateException("queue of " + device.id() + " is closed");
         }
         return queue;
+    }
+
+    /** Runs {@code call} on the queue while it cannot be closed; throws when it is closed. */
+    void enqueue(Consumer<cl_command_queue> call) {
+        use.readLock().lock();
+        try {
+            call.accept(handle());
+        } finally {
+            use.readLock().unlock();
+        }
+    }
+
+    /** Waits for the queue's work unless it is closed (then there is nothing left to wait for). */
+    void finishIfOpen() {
+        use.readLock().lock();
+        try {
+            if (!closed) {
+                check(clFinish(queue), "clFinish", device.id());
+            }
+        } finally {
+            use.readLock().unlock();
+        }
     }
 
     @Override
@@ -63,10 +96,11 @@ public final class OpenClQueue implements DeviceStream {
         for (long done = 0; done < bytes; done += HOST_PIECE) {
             long n = Math.min(HOST_PIECE, bytes - done);
             Pointer host = Pointer.to(dst.segment().asSlice(dstOffset + done, n).asByteBuffer());
-            check(clEnqueueReadBuffer(handle(), from.handle(), CL_FALSE, srcOffset + done, n, host, 0, null, null),
-                    "clEnqueueReadBuffer", device.id());
+            long at = srcOffset + done;
+            enqueue(q -> check(clEnqueueReadBuffer(q, from.handle(), CL_FALSE, at, n, host, 0, null, null),
+                    "clEnqueueReadBuffer", device.id()));
         }
-        clFlush(queue);
+        enqueue(q -> clFlush(q));
     }
 
     @Override
@@ -77,10 +111,11 @@ public final class OpenClQueue implements DeviceStream {
         for (long done = 0; done < bytes; done += HOST_PIECE) {
             long n = Math.min(HOST_PIECE, bytes - done);
             Pointer host = Pointer.to(src.segment().asSlice(srcOffset + done, n).asByteBuffer());
-            check(clEnqueueWriteBuffer(handle(), to.handle(), CL_FALSE, dstOffset + done, n, host, 0, null, null),
-                    "clEnqueueWriteBuffer", device.id());
+            long at = dstOffset + done;
+            enqueue(q -> check(clEnqueueWriteBuffer(q, to.handle(), CL_FALSE, at, n, host, 0, null, null),
+                    "clEnqueueWriteBuffer", device.id()));
         }
-        clFlush(queue);
+        enqueue(q -> clFlush(q));
     }
 
     /** Buffers of one platform share its context, so the runtime copies between its devices. */
@@ -94,9 +129,9 @@ public final class OpenClQueue implements DeviceStream {
         }
         src.checkRange(srcOffset, bytes, "copy source");
         dst.checkRange(dstOffset, bytes, "copy destination");
-        check(clEnqueueCopyBuffer(handle(), from.handle(), to.handle(), srcOffset, dstOffset, bytes, 0, null, null),
-                "clEnqueueCopyBuffer", device.id());
-        clFlush(queue);
+        enqueue(q -> check(clEnqueueCopyBuffer(q, from.handle(), to.handle(), srcOffset, dstOffset, bytes, 0, null, null),
+                "clEnqueueCopyBuffer", device.id()));
+        enqueue(q -> clFlush(q));
     }
 
     @Override
@@ -107,9 +142,9 @@ public final class OpenClQueue implements DeviceStream {
             throw new IllegalArgumentException("fill32 needs offset and size in whole 4-byte words, got "
                     + offset + " and " + bytes);
         }
-        check(clEnqueueFillBuffer(handle(), to.handle(), Pointer.to(new int[] {value}), 4, offset, bytes, 0, null, null),
-                "clEnqueueFillBuffer", device.id());
-        clFlush(queue);
+        enqueue(q -> check(clEnqueueFillBuffer(q, to.handle(), Pointer.to(new int[] {value}), 4, offset, bytes, 0, null, null),
+                "clEnqueueFillBuffer", device.id()));
+        enqueue(q -> clFlush(q));
     }
 
     @Override
@@ -119,8 +154,8 @@ public final class OpenClQueue implements DeviceStream {
             throw new IllegalArgumentException("event of " + e.device().id() + " recorded on a queue of " + device.id());
         }
         cl_event marker = new cl_event();
-        check(clEnqueueMarkerWithWaitList(handle(), 0, null, marker), "clEnqueueMarkerWithWaitList", device.id());
-        clFlush(queue);
+        enqueue(q -> check(clEnqueueMarkerWithWaitList(q, 0, null, marker), "clEnqueueMarkerWithWaitList", device.id()));
+        enqueue(q -> clFlush(q));
         e.replace(marker);
     }
 
@@ -133,8 +168,8 @@ public final class OpenClQueue implements DeviceStream {
             return;
         }
         if (e.device().platform() == device.platform()) {
-            check(clEnqueueBarrierWithWaitList(handle(), 1, new cl_event[] {marker}, null),
-                    "clEnqueueBarrierWithWaitList", device.id());
+            enqueue(q -> check(clEnqueueBarrierWithWaitList(q, 1, new cl_event[] {marker}, null),
+                    "clEnqueueBarrierWithWaitList", device.id()));
         } else {
             e.synchronize();
         }
@@ -142,7 +177,7 @@ public final class OpenClQueue implements DeviceStream {
 
     @Override
     public void synchronize() {
-        check(clFinish(handle()), "clFinish", device.id());
+        enqueue(q -> check(clFinish(q), "clFinish", device.id()));
     }
 
     @Override
@@ -151,13 +186,19 @@ public final class OpenClQueue implements DeviceStream {
     }
 
     @Override
-    public synchronized void close() {
-        if (!closed) {
+    public void close() {
+        use.writeLock().lock();
+        try {
+            if (closed) {
+                return;
+            }
             closed = true;
             clFinish(queue);
             clReleaseCommandQueue(queue);
-            device.forget(this);
+        } finally {
+            use.writeLock().unlock();
         }
+        device.forget(this);
     }
 
     private OpenClBuffer own(DeviceBuffer buffer, String what) {

@@ -23,6 +23,8 @@ import org.jocl.cl_platform_id;
  * Every OpenCL platform and device, through JOCL. Discovery never throws: a missing ICD loader or
  * an empty platform list becomes the reason in {@link #status()}. Each platform gets one context
  * holding all its devices, so events order queues of different devices of one platform.
+ *
+ * <p>Thread-safety: callable from any thread; discovery happens once.
  */
 public final class OpenClRuntime {
     private static final Discovery<OpenClDevice> DISCOVERY = new Discovery<>("OpenCL", OpenClRuntime::look);

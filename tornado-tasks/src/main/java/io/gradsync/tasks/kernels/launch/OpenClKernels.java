@@ -141,8 +141,8 @@ public final class OpenClKernels {
             if (queue.device() != device) {
                 throw new IllegalArgumentException(name + " prepared for " + device.id() + " launched on a queue of " + queue.device().id());
             }
-            check(clEnqueueNDRangeKernel(OpenClHandles.queue(queue), kernel, 1, null, new long[]{shape.globalSize()}, new long[]{shape.block()},
-                    0, null, null), "clEnqueueNDRangeKernel(" + name + ")", device);
+            OpenClHandles.enqueue(queue, q -> check(clEnqueueNDRangeKernel(q, kernel, 1, null, new long[]{shape.globalSize()},
+                    new long[]{shape.block()}, 0, null, null), "clEnqueueNDRangeKernel(" + name + ")", device));
         }
 
         @Override

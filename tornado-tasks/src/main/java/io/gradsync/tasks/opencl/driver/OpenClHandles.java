@@ -3,6 +3,7 @@ package io.gradsync.tasks.opencl.driver;
 import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;
+import java.util.function.Consumer;
 import org.jocl.cl_command_queue;
 import org.jocl.cl_mem;
 import org.jocl.cl_program;
@@ -17,7 +18,8 @@ public final class OpenClHandles {
     public interface Access {
         cl_mem memory(OpenClBuffer buffer);
 
-        cl_command_queue queue(OpenClQueue queue);
+        /** Runs {@code call} with the queue, which no other thread can close meanwhile. */
+        void enqueue(OpenClQueue queue, Consumer<cl_command_queue> call);
 
         /** Builds {@code source} for the device (cached per device and source); the build log names {@code what}. */
         cl_program buildProgram(OpenClDevice device, String source, String what);
@@ -40,8 +42,8 @@ public final class OpenClHandles {
         return access().memory(buffer);
     }
 
-    public static cl_command_queue queue(OpenClQueue queue) {
-        return access().queue(queue);
+    public static void enqueue(OpenClQueue queue, Consumer<cl_command_queue> call) {
+        access().enqueue(queue, call);
     }
 
     public static cl_program buildProgram(OpenClDevice device, String source, String what) {
