@@ -104,6 +104,12 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         return SyncBackend.CPU;
     }
 
+    /** The host sums: an asynchronous call runs the pipeline in the background. */
+    @Override
+    protected boolean averagesOnHost() {
+        return true;
+    }
+
     /**
      * Per chunk of the current call, the float64 sums of squares of the averaged values of its
      * pieces' cells, piece by piece (null when not collecting). Added up per gradient in order at the

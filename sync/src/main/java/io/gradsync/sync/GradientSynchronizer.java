@@ -52,8 +52,9 @@ public interface GradientSynchronizer extends AutoCloseable {
      * As {@link #synchronize}, but returns once the work is queued, with a handle to wait on. The
      * input is checked first, as by {@link #synchronize}; later failures surface in
      * {@link SyncHandle#await()}. Calls queue behind each other: a later call may start before an
-     * earlier one's handle was awaited. Backends whose average runs on the host ({@code cpu})
-     * return once the host's part is done and the last copies are queued.
+     * earlier one's handle was awaited. Backends whose average runs on the host ({@code cpu}) run
+     * it on a background thread; the caller's streams wait on the device for a flag that thread
+     * raises when the replicas hold the average (or the call failed).
      */
     default SyncHandle synchronizeAsync(List<Replica> replicas) {
         synchronize(replicas);

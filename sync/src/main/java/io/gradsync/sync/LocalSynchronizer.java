@@ -3,7 +3,12 @@ package io.gradsync.sync;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostFlag;
 import java.util.Arrays;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.List;
 
 /**
@@ -28,12 +33,19 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     private List<Replica> current;
     /** The completion of the last asynchronous call, until a later call has seen it finish. */
     private DeviceEvent[] pending;
+    /** Host-averaging backends: the background call in flight, its caller events recorded at the call, the flags its callers wait on. */
+    private Future<?> pendingOnHost;
+    private DeviceEvent[] recorded;
+    private final HostFlag[] flags;
+    private int generation;
+    private ExecutorService hostWorker;
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
         this.devices = List.copyOf(devices);
         this.waitForCaller = waitForCaller;
         this.ready = new DeviceEvent[this.devices.size()];
+        this.flags = new HostFlag[this.devices.size()];
     }
 
     /**
@@ -66,9 +78,12 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         }
     }
 
-    /** Replica r's caller stream marked now, or (no stream) its device waited for where asked and null. */
+    /** Replica r's caller stream marked now (or at the call, for a call run in the background), or (no stream) its device waited for where asked and null. */
     private DeviceEvent callerReady(int r) {
         DeviceStream caller = current.get(r).stream();
+        if (recorded != null && caller != null) {
+            return recorded[r];
+        }
         if (caller == null) {
             if (waitForCaller) {
                 devices.get(r).synchronize();
@@ -123,6 +138,12 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
      */
     @Override
     public final synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
+        if (averagesOnHost() && devices.size() > 1) {
+            SyncHandle h = startOnHost(replicas);
+            if (h != null) {
+                return h;
+            }
+        }
         long t0 = System.nanoTime();
         DeviceEvent[] done = begin(replicas);
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
@@ -133,6 +154,102 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         return new EventHandle(backend(), devices, done);
     }
 
+    /**
+     * A host-averaging backend's asynchronous call: the caller's streams are marked and made to wait
+     * for a host flag now, on the calling thread; the average runs on a background thread, which
+     * raises the flags once the replicas hold it (or it failed). Returns null where some device
+     * has no host flags: the caller then gets the synchronous form's behaviour.
+     */
+    private SyncHandle startOnHost(List<Replica> replicas) {
+        checkOpen();
+        ReplicaCheck.check(replicas, devices);
+        awaitPendingOnHost();
+        int n = devices.size();
+        try {
+            for (int r = 0; r < n; r++) {
+                if (replicas.get(r).stream() != null && flags[r] == null) {
+                    flags[r] = devices.get(r).createHostFlag();
+                }
+            }
+        } catch (UnsupportedOperationException e) {
+            return null;
+        }
+        int g = ++generation;
+        DeviceEvent[] marks = new DeviceEvent[n];
+        current = replicas;
+        try {
+            for (int r = 0; r < n; r++) {
+                DeviceStream caller = replicas.get(r).stream();
+                if (caller != null) {
+                    marks[r] = callerReady(r);
+                    caller.waitUntil(flags[r], g); // the caller's next work runs once the background call raises it
+                }
+            }
+        } catch (UnsupportedOperationException e) {
+            raiseFlags(replicas, g); // release what already waits, then do it synchronously
+            return null;
+        } finally {
+            current = null;
+        }
+        if (hostWorker == null) {
+            hostWorker = Executors.newSingleThreadExecutor(r -> {
+                Thread t = new Thread(r, "gradsync-" + backend().label() + "-async");
+                t.setDaemon(true);
+                return t;
+            });
+        }
+        long t0 = System.nanoTime();
+        Future<?> f = hostWorker.submit(() -> {
+            current = replicas;
+            recorded = marks;
+            try {
+                DeviceEvent[] done = average(replicas);
+                if (done != null) {
+                    for (DeviceEvent e : distinct(done)) {
+                        e.synchronize();
+                    }
+                }
+                stats.call(bytesOf(replicas), System.nanoTime() - t0);
+            } finally {
+                recorded = null;
+                current = null;
+                raiseFlags(replicas, g); // on failure too: a caller's stream must never wait for ever
+            }
+        });
+        pendingOnHost = f;
+        return new FutureHandle(backend(), devices, f);
+    }
+
+    private void raiseFlags(List<Replica> replicas, int g) {
+        for (int r = 0; r < replicas.size(); r++) {
+            if (replicas.get(r).stream() != null && flags[r] != null) {
+                flags[r].raise(g);
+            }
+        }
+    }
+
+    /** Waits for the background call in flight; its failure is its handle's to report. */
+    private void awaitPendingOnHost() {
+        Future<?> f = pendingOnHost;
+        if (f == null) {
+            return;
+        }
+        try {
+            f.get();
+        } catch (ExecutionException e) {
+            // reported by that call's handle
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while waiting for the previous " + backend().label() + " call", e);
+        }
+        pendingOnHost = null;
+    }
+
+    /** True for backends that average on the host ({@code cpu}): their asynchronous form runs in the background. */
+    protected boolean averagesOnHost() {
+        return false;
+    }
+
     /** Checks, orders after the last asynchronous call where the backend does not, averages; returns the completion or null. */
     private DeviceEvent[] begin(List<Replica> replicas) {
         checkOpen();
@@ -140,6 +257,7 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         if (devices.size() < 2) {
             return null;
         }
+        awaitPendingOnHost();
         if (pending != null && !ordersCallsItself()) {
             for (DeviceEvent e : distinct(pending)) {
                 e.synchronize(); // a failure there belongs to that call's handle, but it also stops this one
@@ -233,12 +351,19 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     @Override
     public final synchronized void close() {
         if (!closed) {
+            awaitPendingOnHost();
             closed = true;
             try {
+                if (hostWorker != null) {
+                    hostWorker.shutdown();
+                }
                 release();
             } finally {
                 for (DeviceEvent e : ready) {
                     Resources.closeQuietly(e);
+                }
+                for (HostFlag f : flags) {
+                    Resources.closeQuietly(f);
                 }
             }
         }
@@ -246,6 +371,40 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
 
     /** Frees streams, events and staging memory; called once. */
     protected abstract void release();
+
+    /** The handle of a call running in the background. */
+    private record FutureHandle(SyncBackend backend, List<? extends Device> devices, Future<?> call) implements SyncHandle {
+        @Override
+        public void await() {
+            try {
+                call.get();
+            } catch (ExecutionException e) {
+                Throwable cause = e.getCause();
+                int r = failedReplica(devices, cause);
+                throw new SyncFailedException(backend, r, r < 0 ? null : devices.get(r).id(), cause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SyncFailedException(backend, -1, null, e);
+            }
+        }
+
+        @Override
+        public boolean isDone() {
+            return call.isDone();
+        }
+    }
+
+    /** The replica whose device a failure's message names (device errors name their device), or -1. */
+    static int failedReplica(List<? extends Device> devices, Throwable failure) {
+        String message = String.valueOf(failure.getMessage());
+        for (int r = devices.size() - 1; r >= 0; r--) { // cuda:0#1 before cuda:0
+            String id = devices.get(r).id();
+            if (message.matches("(?s).*\\b" + java.util.regex.Pattern.quote(id) + "(?![#\\w]).*")) {
+                return r;
+            }
+        }
+        return -1;
+    }
 
     /** The handle of an asynchronous call: per replica, the event after which it holds the average. */
     private record EventHandle(SyncBackend backend, List<? extends Device> devices, DeviceEvent[] done) implements SyncHandle {

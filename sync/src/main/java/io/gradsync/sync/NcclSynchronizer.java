@@ -282,7 +282,8 @@ final class NcclSynchronizer implements GradientSynchronizer {
                         checkUsable();
                         NcclSynchronizer.this.await(l.what, l.start, l.deadline);
                     } catch (RuntimeException e) {
-                        int r = failedReplica(e);
+                        int named = LocalSynchronizer.failedReplica(devices, e);
+                        int r = named < 0 && devices.size() == 1 ? 0 : named;
                         throw new SyncFailedException(SyncBackend.NCCL, r, r < 0 ? null : devices.get(r).id(), e);
                     }
                     awaited = true;
@@ -295,17 +296,6 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 return awaited || broken != null || closed || LocalSynchronizer.allDone(finishedEvents);
             }
         };
-    }
-
-    /** The replica whose device a failure names, or -1. */
-    private int failedReplica(RuntimeException e) {
-        String message = String.valueOf(e.getMessage());
-        for (int r = 0; r < devices.size(); r++) {
-            if (message.contains(devices.get(r).id() + ")") || message.contains(devices.get(r).id() + ":")) {
-                return r;
-            }
-        }
-        return devices.size() == 1 ? 0 : -1;
     }
 
     /** What a queued call needs to be waited for and counted. */

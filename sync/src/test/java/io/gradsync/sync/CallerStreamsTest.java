@@ -101,7 +101,7 @@ class CallerStreamsTest {
                 SyncHandle h = sync.synchronizeAsync(s.replicas);
                 boolean returnedBeforeRelease = s.release.getCount() > 0;
                 s.consumeAfter();
-                if (!backend.name().equals("cpu") && !opencl) {
+                if (!opencl) { // cpu too: its host pipeline runs in the background, the caller's streams wait on a host flag
                     assertTrue(returnedBeforeRelease, "the call returned without waiting for the caller's work on the host");
                     assertFalse(h.isDone(), "done before the caller's work it follows");
                 }
@@ -340,6 +340,15 @@ class CallerStreamsTest {
                 ReplicaFixture f = ReplicaFixture.flat(devices.subList(0, 1), 10, DType.FP32, 1)) {
             assertTrue(single.synchronizeAsync(f.replicas).isDone());
         }
+    }
+
+    @Test
+    void aFailureNamesTheReplicaWhoseDeviceItNames() {
+        List<Device> d = devices(3, false);
+        assertEquals(2, LocalSynchronizer.failedReplica(d, new IllegalStateException("cuMemcpy failed on jvm:2: boom")));
+        assertEquals(0, LocalSynchronizer.failedReplica(d, new IllegalStateException("stream of jvm:0 is closed")));
+        assertEquals(-1, LocalSynchronizer.failedReplica(d, new IllegalStateException("jvm:21 is elsewhere")));
+        assertEquals(-1, LocalSynchronizer.failedReplica(d, new IllegalStateException(null, null)));
     }
 
     private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {

@@ -237,6 +237,14 @@ public final class CudaDevice implements Device {
         return new CudaStream(this);
     }
 
+    /** Mapped pinned memory that streams poll with {@code cuStreamWaitValue32}. */
+    @Override
+    public CudaHostFlag createHostFlag() {
+        checkOpen();
+        bind();
+        return new CudaHostFlag(this);
+    }
+
     @Override
     public CudaEvent createEvent() {
         bind();

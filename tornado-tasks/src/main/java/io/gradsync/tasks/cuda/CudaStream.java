@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import static jcuda.driver.JCudaDriver.cuStreamWaitEvent;
+import static jcuda.driver.JCudaDriver.cuStreamWaitValue32;
 
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -18,6 +19,8 @@ import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import jcuda.Pointer;
 import jcuda.driver.CUstream;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstreamWaitValue_flags;
 import jcuda.driver.CUstream_flags;
 
 /**
@@ -161,6 +164,20 @@ public final class CudaStream implements DeviceStream {
         CudaEvent e = event(event);
         device.bind();
         check(cuStreamWaitEvent(handle(), e.handle(), 0), "cuStreamWaitEvent", device.id());
+    }
+
+    /** {@code cuStreamWaitValue32} (GEQ, wrap-safe) on the flag's mapped word: the GPU polls host memory. */
+    @Override
+    public void waitUntil(io.gradsync.tasks.device.HostFlag flag, int value) {
+        if (!(flag instanceof CudaHostFlag f) || !f.device().sameGpu(device)) {
+            throw new IllegalArgumentException("a cuda stream of " + device.id() + " waits only for host flags of its GPU");
+        }
+        device.bind();
+        int rc = cuStreamWaitValue32(handle(), f.mapped(), value, CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ);
+        if (rc == CUresult.CUDA_ERROR_NOT_SUPPORTED) {
+            throw new UnsupportedOperationException(device.id() + " does not support stream memory operations (cuStreamWaitValue32)");
+        }
+        check(rc, "cuStreamWaitValue32", device.id());
     }
 
     @Override

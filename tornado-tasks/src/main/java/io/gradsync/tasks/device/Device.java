@@ -41,6 +41,16 @@ public interface Device extends AutoCloseable {
     /** A reusable event for {@link DeviceStream#record(DeviceEvent)}; hot paths create theirs once. */
     DeviceEvent createEvent();
 
+    /**
+     * A flag the host raises and this device's streams wait for ({@link DeviceStream#waitUntil}),
+     * starting at 0.
+     *
+     * @throws UnsupportedOperationException where the runtime has none (OpenCL, a GPU without stream memory operations)
+     */
+    default HostFlag createHostFlag() {
+        throw new UnsupportedOperationException(runtime().label() + " devices have no host flags");
+    }
+
     /** Blocks until all work submitted to this device on any stream has finished. */
     void synchronize();
 

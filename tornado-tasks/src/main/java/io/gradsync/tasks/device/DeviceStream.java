@@ -40,6 +40,17 @@ public interface DeviceStream extends AutoCloseable {
     /** Makes later work on this stream wait for {@code event}, without blocking the caller. */
     void waitFor(DeviceEvent event);
 
+    /**
+     * Makes later work on this stream wait until {@code flag} (one of this device's) reaches
+     * {@code value}, without blocking the caller. A flag that is never raised leaves the stream
+     * waiting for ever: raise it on every path, failures included.
+     *
+     * @throws UnsupportedOperationException where the runtime cannot wait for the host on the device
+     */
+    default void waitUntil(HostFlag flag, int value) {
+        throw new UnsupportedOperationException(device().runtime().label() + " streams cannot wait for host flags");
+    }
+
     /** Blocks until all queued work has finished. */
     void synchronize();
 

@@ -7,6 +7,7 @@ import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.device.HostFlag;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
@@ -113,6 +114,11 @@ public final class JvmDevice implements Device {
         JvmStream stream = new JvmStream(this);
         streams.add(stream);
         return stream;
+    }
+
+    @Override
+    public HostFlag createHostFlag() {
+        return new JvmHostFlag();
     }
 
     @Override

@@ -101,6 +101,14 @@ public final class JvmStream implements DeviceStream {
     }
 
     @Override
+    public void waitUntil(io.gradsync.tasks.device.HostFlag flag, int value) {
+        if (!(flag instanceof JvmHostFlag jvm)) {
+            throw new IllegalArgumentException("a jvm stream can only wait for jvm host flags");
+        }
+        submit(() -> jvm.awaitAtLeast(value));
+    }
+
+    @Override
     public void synchronize() {
         Future<?> f = last;
         if (f == null) {
