@@ -2,6 +2,7 @@ package io.gradsync.sync;
 
 import static io.gradsync.sync.Resources.closeQuietly;
 
+import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.driver.CudaGraph;
 import io.gradsync.tasks.cuda.CudaStream;
@@ -516,6 +517,29 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         layout = replan(replicas);
     }
 
+    /**
+     * Peer GPUs read and copy each replica's memory directly; memory of a stream-ordered pool grants
+     * that only through the pool's own access settings (not peer access between contexts), so such
+     * a read would fault and take the context with it. Refused before anything moves.
+     */
+    private void refusePoolMemoryReadByPeers(List<Replica> replicas) {
+        for (int j = 0; j < replicas.size(); j++) {
+            for (Gradient g : replicas.get(j).gradients()) {
+                if (!(g.buffer() instanceof CudaBuffer b) || !b.isFromPool()) {
+                    continue;
+                }
+                for (int i = 0; i < replicas.size(); i++) {
+                    if (p2p[i][j] && devices.get(i) instanceof CudaDevice a && !a.sameGpu((CudaDevice) devices.get(j))) {
+                        throw new IllegalArgumentException("ptx: gradient '" + g.name() + "' of replica " + j + " ("
+                                + devices.get(j).id() + ") is in stream-ordered pool memory (cudaMallocAsync), which "
+                                + devices.get(i).id() + " would read directly, and a pool grants peers no access by default; "
+                                + "use cuMemAlloc / cudaMalloc memory, or the cpu or nccl backend for it");
+                    }
+                }
+            }
+        }
+    }
+
     /** Remembered layouts point into scratch and pinned buffers about to be replaced: drop them. */
     private void forgetLayouts() {
         for (Layout l : recent) {
@@ -526,6 +550,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
 
     /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
     private Layout replan(List<Replica> replicas) {
+        refusePoolMemoryReadByPeers(replicas);
         SlicePlan p = SlicePlan.of(replicas);
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();

@@ -157,6 +157,40 @@ class ForeignCudaGpuTest {
         }
     }
 
+    /** Two distinct GPUs: ptx would read the pool memory from the peer, so it refuses before anything moves. */
+    @Test
+    void poolMemoryReadByAPeerGpuIsRefused() {
+        List<CudaDevice> gpus = GpuSet.own(2).cuda();
+        List<CUdeviceptr> mine = new ArrayList<>();
+        List<CUstream> streams = new ArrayList<>();
+        List<Replica> replicas = new ArrayList<>();
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, gpus)) {
+            for (CudaDevice d : gpus) {
+                bindPrimary(d);
+                CUstream s = new CUstream();
+                check(cuStreamCreate(s, 0));
+                streams.add(s);
+                CUdeviceptr p = new CUdeviceptr();
+                check(cuMemAllocAsync(p, (long) N * 4, s));
+                check(cuStreamSynchronize(s));
+                check(cuMemcpyHtoD(p, Pointer.to(fill(d.ordinal())), (long) N * 4));
+                mine.add(p);
+                replicas.add(Replica.on(d).add("w", d.wrap(address(p), (long) N * 4), DType.FP32).build());
+            }
+            assertMessage(() -> sync.synchronize(replicas), "stream-ordered pool memory");
+            float[] got = new float[N];
+            check(cuMemcpyDtoH(Pointer.to(got), mine.get(1), (long) N * 4));
+            assertEquals(1f, got[0]); // untouched
+        } finally {
+            for (int i = 0; i < mine.size(); i++) {
+                bindPrimary(gpus.get(i));
+                check(cuMemFreeAsync(mine.get(i), streams.get(i)));
+                check(cuStreamSynchronize(streams.get(i)));
+                check(cuStreamDestroy(streams.get(i)));
+            }
+        }
+    }
+
     @Test
     void badPointersAreRejectedThroughTheDriver() {
         CudaDevice d = GpuSet.own(1).cuda().getFirst();
