@@ -36,6 +36,12 @@ public final class Synchronizers {
      *                                  without OpenCL devices), so that callers trying every backend skip it
      */
     public static GradientSynchronizer create(SyncBackend backend, List<? extends Device> devices, SyncOptions options) {
+        return create(backend, devices, options, System.getenv());
+    }
+
+    /** {@link #create(SyncBackend, List, SyncOptions)} under the environment {@code env} (the launcher's variables). */
+    static GradientSynchronizer create(SyncBackend backend, List<? extends Device> devices, SyncOptions options,
+            java.util.Map<String, String> env) {
         Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(options, "options");
         if (devices == null || devices.isEmpty()) {
@@ -53,6 +59,13 @@ public final class Synchronizers {
             }
         }
         SyncBackend chosen = backend == SyncBackend.AUTO ? resolveAuto(devices) : backend;
+        int world = launchedWorldSize(env);
+        if (chosen != SyncBackend.NCCL && world > 1) {
+            // it would report a world of `world` ranks and average only this process's replicas
+            throw new UnsupportedOperationException("backend " + chosen.label() + " averages only this process's replicas, but "
+                    + RendezvousConfig.WORLD_SIZE + "=" + world + " says this process is one of " + world
+                    + " ranks; use nccl to average across processes, or unset " + RendezvousConfig.WORLD_SIZE);
+        }
         return switch (chosen) {
             case SINGLE -> {
                 if (devices.size() != 1) {
@@ -98,6 +111,18 @@ public final class Synchronizers {
             return SyncBackend.NCCL;
         }
         return allCuda && PtxSynchronizer.usable(devices) ? SyncBackend.PTX : SyncBackend.CPU;
+    }
+
+    /** WORLD_SIZE where a launcher set it to a number, else 1. */
+    private static int launchedWorldSize(java.util.Map<String, String> env) {
+        if (!RendezvousConfig.isLaunched(env)) {
+            return 1;
+        }
+        try {
+            return Integer.parseInt(env.get(RendezvousConfig.WORLD_SIZE).strip());
+        } catch (NumberFormatException e) {
+            return 1; // nccl's own reading of the variables reports it
+        }
     }
 
     /** The opencl backend: OpenCL devices of one platform (logical devices over one physical device count as several). */
