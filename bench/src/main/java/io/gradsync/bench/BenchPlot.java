@@ -122,7 +122,7 @@ public final class BenchPlot {
                 BitmapEncoder.saveBitmap(chart, out, BitmapEncoder.BitmapFormat.PNG);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("writing " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("writing " + file + ": " + e.getClass().getSimpleName() + " " + e.getMessage(), e);
         } catch (RuntimeException | Error e) {
             if (String.valueOf(e.getMessage()).contains("Fontconfig")) { // the JDK's words for "no fonts on this machine"
                 throw new IllegalStateException("cannot draw " + file + ": Java finds no fonts on this machine"

@@ -279,13 +279,9 @@ public final class BenchReport {
 
     public static void write(ObjectNode json, Path file) {
         try {
-            Path parent = file.toAbsolutePath().getParent();
-            if (parent != null) {
-                Files.createDirectories(parent);
-            }
             new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValue(file.toFile(), json);
         } catch (IOException e) {
-            throw new UncheckedIOException("writing " + file + ": " + e.getMessage(), e);
+            throw new UncheckedIOException("writing " + file + ": " + e.getClass().getSimpleName() + " " + e.getMessage(), e);
         }
     }
 }

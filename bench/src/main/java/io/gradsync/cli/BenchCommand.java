@@ -50,7 +50,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** Sync throughput per backend, size and dtype, as nccl-tests tables. */
-@Command(name = "bench", mixinStandardHelpOptions = true,
+@Command(name = "bench", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "Measure gradient-sync throughput: each backend averages replicas of the given sizes, "
                 + "checked against a float64 average (#wrong), timed over repeated calls (median, min-max). "
                 + "Several backends run side by side over the same sizes, dtypes and device count, each on its own "
@@ -68,7 +68,7 @@ import picocli.CommandLine.Spec;
             "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
             "  gradsync bench --backend all --sizes 1M..1G --reference torch.txt --plot vs-torch.png",
             "  gradsync bench --backend all --model mixed --model-size 256M --tensors 300 --bucket 25M --json buckets.json",
-            "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets 8)."})
+            "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets as many as --devices, 4 by default)."})
 final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--backend", defaultValue = "auto", paramLabel = "LIST",
@@ -237,6 +237,13 @@ final class BenchCommand implements Callable<Integer> {
             throw Usage.error(spec, "--plot: '" + plot + "' does not end in .png");
         }
         List<AllReduceReference> references = Usage.parse(spec, this::references);
+        if (json != null) {
+            Preflight.writableFile(spec, "--json", json);
+        }
+        if (plot != null) {
+            Preflight.writableFile(spec, "--plot", plot);
+        }
+        checkMemory(n, sizeList, chosen, options);
 
         BenchReport report = new BenchReport();
         references.forEach(report::addReference);
@@ -334,6 +341,21 @@ final class BenchCommand implements Callable<Integer> {
         if (bar != null) {
             bar.stepBy(steps);
         }
+    }
+
+    /**
+     * Before anything is allocated: per replica the largest size lives on its device and twice on
+     * the host (its input and the float64 check), JVM devices' memory is host memory, and cpu adds
+     * its pinned staging rings (one per device and the result's).
+     */
+    private void checkMemory(int n, List<Long> sizeList, List<SyncBackend> chosen, SyncOptions options) {
+        long largest = sizeList.stream().mapToLong(Long::longValue).max().orElse(0);
+        long host = Preflight.times(Preflight.times(largest, n), 3);
+        if (chosen.contains(SyncBackend.CPU) || chosen.contains(SyncBackend.AUTO)) {
+            host = Math.max(host, Preflight.times(Preflight.times(options.chunkBytes(), options.slots()), n + 1));
+        }
+        Preflight.fits(spec, "--sizes " + Sizes.format(largest) + " on " + n + " devices", host,
+                Preflight.times(largest, 2), DeviceCatalog.gpus(DeviceRuntime.CUDA));
     }
 
     /** The links under each runtime used; each becomes a dashed ceiling in the plot. */

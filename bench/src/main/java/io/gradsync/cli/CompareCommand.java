@@ -28,7 +28,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** Each built-in kernel as generated PTX, nvcc-built CUDA C, generated OpenCL C and plain Java, side by side. */
-@Command(name = "compare", mixinStandardHelpOptions = true,
+@Command(name = "compare", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "Time every built-in kernel in each form: the PTX gradsync generates, an nvcc -O3 build of the same "
                 + "kernel in CUDA C (when nvcc is on the PATH), the generated OpenCL C, and the Java method on the JVM. "
                 + "Prints effective GB/s and %% of the device's measured copy bandwidth; forms this machine cannot run "

@@ -14,7 +14,7 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** Lists each runtime's devices, or why the runtime is unavailable. */
-@Command(name = "devices", mixinStandardHelpOptions = true,
+@Command(name = "devices", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "List every device of every runtime (CUDA, OpenCL, JVM), the CUDA peer-access matrix, and whether "
                 + "NCCL loads (its version and library, or why not: the nccl backend needs it).",
         footer = {"", "Examples:", "  gradsync devices"})

@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /** Lists the built-in kernels or writes their generated PTX / OpenCL C. */
-@Command(name = "kernels", mixinStandardHelpOptions = true,
+@Command(name = "kernels", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "List the built-in kernels, or write the code gradsync generates for each of them from its Java "
                 + "bytecode: one file per kernel plus one module (gradsync-kernels.ptx / .cl) holding all of them.",
         footer = {"", "Examples:",
@@ -64,6 +64,7 @@ final class KernelsCommand implements Callable<Integer> {
         if (sm < 50 || sm > 200) {
             throw Usage.error(spec, "--sm: " + sm + " is not a compute capability such as 80 or 90");
         }
+        Preflight.writableDirectory(spec, "--out", out);
         List<Path> files = KernelSources.emitAll(target, out, sm);
         w.printf(Locale.ROOT, "wrote %d files (%d kernels%s) to %s%n", files.size(), files.size() - 1,
                 target == KernelSources.Target.PTX ? ", sm_" + sm : "", out);

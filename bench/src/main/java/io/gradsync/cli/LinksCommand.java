@@ -9,14 +9,19 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** Bandwidth of the links under the sync backends: host to device, device to host, peer, device copy. */
-@Command(name = "links", mixinStandardHelpOptions = true,
+@Command(name = "links", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "Measure the links sync moves data over: pinned host <-> each device, all devices at once, "
                 + "GPU to GPU (CUDA) and device copy. These bound what each backend can reach.",
         footer = {"", "Examples:", "  gradsync links", "  gradsync links --devices 2 --size 1G"})
 final class LinksCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
     @Option(names = "--devices", paramLabel = "N", description = "Devices (default: every CUDA GPU, else 2 JVM devices).")
     Integer devices;
 
@@ -31,8 +36,19 @@ final class LinksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        DeviceRuntime rt = BenchCommand.parseRuntime(runtime);
+        DeviceRuntime rt = Usage.parse(spec, () -> BenchCommand.parseRuntime(runtime));
+        if (!DeviceCatalog.status(rt).available()) {
+            throw Usage.error(spec, "--runtime " + rt.label() + ": " + DeviceCatalog.status(rt).describe());
+        }
         int n = devices != null ? devices : rt == DeviceRuntime.JVM ? 2 : DeviceCatalog.listed(rt).size();
+        if (n < 1) {
+            throw Usage.error(spec, "--devices must be at least 1, got " + n);
+        }
+        long bytes = Usage.parse(spec, () -> Sizes.parse(size));
+        // per device: two device buffers and a pinned one; JVM devices' memory is host memory
+        Preflight.fits(spec, "--size " + size + " on " + n + " devices",
+                Preflight.times(Preflight.times(bytes, n), rt == DeviceRuntime.JVM ? 3 : 1), Preflight.times(bytes, 2),
+                rt == DeviceRuntime.CUDA ? DeviceCatalog.gpus(rt) : List.of());
         List<? extends Device> selected = DeviceCatalog.select(rt, n);
         try {
             System.out.printf(Locale.ROOT, "# links: %d x %s (%s), %s per copy, median of %d%n", n, rt.label(),

@@ -26,7 +26,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /** {@code gradsync train}: data-parallel training of an MLP on synthetic data, timing the gradient sync. */
-@Command(name = "train", mixinStandardHelpOptions = true,
+@Command(name = "train", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         // one string: picocli starts a new line at every array element, whatever the terminal width
         description = "Trains an MLP classifier on a seeded synthetic data set, data-parallel over N devices: forward, "
             + "backward and the optimizer are Java kernels in task graphs; gradients are averaged in buckets while "
@@ -106,7 +106,12 @@ public final class TrainCommand implements Callable<Integer> {
                 throw new IllegalArgumentException("--layers: '" + w.trim() + "' is not a width in " + layers);
             }
         }
-        var config = new DataParallelTrainer.Config(widths, batch, DType.parse(dtype), opt, lr, Sizes.parse(bucket), maxNorm, seed);
+        long bucketBytes = Sizes.parse(bucket);
+        if (bucketBytes < io.gradsync.sync.bucket.GradientBuckets.ALIGN_BYTES) {
+            throw new IllegalArgumentException("--bucket: " + bucket + " is smaller than a bucket's alignment ("
+                    + io.gradsync.sync.bucket.GradientBuckets.ALIGN_BYTES + " bytes)");
+        }
+        var config = new DataParallelTrainer.Config(widths, batch, DType.parse(dtype), opt, lr, bucketBytes, maxNorm, seed);
         int world = launch != null ? launch.worldSize() : n;
         if (batch % world != 0) {
             throw new IllegalArgumentException("--batch " + batch + " does not split evenly over " + world + " devices");

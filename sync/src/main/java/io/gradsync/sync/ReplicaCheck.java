@@ -34,7 +34,10 @@ final class ReplicaCheck {
             Device expected = devices.get(r);
             if (replica.device() != expected) {
                 throw new IllegalArgumentException("replica " + r + ": is on " + replica.device().id()
-                        + " but this synchronizer's device " + r + " is " + expected.id());
+                        + (replica.device().id().equals(expected.id())
+                                ? ", a different device object than this synchronizer's " + expected.id()
+                                        + " (devices of another createDevices / logicalDevices call?): use the synchronizer's own devices"
+                                : " but this synchronizer's device " + r + " is " + expected.id()));
             }
             List<Gradient> grads = replica.gradients();
             Set<String> names = new HashSet<>();

@@ -65,6 +65,12 @@ public final class SyncStats {
         }
     }
 
+    /** {@link #describe()}: what a log line shows. */
+    @Override
+    public String toString() {
+        return describe();
+    }
+
     /** One line: calls, mean time per call, and each phase's mean per call. */
     public String describe() {
         long c = Math.max(1, calls());

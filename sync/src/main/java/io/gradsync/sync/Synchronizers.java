@@ -47,6 +47,11 @@ public final class Synchronizers {
         if (devices == null || devices.isEmpty()) {
             throw new IllegalArgumentException("devices: at least one device is needed");
         }
+        for (int i = 0; i < devices.size(); i++) {
+            if (devices.get(i) == null) {
+                throw new IllegalArgumentException("devices: device " + i + " of " + devices.size() + " is null");
+            }
+        }
         if (new HashSet<>(devices).size() != devices.size()) {
             throw new IllegalArgumentException("devices: a device is listed twice: "
                     + devices.stream().map(Device::id).toList());

@@ -179,4 +179,45 @@ class BadInputTest {
         assertTrue(e.getMessage().contains("exactly one device"), e.getMessage());
         assertEquals(SyncBackend.SINGLE, Synchronizers.resolveAuto(devices.subList(0, 1)));
     }
+
+    @Test
+    void aNullDeviceIsNamed() {
+        List<JvmDevice> withNull = new ArrayList<>(devices);
+        withNull.set(1, null);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Synchronizers.create(SyncBackend.CPU, withNull));
+        assertTrue(e.getMessage().contains("device 1 of 3 is null"), e.getMessage());
+    }
+
+    @Test
+    void devicesOfAnotherCallWithTheSameIdsAreNamedAsSuch() {
+        List<JvmDevice> others = JvmRuntime.createDevices(3);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, others)) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sync.synchronize(fixture.replicas));
+            assertTrue(e.getMessage().contains("a different device object than this synchronizer's jvm:0"), e.getMessage());
+        } finally {
+            others.forEach(JvmDevice::close);
+        }
+    }
+
+    @Test
+    void aClosedJvmDeviceSaysSo() {
+        JvmDevice d = JvmRuntime.createDevices(1).getFirst();
+        var stream = d.createStream();
+        DeviceBuffer b = d.allocate(64);
+        d.close(); // closes its streams
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> stream.fill32(b, 0, 64, 0));
+        assertEquals("stream of jvm:0 is closed", e.getMessage()); // not an executor's RejectedExecutionException
+        e = assertThrows(IllegalStateException.class, () -> d.allocate(64));
+        assertEquals("jvm:0 is closed", e.getMessage());
+        b.close();
+    }
+
+    @Test
+    void statsPrintThemselves() {
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices)) {
+            sync.synchronize(fixture.replicas);
+            assertTrue(sync.stats().toString().startsWith("1 calls, "), sync.stats().toString());
+        }
+    }
 }

@@ -65,7 +65,8 @@ public final class KernelSources {
             }
             written.add(Files.writeString(dir.resolve("gradsync-kernels." + target.extension()), allInOne(target, sm)));
         } catch (IOException e) {
-            throw new UncheckedIOException("writing kernels to " + dir, e);
+            throw new UncheckedIOException("writing kernels to " + dir + ": " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : " " + e.getMessage()), e);
         }
         return written;
     }
