@@ -10,6 +10,7 @@
 module io.gradsync.tasks {
     requires jcuda;
     requires jocl;
+    requires jdk.management; // the host's physical memory (HostMemory)
 
     exports io.gradsync.tasks;
     exports io.gradsync.tasks.api;

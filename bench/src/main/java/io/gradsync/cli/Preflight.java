@@ -2,8 +2,8 @@ package io.gradsync.cli;
 
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.HostMemory;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -53,20 +53,12 @@ final class Preflight {
         }
     }
 
-    /** Physical memory of this machine, in bytes (JVM devices and pinned staging live there). */
-    static long hostMemoryBytes() {
-        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
-            return os.getTotalMemorySize();
-        }
-        return Runtime.getRuntime().maxMemory();
-    }
-
     /**
      * The request fits: {@code hostBytes} of host memory in all (about, and at most the machine's),
      * and {@code deviceBytes} on each GPU among {@code devices} (JVM devices count as host memory).
      */
     static void fits(CommandSpec spec, String what, long hostBytes, long deviceBytes, List<? extends Device> devices) {
-        long host = hostMemoryBytes();
+        long host = HostMemory.totalBytes();
         if (hostBytes < 0 || hostBytes > host) {
             throw Usage.error(spec, what + " needs " + about(hostBytes) + " of host memory; this machine has "
                     + describe(host));

@@ -4,6 +4,7 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.device.HostMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -62,6 +63,12 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         this.slots = options.slots();
         int n = this.devices.size();
         long ring = options.chunkBytes() * slots;
+        long pinned = n > 1 ? ring * (n + 1) : 0; // a ring per device and the result's
+        if (pinned > HostMemory.totalBytes() / 2) {
+            throw new IllegalArgumentException("cpu backend: " + n + " devices need " + (pinned >> 20) + " MiB of pinned staging ("
+                    + slots + " slots of " + (options.chunkBytes() >> 10) + " KiB per device, and the result's), more than half of this "
+                    + "machine's " + (HostMemory.totalBytes() >> 20) + " MiB; use fewer devices, fewer slots or smaller chunks");
+        }
         down = new DeviceStream[n];
         up = new DeviceStream[n];
         staging = new HostBuffer[n];

@@ -220,4 +220,16 @@ class BadInputTest {
             assertTrue(sync.stats().toString().startsWith("1 calls, "), sync.stats().toString());
         }
     }
+
+    @Test
+    void cpuStagingBeyondTheMachineIsRefusedBeforeAllocating() {
+        List<JvmDevice> many = JvmRuntime.createDevices(1000);
+        try {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                    () -> Synchronizers.create(SyncBackend.CPU, many, SyncOptions.defaults().withChunkBytes(8 << 20)));
+            assertTrue(e.getMessage().contains("1000 devices need") && e.getMessage().contains("pinned staging"), e.getMessage());
+        } finally {
+            many.forEach(JvmDevice::close);
+        }
+    }
 }
