@@ -51,6 +51,7 @@ class BenchOutputTest {
             assertNotNull(in, "schema resource " + BenchReport.SCHEMA_RESOURCE);
             schema = SchemaRegistry.withDefaultDialect(SpecificationVersion.DRAFT_2020_12).getSchema(in);
         }
+        java.nio.file.Files.createDirectories(dir.resolve("out")); // bench writes into folders that exist, and creates none
         run = CliRun.of("bench", "--backend", "cpu,ptx,nccl", "--runtime", "jvm", "--devices", "2",
                 "--sizes", "64K,256K", "--dtype", "fp32,bf16", "--warmup", "1", "--iters", "3",
                 "--json", dir.resolve("out/bench.json").toString(), "--plot", dir.resolve("out/bench.png").toString());

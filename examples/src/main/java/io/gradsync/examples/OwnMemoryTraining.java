@@ -31,7 +31,7 @@ import java.util.SplittableRandom;
  * instead and the program writes them through the buckets' addresses.
  *
  * <pre>
- * gradsync run -cp examples/target/examples-VERSION.jar io.gradsync.examples.OwnMemoryTraining \
+ * gradsync run -cp examples/target/gradsync-examples-VERSION.jar io.gradsync.examples.OwnMemoryTraining \
  *     [--backend cpu] [--devices 2] [--runtime jvm|cuda] [--memory own|buckets] [--steps 50]
  * </pre>
  */

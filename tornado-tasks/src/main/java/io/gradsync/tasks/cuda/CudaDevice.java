@@ -11,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuDeviceTotalMem;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import static jcuda.driver.JCudaDriver.cuMemHostAlloc;
 
 import io.gradsync.tasks.cuda.driver.CudaHandles;
@@ -255,6 +256,15 @@ public final class CudaDevice implements Device {
     public void synchronize() {
         bind();
         check(cuCtxSynchronize(), "cuCtxSynchronize", id());
+    }
+
+    /** Device memory free now ({@code cuMemGetInfo}), in bytes: what a leak check watches. */
+    public long freeMemoryBytes() {
+        bind();
+        long[] free = {0};
+        long[] total = {0};
+        check(cuMemGetInfo(free, total), "cuMemGetInfo", id());
+        return free[0];
     }
 
     /** Whether this GPU can read and write {@code peer}'s memory directly (always, for the same GPU). */
