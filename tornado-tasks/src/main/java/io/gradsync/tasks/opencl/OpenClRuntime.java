@@ -52,8 +52,8 @@ public final class OpenClRuntime {
     }
 
     /**
-     * {@code n} distinct logical devices over the physical ones, cycling through them in
-     * {@link #devices()} order: on one PoCL device, {@code logicalDevices(4)} gives four devices
+     * {@code n} distinct logical devices over the physical ones of the first platform listed,
+     * cycling through them in {@link #devices()} order: on one PoCL device, {@code logicalDevices(4)} gives four devices
      * with queues of their own, which is how tests run multi-device code where there is one device.
      * Each call makes new ones; the caller closes them (that closes their queues, nothing else).
      */
@@ -62,9 +62,13 @@ public final class OpenClRuntime {
         if (n < 1) {
             throw new IllegalArgumentException("logical device count must be >= 1, got " + n);
         }
+        // one platform: the opencl backend averages devices of one context only (the first listed is the
+        // preferred one, NVIDIA's GPUs before PoCL's CPU where both are registered)
+        OpenClPlatform first = devices.getFirst().platform();
+        List<OpenClDevice> own = devices.stream().filter(d -> d.platform() == first).toList();
         List<OpenClDevice> logical = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
-            logical.add(devices.get(i % devices.size()).logical(i));
+            logical.add(own.get(i % own.size()).logical(i));
         }
         return List.copyOf(logical);
     }
