@@ -112,7 +112,7 @@ public final class KernelCompare {
     /**
      * The arguments for {@code spec} with {@code n} elements in its full-length arrays: flags
      * ({@code int} arrays) and the one-element results of the atomic reductions hold one element,
-     * fp64 partials one slot per reduction thread; a scalar named {@code invK} is 1/k for k inputs,
+     * fp64 partials one slot per reduction thread; a scalar named {@code k} is the input count,
      * other scalars 0.999 (repeated launches of {@code scale} must not drift to zero or infinity).
      */
     static List<Arg> arguments(KernelSpec spec, int n) {
@@ -138,7 +138,7 @@ public final class KernelCompare {
                 }
                 case KernelParam.ScalarParam s -> {
                     Number v = switch (s.type()) {
-                        case F32 -> s.name().equals("invK") ? 1f / Math.max(1, arrays - 1) : 0.999f;
+                        case F32 -> s.name().equals("k") ? (float) Math.max(1, arrays - 1) : 0.999f;
                         case F64 -> 0.999;
                         case I32 -> 1;
                         case I64 -> 1L;

@@ -238,7 +238,6 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     /** One worker: take chunks in order until none are left. */
     private void runChunks(List<Replica> replicas, List<StagingPlan.Chunk> chunks, AtomicInteger next) {
         int n = devices.size();
-        float scale = 1.0f / n;
         MemorySegment[] in = new MemorySegment[n];
         long waitDown = 0, waitUp = 0, sum = 0, queue = 0;
         for (int k = next.getAndIncrement(); k < chunks.size(); k = next.getAndIncrement()) {
@@ -257,7 +256,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                 uploaded[r][slot].synchronize();
             }
             long t2 = System.nanoTime();
-            reduce(chunks.get(k), slot, scale, in, k);
+            reduce(chunks.get(k), slot, in, k);
             long t3 = System.nanoTime();
             if (k + slots < chunks.size()) {
                 download(replicas, chunks.get(k + slots), k + slots);
@@ -324,7 +323,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     }
 
     /** Sums one chunk across replicas into the result slot, on the calling worker. */
-    private void reduce(StagingPlan.Chunk chunk, int slot, float scale, MemorySegment[] in, int k) {
+    private void reduce(StagingPlan.Chunk chunk, int slot, MemorySegment[] in, int k) {
         long base = slot * options.chunkBytes();
         double[][] squares = chunkSquares;
         double[] sums = null;
@@ -341,7 +340,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                 in[r] = staging[r].segment().asSlice(base + p.slotOffset(), p.bytes());
             }
             MemorySegment out = result.segment().asSlice(base + p.slotOffset(), p.bytes());
-            HostAverage.average(p.dtype(), in, out, 0, p.count(), scale);
+            HostAverage.average(p.dtype(), in, out, 0, p.count());
             if (sums != null) { // fused: the piece just written is still in cache
                 long cell = cellBytes() / p.dtype().bytes();
                 for (long at = 0; at < p.count(); at += cell) {

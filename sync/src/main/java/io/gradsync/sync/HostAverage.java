@@ -11,169 +11,184 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
 /**
- * The host side of an average: {@code out[i] = (in[0][i] + in[1][i] + ... + in[n-1][i]) * scale},
- * summed in replica order in fp32, so that every backend rounds the same way. Half types are
- * widened to fp32, summed, scaled and rounded back to nearest-even once.
+ * The host side of an average: {@code out[i] = (in[0][i] + in[1][i] + ... + in[n-1][i]) / n}, the
+ * sum in float64 in replica order, divided by {@code n} in float64 and rounded once to the element
+ * type (16-bit types through {@link HalfFloats#roundToOdd}), exactly as the device kernels
+ * ({@link GradientKernels}) do: the same bits on every backend.
  *
- * <p>Plain counted loops over aligned segments: C2 turns the fp32 ones into vector code. Public
- * for the bucket norm on JVM devices, which sums and scales bucket memory the same way.
+ * <p>Plain counted loops over aligned segments and arrays, one conversion per loop, so that C2
+ * vectorizes them. Public for the bucket norm on JVM devices, which scales bucket memory as the
+ * scale kernels do ({@link #scale}).
  */
 public final class HostAverage {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT;
-    /** General-n path works in blocks small enough for L1. */
+    /** Work in blocks small enough for L1. */
     private static final int BLOCK = 1024;
 
     private HostAverage() {
     }
 
     /**
-     * Averages elements {@code [from, to)}; inputs and output are views starting at element 0 (with
-     * one input, it scales; the output may be that input).
+     * Averages elements {@code [from, to)} of the {@code in.length} inputs into {@code out}; inputs
+     * and output are views starting at element 0 (the output may be one of the inputs).
      */
-    public static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        switch (dtype) {
-            case FP32 -> fp32(in, out, from, to, scale);
-            case BF16 -> bf16(in, out, from, to, scale);
-            case FP16 -> fp16(in, out, from, to, scale);
+    public static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to) {
+        if (dtype == DType.FP32 && in.length <= 4) {
+            fp32Unrolled(in, out, from, to);
+            return;
+        }
+        double[] acc = new double[blockFor(from, to)];
+        int[] bits = dtype == DType.FP32 ? null : new int[acc.length];
+        double k = in.length;
+        for (long start = from; start < to; start += BLOCK) {
+            int n = (int) Math.min(BLOCK, to - start);
+            switch (dtype) {
+                case FP32 -> {
+                    widenFp32(in[0], start, acc, n);
+                    for (int r = 1; r < in.length; r++) {
+                        addFp32(in[r], start, acc, n);
+                    }
+                    divideIntoFp32(acc, k, out, start, n);
+                }
+                case BF16 -> {
+                    widenBf16(in[0], start, acc, n);
+                    for (int r = 1; r < in.length; r++) {
+                        addBf16(in[r], start, acc, n);
+                    }
+                    divideToOdd(acc, k, bits, n);
+                    for (int j = 0; j < n; j++) {
+                        bits[j] = HalfFloats.bf16InHighHalf(bits[j]);
+                    }
+                    for (int j = 0; j < n; j++) {
+                        out.setAtIndex(I16, start + j, (short) (bits[j] >>> 16));
+                    }
+                }
+                case FP16 -> {
+                    widenF16(in[0], start, acc, n);
+                    for (int r = 1; r < in.length; r++) {
+                        addF16(in[r], start, acc, n);
+                    }
+                    divideToOdd(acc, k, bits, n);
+                    for (int j = 0; j < n; j++) {
+                        out.setAtIndex(I16, start + j, HalfFloats.floatToHalf(Float.intBitsToFloat(bits[j])));
+                    }
+                }
+            }
         }
     }
 
-    private static void fp32(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
+    /** {@code values[i] *= s} for {@code [from, to)}, in fp32 and rounded once, as the scale kernels do. */
+    public static void scale(DType dtype, MemorySegment values, long from, long to, float s) {
+        for (long i = from; i < to; i++) {
+            switch (dtype) {
+                case FP32 -> values.setAtIndex(F32, i, values.getAtIndex(F32, i) * s);
+                case BF16 -> values.setAtIndex(I16, i, HalfFloats.floatToBf16(HalfFloats.bf16ToFloat(values.getAtIndex(I16, i)) * s));
+                case FP16 -> values.setAtIndex(I16, i, HalfFloats.floatToHalf(HalfFloats.halfToFloat(values.getAtIndex(I16, i)) * s));
+            }
+        }
+    }
+
+    /**
+     * 2 to 4 fp32 inputs in one pass. Where n is a power of two its reciprocal is exact, and
+     * multiplying by it gives the quotient's very bits (a power-of-two scaling rounds as the
+     * division does), at a multiply's cost.
+     */
+    private static void fp32Unrolled(MemorySegment[] in, MemorySegment out, long from, long to) {
         switch (in.length) {
             case 1 -> {
                 for (long i = from; i < to; i++) {
-                    out.setAtIndex(F32, i, in[0].getAtIndex(F32, i) * scale);
+                    out.setAtIndex(F32, i, in[0].getAtIndex(F32, i));
                 }
             }
             case 2 -> {
                 MemorySegment a = in[0], b = in[1];
                 for (long i = from; i < to; i++) {
-                    out.setAtIndex(F32, i, (a.getAtIndex(F32, i) + b.getAtIndex(F32, i)) * scale);
+                    out.setAtIndex(F32, i, (float) (((double) a.getAtIndex(F32, i) + b.getAtIndex(F32, i)) * 0.5));
                 }
             }
             case 3 -> {
                 MemorySegment a = in[0], b = in[1], c = in[2];
                 for (long i = from; i < to; i++) {
-                    out.setAtIndex(F32, i, (a.getAtIndex(F32, i) + b.getAtIndex(F32, i) + c.getAtIndex(F32, i)) * scale);
+                    out.setAtIndex(F32, i, (float) (((double) a.getAtIndex(F32, i) + b.getAtIndex(F32, i) + c.getAtIndex(F32, i)) / 3));
                 }
             }
-            case 4 -> {
+            default -> {
                 MemorySegment a = in[0], b = in[1], c = in[2], d = in[3];
                 for (long i = from; i < to; i++) {
-                    out.setAtIndex(F32, i, (a.getAtIndex(F32, i) + b.getAtIndex(F32, i) + c.getAtIndex(F32, i)
-                            + d.getAtIndex(F32, i)) * scale);
+                    out.setAtIndex(F32, i, (float) (((double) a.getAtIndex(F32, i) + b.getAtIndex(F32, i) + c.getAtIndex(F32, i)
+                            + d.getAtIndex(F32, i)) * 0.25));
                 }
-            }
-            default -> fp32Blocked(in, out, from, to, scale);
-        }
-    }
-
-    private static void fp32Blocked(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[blockFor(from, to)];
-        for (long start = from; start < to; start += BLOCK) {
-            int n = (int) Math.min(BLOCK, to - start);
-            MemorySegment first = in[0];
-            for (int j = 0; j < n; j++) {
-                acc[j] = first.getAtIndex(F32, start + j);
-            }
-            for (int r = 1; r < in.length; r++) {
-                MemorySegment src = in[r];
-                for (int j = 0; j < n; j++) {
-                    acc[j] += src.getAtIndex(F32, start + j);
-                }
-            }
-            for (int j = 0; j < n; j++) {
-                out.setAtIndex(F32, start + j, acc[j] * scale);
             }
         }
     }
 
-    // The half types widen block by block into fp32 sums and narrow once per block. Each loop is a
-    // method of its own over one array and one conversion: C2 vectorizes them so, not when they
-    // share a method. The per-element form (the replicas in an inner loop, the type chosen per
-    // value) ran at 1.4 (bf16) and 1.7 (fp16) GB/s on one thread where fp32 ran at 22; these at 5 and 9-13.
+    // One loop per conversion, each a method of its own: C2 vectorizes them so, not when they share one.
 
     /** Scratch for a call: a block, or less where the call is smaller (small gradients are many). */
     private static int blockFor(long from, long to) {
         return (int) Math.max(1, Math.min(BLOCK, to - from));
     }
 
-    private static void bf16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[blockFor(from, to)];
-        int[] bits = new int[acc.length];
-        // float-to-int bit moves do not vectorize beside integer arithmetic: the scaled sums reach the
-        // rounding as ints by being stored through this float view of the int array
-        MemorySegment bitsAsFloats = MemorySegment.ofArray(bits);
-        for (long start = from; start < to; start += BLOCK) {
-            int n = (int) Math.min(BLOCK, to - start);
-            widenBf16(in[0], start, acc, n);
-            for (int r = 1; r < in.length; r++) {
-                addBf16(in[r], start, acc, n);
-            }
-            scaleInto(acc, scale, bitsAsFloats, n);
-            roundToBf16InHighHalf(bits, n);
-            storeHighHalves(bits, out, start, n);
+    private static void widenFp32(MemorySegment src, long at, double[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] = src.getAtIndex(F32, at + j);
         }
     }
 
-    private static void widenBf16(MemorySegment src, long at, float[] acc, int n) {
+    private static void addFp32(MemorySegment src, long at, double[] acc, int n) {
+        for (int j = 0; j < n; j++) {
+            acc[j] += src.getAtIndex(F32, at + j);
+        }
+    }
+
+    private static void divideIntoFp32(double[] acc, double k, MemorySegment out, long at, int n) {
+        if (k == 8) { // an exact reciprocal: the same bits at a multiply's cost
+            for (int j = 0; j < n; j++) {
+                out.setAtIndex(F32, at + j, (float) (acc[j] * 0.125));
+            }
+            return;
+        }
+        for (int j = 0; j < n; j++) {
+            out.setAtIndex(F32, at + j, (float) (acc[j] / k));
+        }
+    }
+
+    private static void widenBf16(MemorySegment src, long at, double[] acc, int n) {
         for (int j = 0; j < n; j++) {
             acc[j] = HalfFloats.bf16ToFloat(src.getAtIndex(I16, at + j));
         }
     }
 
-    private static void addBf16(MemorySegment src, long at, float[] acc, int n) {
+    private static void addBf16(MemorySegment src, long at, double[] acc, int n) {
         for (int j = 0; j < n; j++) {
             acc[j] += HalfFloats.bf16ToFloat(src.getAtIndex(I16, at + j));
         }
     }
 
-    private static void scaleInto(float[] acc, float scale, MemorySegment floats, int n) {
-        for (int j = 0; j < n; j++) {
-            floats.setAtIndex(F32, j, acc[j] * scale);
-        }
-    }
-
-    private static void roundToBf16InHighHalf(int[] bits, int n) {
-        for (int j = 0; j < n; j++) {
-            bits[j] = HalfFloats.bf16InHighHalf(bits[j]);
-        }
-    }
-
-    private static void storeHighHalves(int[] bits, MemorySegment out, long at, int n) {
-        for (int j = 0; j < n; j++) {
-            out.setAtIndex(I16, at + j, (short) (bits[j] >>> 16));
-        }
-    }
-
-    private static void fp16(MemorySegment[] in, MemorySegment out, long from, long to, float scale) {
-        float[] acc = new float[blockFor(from, to)];
-        for (long start = from; start < to; start += BLOCK) {
-            int n = (int) Math.min(BLOCK, to - start);
-            widenF16(in[0], start, acc, n);
-            for (int r = 1; r < in.length; r++) {
-                addF16(in[r], start, acc, n);
-            }
-            narrowF16(acc, scale, out, start, n);
-        }
-    }
-
-    private static void widenF16(MemorySegment src, long at, float[] acc, int n) {
+    private static void widenF16(MemorySegment src, long at, double[] acc, int n) {
         for (int j = 0; j < n; j++) {
             acc[j] = HalfFloats.halfToFloat(src.getAtIndex(I16, at + j));
         }
     }
 
-    private static void addF16(MemorySegment src, long at, float[] acc, int n) {
+    private static void addF16(MemorySegment src, long at, double[] acc, int n) {
         for (int j = 0; j < n; j++) {
             acc[j] += HalfFloats.halfToFloat(src.getAtIndex(I16, at + j));
         }
     }
 
-    private static void narrowF16(float[] acc, float scale, MemorySegment out, long at, int n) {
+    /** The float bits of each mean rounded to odd: one more rounding to nearest-even (bf16, fp16) is then the only one. */
+    private static void divideToOdd(double[] acc, double k, int[] bits, int n) {
+        double reciprocal = 1 / k;
+        if (reciprocal * k == 1 && Math.getExponent(reciprocal) == Math.getExponent(reciprocal * 1.5)) { // a power of two
+            for (int j = 0; j < n; j++) {
+                bits[j] = Float.floatToRawIntBits(HalfFloats.roundToOdd(acc[j] * reciprocal));
+            }
+            return;
+        }
         for (int j = 0; j < n; j++) {
-            out.setAtIndex(I16, at + j, HalfFloats.floatToHalf(acc[j] * scale));
+            bits[j] = Float.floatToRawIntBits(HalfFloats.roundToOdd(acc[j] / k));
         }
     }
 

@@ -270,7 +270,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         reduced = events(cut.size());
         OpenClKernels.PreparedLaunch[][] prepared = new OpenClKernels.PreparedLaunch[n][cut.size()];
         launches = prepared;
-        float invK = 1.0f / n;
+        float replicaCount = n; // the kernels divide their float64 sums by it
         for (int i = 0; i < n; i++) {
             for (int s = 0; s < cut.size(); s++) {
                 Step step = cut.get(s);
@@ -290,7 +290,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
                         slot += SlicePlan.align(step.bytes(i));
                     }
                 }
-                args[n + 1] = invK;
+                args[n + 1] = replicaCount;
                 prepared[i][s] = OpenClKernels.prepare(up[i], SlicePlan.averageKernel(step.run().dtype(), n), count, args);
             }
         }

@@ -591,12 +591,12 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             result = devices.getFirst().allocateHost(p.packedBytes()); // portable: every GPU copies from it
         }
         Launch[][] prepared = new Launch[n][runs.size()];
-        float invK = 1.0f / n;
+        float replicaCount = n; // the kernels divide their float64 sums by it
         for (int i = 0; i < n; i++) {
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
                 Object[] args = new Object[n + 2];
-                args[n + 1] = invK;
+                args[n + 1] = replicaCount;
                 int count;
                 if (small[k]) {
                     count = Math.toIntExact(run.count());

@@ -15,8 +15,10 @@ import java.util.stream.Stream;
 
 /**
  * The host average against its definition, element by element: widen, add in replica order in
- * fp32, scale, round once (HalfFloats). Special values included (NaN, infinities, ties,
- * subnormals); only [from, to) is written; the output may be the first input.
+ * float64, divide by the replica count, round once to the element type, the last step done here
+ * independently of the code under test (the nearest value of the format, ties to even, found in a
+ * table of all its values). Special values included (NaN, infinities, ties, subnormals); only
+ * [from, to) is written; the output may be the first input.
  */
 class HostAverageTest {
 
@@ -31,7 +33,6 @@ class HostAverageTest {
         int count = 5000 + rnd.nextInt(3000); // several blocks and a ragged end
         long from = rnd.nextInt(1500);
         long to = count - rnd.nextInt(1500);
-        float scale = 1f / replicas;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment[] in = new MemorySegment[replicas];
             for (int r = 0; r < replicas; r++) {
@@ -44,26 +45,90 @@ class HostAverageTest {
             MemorySegment before = arena.allocate(out.byteSize()).copyFrom(out);
             // many times, so that what is checked is (likely) the JIT's vector code, as in production
             for (int k = 0; k < 400; k++) {
-                HostAverage.average(dtype, in, out, from, to, scale);
+                HostAverage.average(dtype, in, out, from, to);
             }
             for (int i = 0; i < count; i++) {
                 if (i < from || i >= to) {
                     assertEquals(bits(dtype, before, i), bits(dtype, out, i), "element " + i + " lies outside the range");
                     continue;
                 }
-                float sum = get(dtype, in[0], i);
+                double sum = get(dtype, in[0], i);
                 for (int r = 1; r < replicas; r++) {
                     sum += get(dtype, in[r], i);
                 }
-                assertSame(dtype, narrow(dtype, sum * scale), bits(dtype, out, i), "element " + i);
+                assertSame(dtype, roundOnce(dtype, sum / replicas), bits(dtype, out, i), "element " + i);
             }
             // in place: the output is the first input
             MemorySegment want = arena.allocate(out.byteSize()).copyFrom(out);
-            HostAverage.average(dtype, in, in[0], from, to, scale);
+            HostAverage.average(dtype, in, in[0], from, to);
             for (long i = from; i < to; i++) {
                 assertSame(dtype, bits(dtype, want, i), bits(dtype, in[0], i), "in place, element " + i);
             }
         }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(DType.class)
+    void theMeanOfHugeValuesIsFinite(DType dtype) {
+        float huge = switch (dtype) {
+            case FP32 -> 3e38f;
+            case BF16 -> 3e38f;
+            case FP16 -> 60000f;
+        };
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment[] in = new MemorySegment[4];
+            for (int r = 0; r < 4; r++) {
+                in[r] = arena.allocate(16L * dtype.bytes(), 64);
+                for (int i = 0; i < 16; i++) {
+                    put(dtype, in[r], i, huge);
+                }
+            }
+            MemorySegment out = arena.allocate(16L * dtype.bytes(), 64);
+            HostAverage.average(dtype, in, out, 0, 16);
+            for (int i = 0; i < 16; i++) {
+                assertEquals(get(dtype, in[0], i), get(dtype, out, i), "the mean of four equal values is that value");
+            }
+        }
+    }
+
+    /** {@code m} rounded to the nearest value of the format, ties to even: an independent reference. */
+    static int roundOnce(DType dtype, double m) {
+        if (dtype == DType.FP32) {
+            return Float.floatToRawIntBits((float) m); // Java's narrowing is correctly rounded
+        }
+        if (Double.isNaN(m)) {
+            return narrow(dtype, Float.NaN);
+        }
+        double[] values = TABLES.computeIfAbsent(dtype, HostAverageTest::positiveValues);
+        double a = Math.abs(m);
+        int at = java.util.Arrays.binarySearch(values, a);
+        int code;
+        if (at >= 0) {
+            code = at;
+        } else if (-at - 1 == values.length) {
+            code = values.length - 1; // beyond one step past the largest: infinity
+        } else {
+            int hi = -at - 1;
+            int lo = hi - 1;
+            double dLo = a - values[lo];
+            double dHi = values[hi] - a;
+            code = dLo < dHi ? lo : dHi < dLo ? hi : (lo % 2 == 0 ? lo : hi);
+        }
+        int sign = m < 0 || (m == 0 && 1 / m < 0) ? 0x8000 : 0;
+        return sign | code;
+    }
+
+    private static final java.util.Map<DType, double[]> TABLES = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Every non-negative finite value of the format in code order (= value order), then infinity as the next step. */
+    private static double[] positiveValues(DType dtype) {
+        int infCode = dtype == DType.BF16 ? 0x7F80 : 0x7C00;
+        double[] v = new double[infCode + 1];
+        for (int c = 0; c < infCode; c++) {
+            v[c] = dtype == DType.BF16 ? HalfFloats.bf16ToFloat((short) c) : HalfFloats.halfToFloat((short) c);
+        }
+        v[infCode] = v[infCode - 1] + (v[infCode - 1] - v[infCode - 2]); // the largest value plus one step
+        return v;
     }
 
     /** Mostly ordinary values; some NaN, infinities, values on a rounding tie, and subnormals. */

@@ -96,7 +96,7 @@ final class BucketNorms implements AutoCloseable {
                 if (g.buffer() instanceof JvmBuffer jb) {
                     jb.device().synchronize();
                     MemorySegment values = hostView(jb, g);
-                    HostAverage.average(r.dtype(), new MemorySegment[] {values}, values, 0, r.count(), scale);
+                    HostAverage.scale(r.dtype(), values, 0, r.count(), scale);
                 } else {
                     scalePlan(replica, r).execute();
                 }

@@ -36,6 +36,25 @@ public final class HalfFloats {
         return (floatBits + bias) | (nan & 0x0040_0000);
     }
 
+    /**
+     * {@code d} rounded to a float by round-to-odd: exact where {@code d} is a float, else whichever
+     * of the two floats around it has an odd last bit. Rounding that float once more, to nearest-even
+     * in a format of at most 22 significant bits (bf16, fp16), gives {@code d} rounded to that format
+     * directly, with one rounding; {@code (float) d} instead would round twice. Branch-free integer
+     * steps, so it compiles to the same bits on every device. NaN stays NaN.
+     */
+    public static float roundToOdd(double d) {
+        float f = (float) d; // nearest, ties to even
+        long have = Double.doubleToRawLongBits((double) f) & 0x7FFF_FFFF_FFFF_FFFFL;
+        long want = Double.doubleToRawLongBits(d) & 0x7FFF_FFFF_FFFF_FFFFL;
+        long diff = have ^ want;
+        int inexact = (int) ((diff | -diff) >>> 63);
+        int away = (int) ((have - want) >>> 63); // |f| < |d|: the odd neighbour is the larger magnitude
+        int bits = Float.floatToRawIntBits(f);
+        int step = inexact & ~bits & 1;          // only an inexact, even result moves
+        return Float.intBitsToFloat(bits + step * (2 * away - 1));
+    }
+
     /** Widens IEEE binary16 bits to the float they denote (exact). */
     public static float halfToFloat(short bits) {
         return Float.float16ToFloat(bits);

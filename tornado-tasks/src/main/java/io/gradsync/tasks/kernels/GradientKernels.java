@@ -5,6 +5,7 @@ import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelContext;
 import io.gradsync.tasks.api.Parallel;
@@ -17,9 +18,9 @@ import io.gradsync.tasks.api.Parallel;
  * <p>Element-wise kernels use a {@code @Parallel} loop over the first array's elements, so they
  * are correct for any launch size (a grid-stride loop on a device). Callers pass arrays of equal
  * length (a device runtime slices buffers by pointer and count; on the JVM, by
- * {@code MemorySegment.asSlice}). Sums run in input order in fp32; 16-bit inputs are widened to
- * fp32, summed, and rounded once to nearest even on store. {@code invK} is {@code 1f / k},
- * computed once by the caller: a multiply is exact-rounded and cheaper than a divide.
+ * {@code MemorySegment.asSlice}). Averages sum in replica order in float64, divide by the replica
+ * count {@code k} and round once to the element type: the same bits on every device and the host,
+ * finite wherever the mean is representable. Other sums run in input order in fp32.
  */
 public final class GradientKernels {
     private GradientKernels() {
@@ -44,52 +45,73 @@ public final class GradientKernels {
         }
     }
 
-    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
-    public static void average2(FloatArray out, FloatArray a0, FloatArray a1, float invK) {
+    /**
+     * Average of 2 inputs: the float64 sum {@code a0[i] + ... + a1[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average2(FloatArray out, FloatArray a0, FloatArray a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i)) / k));
         }
     }
 
-    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
-    public static void average3(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, float invK) {
+    /**
+     * Average of 3 inputs: the float64 sum {@code a0[i] + ... + a2[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average3(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
         }
     }
 
-    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
-    public static void average4(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, float invK) {
+    /**
+     * Average of 4 inputs: the float64 sum {@code a0[i] + ... + a3[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average4(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
         }
     }
 
-    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
-    public static void average5(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, float invK) {
+    /**
+     * Average of 5 inputs: the float64 sum {@code a0[i] + ... + a4[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average5(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
         }
     }
 
-    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
-    public static void average6(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, float invK) {
+    /**
+     * Average of 6 inputs: the float64 sum {@code a0[i] + ... + a5[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average6(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
         }
     }
 
-    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
-    public static void average7(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, float invK) {
+    /**
+     * Average of 7 inputs: the float64 sum {@code a0[i] + ... + a6[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average7(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
         }
     }
 
-    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
-    public static void average8(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, FloatArray a7, float invK) {
+    /**
+     * Average of 8 inputs: the float64 sum {@code a0[i] + ... + a7[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type.
+     */
+    public static void average8(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, FloatArray a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
         }
     }
 
@@ -107,52 +129,73 @@ public final class GradientKernels {
         }
     }
 
-    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
-    public static void average2Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, float invK) {
+    /**
+     * Average of 2 inputs: the float64 sum {@code a0[i] + ... + a1[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average2Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i)) / k));
         }
     }
 
-    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
-    public static void average3Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, float invK) {
+    /**
+     * Average of 3 inputs: the float64 sum {@code a0[i] + ... + a2[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average3Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
         }
     }
 
-    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
-    public static void average4Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, float invK) {
+    /**
+     * Average of 4 inputs: the float64 sum {@code a0[i] + ... + a3[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average4Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
         }
     }
 
-    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
-    public static void average5Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, float invK) {
+    /**
+     * Average of 5 inputs: the float64 sum {@code a0[i] + ... + a4[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average5Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
         }
     }
 
-    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
-    public static void average6Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, float invK) {
+    /**
+     * Average of 6 inputs: the float64 sum {@code a0[i] + ... + a5[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average6Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
         }
     }
 
-    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
-    public static void average7Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, float invK) {
+    /**
+     * Average of 7 inputs: the float64 sum {@code a0[i] + ... + a6[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average7Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
         }
     }
 
-    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
-    public static void average8Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, Bfloat16Array a7, float invK) {
+    /**
+     * Average of 8 inputs: the float64 sum {@code a0[i] + ... + a7[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average8Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, Bfloat16Array a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
         }
     }
 
@@ -170,52 +213,73 @@ public final class GradientKernels {
         }
     }
 
-    /** Fused average of 2 inputs: {@code out[i] = (a0[i] + ... + a1[i]) * invK}, summed in order in fp32. */
-    public static void average2F16(HalfArray out, HalfArray a0, HalfArray a1, float invK) {
+    /**
+     * Average of 2 inputs: the float64 sum {@code a0[i] + ... + a1[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average2F16(HalfArray out, HalfArray a0, HalfArray a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i)) / k));
         }
     }
 
-    /** Fused average of 3 inputs: {@code out[i] = (a0[i] + ... + a2[i]) * invK}, summed in order in fp32. */
-    public static void average3F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, float invK) {
+    /**
+     * Average of 3 inputs: the float64 sum {@code a0[i] + ... + a2[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average3F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
         }
     }
 
-    /** Fused average of 4 inputs: {@code out[i] = (a0[i] + ... + a3[i]) * invK}, summed in order in fp32. */
-    public static void average4F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, float invK) {
+    /**
+     * Average of 4 inputs: the float64 sum {@code a0[i] + ... + a3[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average4F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
         }
     }
 
-    /** Fused average of 5 inputs: {@code out[i] = (a0[i] + ... + a4[i]) * invK}, summed in order in fp32. */
-    public static void average5F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, float invK) {
+    /**
+     * Average of 5 inputs: the float64 sum {@code a0[i] + ... + a4[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average5F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
         }
     }
 
-    /** Fused average of 6 inputs: {@code out[i] = (a0[i] + ... + a5[i]) * invK}, summed in order in fp32. */
-    public static void average6F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, float invK) {
+    /**
+     * Average of 6 inputs: the float64 sum {@code a0[i] + ... + a5[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average6F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
         }
     }
 
-    /** Fused average of 7 inputs: {@code out[i] = (a0[i] + ... + a6[i]) * invK}, summed in order in fp32. */
-    public static void average7F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, float invK) {
+    /**
+     * Average of 7 inputs: the float64 sum {@code a0[i] + ... + a6[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average7F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
         }
     }
 
-    /** Fused average of 8 inputs: {@code out[i] = (a0[i] + ... + a7[i]) * invK}, summed in order in fp32. */
-    public static void average8F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, HalfArray a7, float invK) {
+    /**
+     * Average of 8 inputs: the float64 sum {@code a0[i] + ... + a7[i]} in replica order, divided
+     * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
+     */
+    public static void average8F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, HalfArray a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) * invK);
+            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
         }
     }
 

@@ -140,7 +140,7 @@ class CudaDifferentialTest {
             stream.fill32(out, 0, bytes, Float.floatToRawIntBits(-1f));
             KernelSpec avg = BuiltinKernels.average(2);
             CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpu, avg, count, new DeviceSlice(out, 4L * offset, count),
-                    new DeviceSlice(a, 4L * offset, count), new DeviceSlice(b, 4L * offset, count), 0.5f);
+                    new DeviceSlice(a, 4L * offset, count), new DeviceSlice(b, 4L * offset, count), 2f);
             assertTrue(launch.vectorized(), "4000-byte offsets are 16-byte aligned");
             launch.launch(stream);
             stream.copyToHost(out, 0, host, 0, bytes);
@@ -150,7 +150,7 @@ class CudaDifferentialTest {
                 assertEquals(expected, host.segment().getAtIndex(ValueLayout.JAVA_FLOAT, i), "element " + i);
             }
             assertThrows(IllegalArgumentException.class, () -> CudaKernels.prepare(gpu, avg, n,
-                    new DeviceSlice(out, 4, n), new DeviceSlice(a, 0, n), new DeviceSlice(b, 0, n), 0.5f), "overrun");
+                    new DeviceSlice(out, 4, n), new DeviceSlice(a, 0, n), new DeviceSlice(b, 0, n), 2f), "overrun");
         }
     }
     /**
@@ -179,19 +179,19 @@ class CudaDifferentialTest {
             upload(stream, host, x0, a0);
             upload(stream, host, x1, a1);
 
-            CudaKernels.PreparedLaunch disjoint = CudaKernels.prepare(gpu, avg, n, so, s0, s1, 0.5f);
+            CudaKernels.PreparedLaunch disjoint = CudaKernels.prepare(gpu, avg, n, so, s0, s1, 2f);
             assertEquals(Set.of("a0", "a1"), disjoint.nonCoherentArrays());
             assertEquals(4, disjoint.vectorWidth());
             disjoint.launch(stream);
             float[] got = download(stream, host, out, n);
 
-            CudaKernels.PreparedLaunch inPlace = CudaKernels.prepare(gpu, avg, n, s0, s0, s1, 0.5f);
+            CudaKernels.PreparedLaunch inPlace = CudaKernels.prepare(gpu, avg, n, s0, s0, s1, 2f);
             assertEquals(Set.of("a1"), inPlace.nonCoherentArrays(), "a0 is also the output");
             assertEquals(4, inPlace.vectorWidth(), "in place: each lane reads its element before writing it");
             inPlace.launch(stream);
             float[] gotInPlace = download(stream, host, a0, n);
             for (int i = 0; i < n; i++) {
-                float expected = (x0[i] + x1[i]) * 0.5f;
+                float expected = (float) (((double) x0[i] + x1[i]) / 2);
                 assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(got[i]), "disjoint, element " + i);
                 assertEquals(Float.floatToRawIntBits(expected), Float.floatToRawIntBits(gotInPlace[i]), "in place, element " + i);
             }

@@ -36,7 +36,7 @@ abstract class ExecutionPlanChecks {
         try (FloatArray out = new FloatArray(n); FloatArray a = random(n, rnd); FloatArray b = random(n, rnd)) {
             ImmutableTaskGraph graph = new TaskGraph("avg")
                     .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, b)
-                    .task("average", GradientKernels::average2, out, a, b, 0.5f)
+                    .task("average", GradientKernels::average2, out, a, b, 2f)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, out)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
@@ -47,7 +47,7 @@ abstract class ExecutionPlanChecks {
                     out.fill(Float.NaN);
                     plan.execute();
                     for (int i = 0; i < n; i++) {
-                        assertEquals((a.get(i) + b.get(i)) * 0.5f, out.get(i), "run " + run + " element " + i);
+                        assertEquals((float) (((double) a.get(i) + b.get(i)) / 2), out.get(i), "run " + run + " element " + i);
                     }
                 }
             }

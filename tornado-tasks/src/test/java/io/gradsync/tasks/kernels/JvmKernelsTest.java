@@ -44,7 +44,7 @@ class JvmKernelsTest {
     @Test
     void loopKernelRunsOnce() {
         try (FloatArray out = new FloatArray(3); FloatArray a = FloatArray.of(1, 2, 3); FloatArray b = FloatArray.of(3, 4, 5)) {
-            JvmKernels.run(BuiltinKernels.average(2), 256, 256, out, a, b, 0.5f);
+            JvmKernels.run(BuiltinKernels.average(2), 256, 256, out, a, b, 2f);
             assertEquals(2f, out.get(0));
             assertEquals(4f, out.get(2));
             assertThrows(IllegalArgumentException.class, () -> JvmKernels.run(BuiltinKernels.average(2), 256, 256, out, a));

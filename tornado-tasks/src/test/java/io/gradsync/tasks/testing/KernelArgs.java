@@ -87,7 +87,7 @@ public final class KernelArgs {
 
     /**
      * Arguments for a built-in kernel: random inputs of {@code n} elements, write-only outputs
-     * poisoned, one-element accumulators ({@code flag}, {@code result}) zeroed, {@code invK = 1/k}
+     * poisoned, one-element accumulators ({@code flag}, {@code result}) zeroed, {@code k} = the input count
      * for averages, a random scale otherwise, null for the KernelContext.
      */
     public static Object[] forBuiltin(String name, Method m, CompiledKernel k, int n, Random rnd) {
@@ -125,7 +125,7 @@ public final class KernelArgs {
                     args[p.javaIndex()] = arr;
                 }
                 case io.gradsync.tasks.compiler.ir.KernelParam.ScalarParam s ->
-                        args[p.javaIndex()] = inputs > 0 ? 1f / inputs : (float) rnd.nextGaussian();
+                        args[p.javaIndex()] = inputs > 0 ? (float) inputs : (float) rnd.nextGaussian();
                 case io.gradsync.tasks.compiler.ir.KernelParam.ContextParam c -> args[p.javaIndex()] = null;
             }
         }
