@@ -24,4 +24,5 @@ module io.gradsync.tasks {
     exports io.gradsync.tasks.cuda.driver to io.gradsync.sync;
     exports io.gradsync.tasks.opencl.driver to io.gradsync.sync;
     exports io.gradsync.tasks.kernels.launch to io.gradsync.sync;
+    // io.gradsync.tasks.internal: how this module's packages reach each other's internals; not exported
 }

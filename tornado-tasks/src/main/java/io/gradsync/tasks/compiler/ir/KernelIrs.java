@@ -1,5 +1,6 @@
 package io.gradsync.tasks.compiler.ir;
 
+import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import java.util.List;
 import java.util.Optional;
@@ -17,44 +18,28 @@ public final class KernelIrs {
         Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel);
     }
 
-    private static volatile Access access;
+    private static final Installed<Access> ACCESS = new Installed<>("kernel IR", CompiledKernel.class);
 
     private KernelIrs() {
     }
 
     /** Called once, by {@code CompiledKernel}. */
-    public static synchronized void install(Access implementation) {
-        if (access != null) {
-            throw new IllegalStateException("kernel IR access is installed already");
-        }
-        access = implementation;
+    public static void install(Access implementation) {
+        ACCESS.install(implementation);
     }
 
     /** The kernel's typed IR. */
     public static KernelIr ir(CompiledKernel kernel) {
-        return access().ir(kernel);
+        return ACCESS.get().ir(kernel);
     }
 
     /** Java parameters in order and what each becomes on the device. */
     public static List<KernelParam> parameters(CompiledKernel kernel) {
-        return access().ir(kernel).params();
+        return ACCESS.get().ir(kernel).params();
     }
 
     /** The element-wise analysis, where the kernel is an element-wise loop. */
     public static Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel) {
-        return access().elementwiseLoop(kernel);
-    }
-
-    private static Access access() {
-        Access a = access;
-        if (a == null) {
-            try { // CompiledKernel installs it in its static initializer
-                Class.forName(CompiledKernel.class.getName(), true, CompiledKernel.class.getClassLoader());
-            } catch (ClassNotFoundException e) {
-                throw new IllegalStateException(e);
-            }
-            a = access;
-        }
-        return a;
+        return ACCESS.get().elementwiseLoop(kernel);
     }
 }

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.cuda.driver;
 
+import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
 import jcuda.driver.CUstream;
@@ -19,37 +20,21 @@ public final class CudaHandles {
         CUstream stream(CudaStream stream);
     }
 
-    private static volatile Access access;
+    private static final Installed<Access> ACCESS = new Installed<>("CUDA handle", CudaDevice.class);
 
     private CudaHandles() {
     }
 
-    /** Called once, by {@code io.gradsync.tasks.cuda}. */
-    public static synchronized void install(Access implementation) {
-        if (access != null) {
-            throw new IllegalStateException("CUDA handle access is installed already");
-        }
-        access = implementation;
+    /** Called once, by the package that owns the handles. */
+    public static void install(Access implementation) {
+        ACCESS.install(implementation);
     }
 
     public static void bind(CudaDevice device) {
-        access().bind(device);
+        ACCESS.get().bind(device);
     }
 
     public static CUstream stream(CudaStream stream) {
-        return access().stream(stream);
-    }
-
-    private static Access access() {
-        Access a = access;
-        if (a == null) {
-            try { // CudaDevice installs it in its static initializer
-                Class.forName(CudaDevice.class.getName(), true, CudaDevice.class.getClassLoader());
-            } catch (ClassNotFoundException e) {
-                throw new IllegalStateException(e);
-            }
-            a = access;
-        }
-        return a;
+        return ACCESS.get().stream(stream);
     }
 }

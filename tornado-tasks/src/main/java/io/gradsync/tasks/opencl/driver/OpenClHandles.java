@@ -1,5 +1,6 @@
 package io.gradsync.tasks.opencl.driver;
 
+import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;
@@ -25,41 +26,25 @@ public final class OpenClHandles {
         cl_program buildProgram(OpenClDevice device, String source, String what);
     }
 
-    private static volatile Access access;
+    private static final Installed<Access> ACCESS = new Installed<>("OpenCL handle", OpenClDevice.class);
 
     private OpenClHandles() {
     }
 
-    /** Called once, by {@code io.gradsync.tasks.opencl}. */
-    public static synchronized void install(Access implementation) {
-        if (access != null) {
-            throw new IllegalStateException("OpenCL handle access is installed already");
-        }
-        access = implementation;
+    /** Called once, by the package that owns the handles. */
+    public static void install(Access implementation) {
+        ACCESS.install(implementation);
     }
 
     public static cl_mem memory(OpenClBuffer buffer) {
-        return access().memory(buffer);
+        return ACCESS.get().memory(buffer);
     }
 
     public static void enqueue(OpenClQueue queue, Consumer<cl_command_queue> call) {
-        access().enqueue(queue, call);
+        ACCESS.get().enqueue(queue, call);
     }
 
     public static cl_program buildProgram(OpenClDevice device, String source, String what) {
-        return access().buildProgram(device, source, what);
-    }
-
-    private static Access access() {
-        Access a = access;
-        if (a == null) {
-            try { // OpenClDevice installs it in its static initializer
-                Class.forName(OpenClDevice.class.getName(), true, OpenClDevice.class.getClassLoader());
-            } catch (ClassNotFoundException e) {
-                throw new IllegalStateException(e);
-            }
-            a = access;
-        }
-        return a;
+        return ACCESS.get().buildProgram(device, source, what);
     }
 }
