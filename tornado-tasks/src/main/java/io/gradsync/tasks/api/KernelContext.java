@@ -1,64 +1,234 @@
 package io.gradsync.tasks.api;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BrokenBarrierException;
+import java.util.concurrent.CyclicBarrier;
+import java.util.function.IntFunction;
+
 /**
  * The thread coordinates of a kernel written in the KernelContext style: a kernel takes a
- * {@code KernelContext} parameter and asks it which element it works on.
+ * {@code KernelContext} parameter and asks it which element it works on, in one to three
+ * dimensions ({@code x}, {@code y}, {@code z}) over the {@link WorkerGrid} it is launched with.
  *
- * <p>On a device the compiler replaces each query with the hardware's thread registers and the
- * parameter is not passed to the device at all. On the JVM a runtime creates one context per
- * worker and moves it over the global index space with {@link #moveTo(int)}; this is the only
- * reason the class is mutable.
+ * <p>On a device the compiler replaces each call with the hardware's registers and instructions
+ * (PTX / OpenCL C): {@code globalIdx()} is {@code ctaid.x * ntid.x + tid.x} /
+ * {@code get_global_id(0)}, {@code localIdx()} {@code tid.x} / {@code get_local_id(0)},
+ * {@code groupIdx()} {@code ctaid.x} / {@code get_group_id(0)}, {@code localBarrier()}
+ * {@code bar.sync 0} / {@code barrier(CLK_LOCAL_MEM_FENCE)}, and an
+ * {@code allocate*LocalArray(n)} a {@code .shared} / {@code __local} array of the work group
+ * ({@code n} a constant). The parameter itself is not passed to the device.
  *
- * <p>One dimension only: gradient buffers are flat.
+ * <p>On the JVM a runtime creates one context per worker thread and moves it over the grid; a
+ * kernel that uses barriers or group-local arrays runs each group's threads at once, so that
+ * they can wait for each other and share the arrays.
+ *
+ * <p>Thread-safety: one context belongs to one thread at a time.
  */
 public final class KernelContext {
-    private final int globalSize;
-    private final int localSize;
-    private int globalIdx;
+    private final int[] global = new int[3];
+    private final int[] local = new int[3];
+    private final int[] id = new int[3];
+    private final Group group;
+    private int allocations;
 
-    /**
-     * @param globalSize number of threads in the launch
-     * @param localSize  threads per work group (block); must divide nothing, only be positive
-     */
-    public KernelContext(int globalSize, int localSize) {
-        if (globalSize <= 0 || localSize <= 0) {
-            throw new IllegalArgumentException("globalSize and localSize must be positive: " + globalSize + ", " + localSize);
+    /** The threads of one work group on the JVM: their barrier and the arrays they share. */
+    public static final class Group {
+        private final CyclicBarrier barrier;
+        private final List<Object> arrays = new ArrayList<>();
+
+        /** A group of {@code threads} threads, all of which must call every barrier. */
+        public Group(int threads) {
+            this.barrier = new CyclicBarrier(threads);
         }
-        this.globalSize = globalSize;
-        this.localSize = localSize;
+
+        synchronized Object array(int ordinal, IntFunction<Object> make, int length) {
+            while (arrays.size() <= ordinal) {
+                arrays.add(null);
+            }
+            Object a = arrays.get(ordinal);
+            if (a == null) {
+                a = make.apply(length);
+                arrays.set(ordinal, a);
+            }
+            return a;
+        }
+
+        void await() {
+            try {
+                barrier.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted at a barrier", e);
+            } catch (BrokenBarrierException e) {
+                throw new IllegalStateException("another thread of the group failed before the barrier", e);
+            }
+        }
+
+        /** Lets the other threads go when one of them failed, instead of waiting for ever. */
+        public void abandon() {
+            barrier.reset();
+        }
     }
 
-    /** Positions this context on one global thread index (JVM runtime use). */
-    public KernelContext moveTo(int globalIdx) {
-        if (globalIdx < 0 || globalIdx >= globalSize) {
-            throw new IndexOutOfBoundsException("globalIdx " + globalIdx + " outside [0, " + globalSize + ")");
+    /**
+     * A 1-D context: {@code globalSize} threads in groups of {@code localSize}.
+     *
+     * @param globalSize number of threads in the launch
+     * @param localSize  threads per work group; need not divide {@code globalSize}
+     */
+    public KernelContext(int globalSize, int localSize) {
+        this(new int[] {globalSize, 1, 1}, new int[] {localSize, 1, 1}, null);
+    }
+
+    /**
+     * A context over {@code grid}, belonging to {@code group} (null when the kernel uses no
+     * barrier and no group-local array).
+     */
+    public KernelContext(WorkerGrid grid, Group group) {
+        this(new int[] {grid.globalSize(0), grid.globalSize(1), grid.globalSize(2)},
+                new int[] {grid.localSize(0), grid.localSize(1), grid.localSize(2)}, group);
+    }
+
+    private KernelContext(int[] global, int[] local, Group group) {
+        for (int d = 0; d < 3; d++) {
+            if (global[d] <= 0 || local[d] <= 0) {
+                throw new IllegalArgumentException("global and local sizes must be positive: " + global[d] + ", " + local[d]);
+            }
+            this.global[d] = global[d];
+            this.local[d] = local[d];
         }
-        this.globalIdx = globalIdx;
+        this.group = group;
+    }
+
+    /** Positions this context on one global thread index of a 1-D launch (JVM runtime use). */
+    public KernelContext moveTo(int globalIdx) {
+        return moveTo(globalIdx, 0, 0);
+    }
+
+    /** Positions this context on one thread of the grid (JVM runtime use). */
+    public KernelContext moveTo(int x, int y, int z) {
+        int[] at = {x, y, z};
+        for (int d = 0; d < 3; d++) {
+            if (at[d] < 0 || at[d] >= global[d]) {
+                throw new IndexOutOfBoundsException("global index " + at[d] + " in dimension " + d + " outside [0, " + global[d] + ")");
+            }
+        }
+        id[0] = x;
+        id[1] = y;
+        id[2] = z;
+        allocations = 0;
         return this;
     }
 
-    /** Index of this thread in the whole launch. */
+    /** Index of this thread in the whole launch, dimension x. */
     public int globalIdx() {
-        return globalIdx;
+        return id[0];
     }
 
-    /** Number of threads in the whole launch. */
-    public int globalSize() {
-        return globalSize;
+    /** Index of this thread in the whole launch, dimension y (0 in a 1-D grid). */
+    public int globalIdy() {
+        return id[1];
     }
 
-    /** Index of this thread inside its group (block). */
+    /** Index of this thread in the whole launch, dimension z. */
+    public int globalIdz() {
+        return id[2];
+    }
+
+    /** Index of this thread inside its group, dimension x. */
     public int localIdx() {
-        return globalIdx % localSize;
+        return id[0] % local[0];
     }
 
-    /** Index of this thread's group (block). */
+    public int localIdy() {
+        return id[1] % local[1];
+    }
+
+    public int localIdz() {
+        return id[2] % local[2];
+    }
+
+    /** Index of this thread's group, dimension x. */
     public int groupIdx() {
-        return globalIdx / localSize;
+        return id[0] / local[0];
     }
 
-    /** Threads per group (block). */
+    public int groupIdy() {
+        return id[1] / local[1];
+    }
+
+    public int groupIdz() {
+        return id[2] / local[2];
+    }
+
+    /** Number of threads in the whole launch, dimension x: exactly the grid's, never rounded up. */
+    public int globalSize() {
+        return global[0];
+    }
+
+    /** Number of threads in dimension {@code dimension} (0, 1 or 2, a constant in a kernel). */
+    public int globalSize(int dimension) {
+        return global[dimension];
+    }
+
+    /** Threads per group, dimension x. */
     public int localSize() {
-        return localSize;
+        return local[0];
+    }
+
+    public int localSize(int dimension) {
+        return local[dimension];
+    }
+
+    /** Groups in the launch, dimension x. */
+    public int groupCount() {
+        return groupCount(0);
+    }
+
+    public int groupCount(int dimension) {
+        return (int) (((long) global[dimension] + local[dimension] - 1) / local[dimension]);
+    }
+
+    /** Waits until every thread of the group has arrived; orders group-local memory. */
+    public void localBarrier() {
+        requireGroup("localBarrier").await();
+    }
+
+    /** As {@link #localBarrier()}, and orders global memory too (within the group: there is no grid-wide barrier). */
+    public void globalBarrier() {
+        requireGroup("globalBarrier").await();
+    }
+
+    /** A float array shared by the threads of this group; {@code length} must be a constant in a kernel. */
+    public float[] allocateFloatLocalArray(int length) {
+        return (float[]) shared(float[]::new, length);
+    }
+
+    public int[] allocateIntLocalArray(int length) {
+        return (int[]) shared(int[]::new, length);
+    }
+
+    public long[] allocateLongLocalArray(int length) {
+        return (long[]) shared(long[]::new, length);
+    }
+
+    public double[] allocateDoubleLocalArray(int length) {
+        return (double[]) shared(double[]::new, length);
+    }
+
+    private Object shared(IntFunction<Object> make, int length) {
+        if (length < 0) {
+            throw new NegativeArraySizeException("group-local array of " + length);
+        }
+        return requireGroup("a group-local array").array(allocations++, make, length);
+    }
+
+    private Group requireGroup(String what) {
+        if (group == null) {
+            throw new IllegalStateException(what + " needs the kernel to run by work groups; "
+                    + "run it through a task graph or JvmKernels, which do so for kernels that use one");
+        }
+        return group;
     }
 }

@@ -15,6 +15,7 @@ import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 
@@ -111,6 +112,8 @@ final class BytecodeTranslator {
         final Map<Long, Var> stackVars = new HashMap<>();
         final Map<Integer, BlockInfo> blocks = new HashMap<>();
         final Map<Integer, String> localNames = new HashMap<>();
+        /** In-kernel arrays by allocation site, so that a {@code new} run in a loop is one array. */
+        final Map<Integer, MemArray> arraysAtBci = new HashMap<>();
         final Deque<Integer> worklist = new ArrayDeque<>();
         final Block returnTarget;
         final Var returnVar;
@@ -197,12 +200,16 @@ final class BytecodeTranslator {
         List<KernelParam> params = new ArrayList<>();
         MethodTypeDesc type = MethodTypeDesc.ofDescriptor(descriptor);
         List<String> names = parameterNames(frame, type);
+        java.util.Set<String> usedNames = new java.util.HashSet<>();
         int slot = 0;
         Block entry = ir.newBlock();
         ir.setCurrent(entry);
         for (int i = 0; i < type.parameterCount(); i++) {
             ClassDesc p = type.parameterType(i);
             String pname = sanitize(names.get(i));
+            while (!usedNames.add(pname)) {
+                pname = pname + "_" + i; // '$' and '_' map alike: keep every parameter's name its own
+            }
             ElementKind kind = arrayKind(p);
             if (kind != null) {
                 ArrayParam ap = new ArrayParam(pname, i, kind);
@@ -272,10 +279,19 @@ final class BytecodeTranslator {
         return names;
     }
 
+    /**
+     * A name both C and PTX accept: ASCII letters, digits and '_' kept, any other character as
+     * {@code _uXXXX} (so that names in other scripts stay distinct), never starting with a digit.
+     * The emitters add their own prefixes, so keywords need no care here.
+     */
     static String sanitize(String name) {
         StringBuilder b = new StringBuilder();
         for (char c : name.toCharArray()) {
-            b.append((c < 128 && Character.isLetterOrDigit(c)) || c == '_' ? c : '_');
+            if ((c < 128 && Character.isLetterOrDigit(c)) || c == '_') {
+                b.append(c);
+            } else {
+                b.append(String.format("_u%04x", (int) c));
+            }
         }
         if (b.isEmpty() || Character.isDigit(b.charAt(0))) {
             b.insert(0, '_');
@@ -379,6 +395,12 @@ final class BytecodeTranslator {
                 if (i + 1 < f.insns.size()) {
                     f.leaders.add(f.bcis.get(i + 1));
                 }
+            } else if (ins instanceof TableSwitchInstruction ts) {
+                f.leaders.add(f.code.labelToBci(ts.defaultTarget()));
+                ts.cases().forEach(c -> f.leaders.add(f.code.labelToBci(c.target())));
+            } else if (ins instanceof LookupSwitchInstruction ls) {
+                f.leaders.add(f.code.labelToBci(ls.defaultTarget()));
+                ls.cases().forEach(c -> f.leaders.add(f.code.labelToBci(c.target())));
             } else if (ins instanceof ReturnInstruction || ins instanceof ThrowInstruction) {
                 if (i + 1 < f.insns.size()) {
                     f.leaders.add(f.bcis.get(i + 1));
@@ -627,6 +649,13 @@ final class BytecodeTranslator {
                 if (next < 0) {
                     throw f.error("conditional branch at the end of the method");
                 }
+                if (a instanceof Const ca && b instanceof Const cb && !ca.type().isFloat()) {
+                    // decided now (an assert, a constant flag): the other side is never translated, so
+                    // code that only Java can run there (new AssertionError) does not stop the kernel
+                    boolean takenNow = cond.test(Long.compare(ca.bits(), cb.bits()));
+                    ir.terminate(new Insn.Jump(edge(f, takenNow ? target : next, stack)));
+                    return true;
+                }
                 Block taken = edge(f, target, stack);
                 Block fall = edge(f, next, stack);
                 ir.terminate(new Insn.Branch(cond, a, b, unordered, taken, fall));
@@ -657,22 +686,58 @@ final class BytecodeTranslator {
                         default -> "instance field access " + fi.owner().asInternalName() + "." + fi.name().stringValue();
                     });
                 }
-                push(stack, staticFinalConstant(f, fi));
+                SVal v = staticValue(f, fi);
+                stack.add(v);
             }
             case NopInstruction n -> {
             }
-            case ArrayLoadInstruction a -> throw f.error("Java array element read (kernels take FloatArray, IntArray, ... parameters)");
-            case ArrayStoreInstruction a -> throw f.error("Java array element write (kernels take FloatArray, IntArray, ... parameters)");
+            case ArrayLoadInstruction a -> {
+                Operand index = pop(f, stack);
+                MemArray m = memArray(f, popRef(f, stack), a.typeKind());
+                Var dst = ir.newVar(m.valueType(), "");
+                ir.emit(new Insn.ArrayLoad(dst, m, index));
+                push(stack, dst);
+            }
+            case ArrayStoreInstruction a -> {
+                Operand value = pop(f, stack);
+                Operand index = pop(f, stack);
+                MemArray m = memArray(f, popRef(f, stack), a.typeKind());
+                if (m.space() == MemArray.Space.TABLE) {
+                    throw f.error("write to a static final array (its contents are fixed when the kernel is compiled)");
+                }
+                ir.emit(new Insn.ArrayStore(m, index, value));
+            }
             case NewObjectInstruction n -> throw f.error("object allocation (new " + n.className().asInternalName() + ")");
-            case NewPrimitiveArrayInstruction n -> throw f.error("array allocation (new " + n.typeKind() + "[])");
+            case NewPrimitiveArrayInstruction n -> {
+                Operand length = pop(f, stack);
+                stack.add(new Ref(privateArray(f, n.typeKind(), length)));
+            }
             case NewReferenceArrayInstruction n -> throw f.error("array allocation (new " + n.componentType().asInternalName() + "[])");
             case NewMultiArrayInstruction n -> throw f.error("array allocation (multi-dimensional)");
             case ThrowInstruction t -> throw f.error("throwing an exception (athrow)");
             case MonitorInstruction m -> throw f.error("synchronized block (" + m.opcode().name().toLowerCase() + ")");
             case TypeCheckInstruction t -> throw f.error("type check (" + t.opcode().name().toLowerCase() + " " + t.type().asInternalName() + ")");
             case InvokeDynamicInstruction d -> throw f.error("invokedynamic (lambda, method reference or string concatenation: " + d.name().stringValue() + ")");
-            case TableSwitchInstruction s -> throw f.error("switch statement (tableswitch)");
-            case LookupSwitchInstruction s -> throw f.error("switch statement (lookupswitch)");
+            case TableSwitchInstruction s -> {
+                List<Integer> keys = new ArrayList<>();
+                List<Integer> targets = new ArrayList<>();
+                s.cases().forEach(c -> {
+                    keys.add(c.caseValue());
+                    targets.add(f.code.labelToBci(c.target()));
+                });
+                translateSwitch(f, pop(f, stack), keys, targets, f.code.labelToBci(s.defaultTarget()), stack);
+                return true;
+            }
+            case LookupSwitchInstruction s -> {
+                List<Integer> keys = new ArrayList<>();
+                List<Integer> targets = new ArrayList<>();
+                s.cases().forEach(c -> {
+                    keys.add(c.caseValue());
+                    targets.add(f.code.labelToBci(c.target()));
+                });
+                translateSwitch(f, pop(f, stack), keys, targets, f.code.labelToBci(s.defaultTarget()), stack);
+                return true;
+            }
             default -> throw f.error("bytecode " + ins.opcode().name().toLowerCase());
         }
         return false;
@@ -682,7 +747,7 @@ final class BytecodeTranslator {
         Opcode o = oi.opcode();
         String n = o.name();
         switch (o) {
-            case ARRAYLENGTH -> throw f.error("Java array length (kernels take FloatArray, IntArray, ... parameters)");
+            case ARRAYLENGTH -> push(stack, Const.ofInt(memArray(f, popRef(f, stack), null).length()));
             case INEG, LNEG, FNEG, DNEG -> {
                 Operand a = pop(f, stack);
                 Var dst = ir.newVar(a.type(), "");
@@ -694,7 +759,7 @@ final class BytecodeTranslator {
                 Operand a = pop(f, stack);
                 stack.add(new Cmp(a, b, n.endsWith("G") ? 1 : -1));
             }
-            case FREM, DREM -> throw f.error("floating-point remainder (" + n.toLowerCase() + ")");
+            case FREM, DREM -> inline(f, "io/gradsync/tasks/compiler/JavaRemainder", "remainder", o == Opcode.FREM ? "(FF)F" : "(DD)D", stack);
             default -> {
                 Operand b = pop(f, stack);
                 Operand a = pop(f, stack);
@@ -775,6 +840,131 @@ final class BytecodeTranslator {
         }
     }
 
+    /** Tables read so far, by field, so that each is in the kernel once. */
+    private final Map<String, MemArray> arraysBySite = new HashMap<>();
+    private static final int MAX_IN_KERNEL_BYTES = 48 * 1024;
+
+    /** The private array a {@code newarray} makes: its length must be a constant. */
+    private MemArray privateArray(Frame f, TypeKind kind, Operand length) {
+        if (!(length instanceof Const c)) {
+            throw f.error("array allocation of a length that is not a constant (new " + kind.upperBound().displayName()
+                    + "[n] needs n fixed when the kernel is compiled)");
+        }
+        MemArray m = inKernelArray(f, MemArray.Space.PRIVATE, descriptorOf(f, kind), c.intValue(), "new " + kind.upperBound().displayName() + "[" + c.intValue() + "]");
+        ir.emit(new Insn.ArrayZero(m));
+        return m;
+    }
+
+    private MemArray inKernelArray(Frame f, MemArray.Space space, char javaType, int length, String what) {
+        if (length < 0 || (long) length * 8 > MAX_IN_KERNEL_BYTES) {
+            throw f.error(what + ": in-kernel arrays hold 0 to " + MAX_IN_KERNEL_BYTES + " bytes");
+        }
+        MemArray m = f.arraysAtBci.computeIfAbsent(f.bci, k -> ir.newArray(space, javaType, length, null));
+        if (m.length() != length) {
+            throw f.error(what + " at one place with different constant lengths");
+        }
+        return m;
+    }
+
+    private static char descriptorOf(Frame f, TypeKind kind) {
+        return switch (kind) {
+            case BOOLEAN -> 'Z';
+            case BYTE -> 'B';
+            case CHAR -> 'C';
+            case SHORT -> 'S';
+            case INT -> 'I';
+            case LONG -> 'J';
+            case FLOAT -> 'F';
+            case DOUBLE -> 'D';
+            default -> throw f.error("array of " + kind);
+        };
+    }
+
+    /** The in-kernel array a reference holds; {@code kind} (null: any) is the access's element type. */
+    private static MemArray memArray(Frame f, Ref r, TypeKind kind) {
+        if (!(r.target instanceof MemArray m)) {
+            throw f.error(r.target instanceof ArrayParam ? "Java array access on a kernel array parameter (use get/set)"
+                    : "Java array access on " + r.target);
+        }
+        if (kind != null) {
+            char want = descriptorOf(f, kind);
+            boolean ok = want == m.javaType() || (want == 'B' && m.javaType() == 'Z'); // baload/bastore serve both
+            if (!ok) {
+                throw f.error("access as " + kind + " to an array of " + m.javaTypeName());
+            }
+        }
+        return m;
+    }
+
+    /**
+     * A switch as a chain of compares, in case order: the device compiler turns a dense chain
+     * back into a jump table where that pays.
+     */
+    private void translateSwitch(Frame f, Operand key, List<Integer> keys, List<Integer> targets, int defaultBci, List<SVal> stack) {
+        List<Block> caseBlocks = new ArrayList<>();
+        for (int t : targets) {
+            caseBlocks.add(edge(f, t, new ArrayList<>(stack)));
+        }
+        Block otherwise = edge(f, defaultBci, new ArrayList<>(stack));
+        for (int i = 0; i < keys.size(); i++) {
+            Block next = i + 1 < keys.size() ? ir.newBlock() : otherwise;
+            ir.terminate(new Insn.Branch(Cond.EQ, key, Const.ofInt(keys.get(i)), false, caseBlocks.get(i), next));
+            if (next != otherwise) {
+                ir.setCurrent(next);
+            }
+        }
+        if (keys.isEmpty()) {
+            ir.terminate(new Insn.Jump(otherwise));
+        }
+    }
+
+    private static final Map<String, SVal> ENUM_CONSTANTS = Map.ofEntries(
+            Map.entry("MemoryScope.GROUP", new Ref(Insn.Scope.GROUP)),
+            Map.entry("MemoryScope.DEVICE", new Ref(Insn.Scope.DEVICE)),
+            Map.entry("MemoryScope.SYSTEM", new Ref(Insn.Scope.SYSTEM)),
+            Map.entry("MemoryOrder.RELAXED", new Ref(Insn.Order.RELAXED)),
+            Map.entry("MemoryOrder.ACQUIRE", new Ref(Insn.Order.ACQUIRE)),
+            Map.entry("MemoryOrder.RELEASE", new Ref(Insn.Order.RELEASE)),
+            Map.entry("MemoryOrder.ACQ_REL", new Ref(Insn.Order.ACQ_REL)),
+            Map.entry("MemoryOrder.SEQ_CST", new Ref(Insn.Order.SEQ_CST)));
+
+    /**
+     * What a {@code getstatic} reads: a primitive {@code static final} as a constant, a
+     * {@code static final} primitive array as a table (its contents now), the atomics' scope and
+     * order constants symbolically, and {@code $assertionsDisabled} as true (no asserts on devices).
+     */
+    private SVal staticValue(Frame f, FieldInstruction fi) {
+        String owner = fi.owner().asInternalName();
+        String name = fi.name().stringValue();
+        if (name.equals("$assertionsDisabled")) {
+            return new Val(Const.ofInt(1));
+        }
+        if (owner.startsWith(API)) {
+            SVal e = ENUM_CONSTANTS.get(owner.substring(API.length()) + "." + name);
+            if (e != null) {
+                return e;
+            }
+        }
+        String type = fi.typeSymbol().descriptorString();
+        if (type.length() == 2 && type.charAt(0) == '[' && "ZBCSIJFD".indexOf(type.charAt(1)) >= 0) {
+            String site = "table " + owner + "." + name;
+            MemArray m = arraysBySite.get(site);
+            if (m == null) {
+                long[] table = StaticTables.read(classFor(f, owner), name, type.charAt(1));
+                if (table == null) {
+                    throw f.error("static array " + owner.replace('/', '.') + "." + name + " that is not final or cannot be read");
+                }
+                if ((long) table.length * 8 > MAX_IN_KERNEL_BYTES) {
+                    throw f.error("static array " + name + " of " + table.length + " elements (tables hold up to " + MAX_IN_KERNEL_BYTES + " bytes)");
+                }
+                m = ir.newArray(MemArray.Space.TABLE, type.charAt(1), table.length, table);
+                arraysBySite.put(site, m);
+            }
+            return new Ref(m);
+        }
+        return new Val(staticFinalConstant(f, fi));
+    }
+
     private Const staticFinalConstant(Frame f, FieldInstruction fi) {
         String owner = fi.owner().asInternalName().replace('/', '.');
         String name = fi.name().stringValue();
@@ -806,6 +996,10 @@ final class BytecodeTranslator {
             if (e instanceof KernelCompileException k) {
                 throw k;
             }
+            Const c = StaticTables.initialValue(classFor(f, fi.owner().asInternalName()), name, fi.typeSymbol().descriptorString().charAt(0));
+            if (c != null) {
+                return c;
+            }
             throw f.error("static field " + owner + "." + name + " that cannot be read (" + e + ")");
         }
     }
@@ -836,12 +1030,7 @@ final class BytecodeTranslator {
         if (frames.size() >= MAX_INLINE_DEPTH) {
             throw f.error("calls nested deeper than " + MAX_INLINE_DEPTH);
         }
-        Class<?> calleeClass;
-        try {
-            calleeClass = Class.forName(owner.replace('/', '.'), false, loaderOf(f.owner));
-        } catch (ClassNotFoundException e) {
-            throw f.error("call to a class that cannot be loaded: " + owner);
-        }
+        Class<?> calleeClass = classFor(f, owner);
         MethodModel callee = findMethod(calleeClass, name, desc, f);
         MethodTypeDesc type = MethodTypeDesc.ofDescriptor(desc);
         List<SVal> args = new ArrayList<>();
@@ -896,18 +1085,7 @@ final class BytecodeTranslator {
         if (owner.startsWith(API) && opcode == Opcode.INVOKEVIRTUAL) {
             String cls = owner.substring(API.length());
             if (cls.equals("KernelContext")) {
-                ThreadQuery q = switch (name) {
-                    case "globalIdx" -> ThreadQuery.GLOBAL_IDX;
-                    case "globalSize" -> ThreadQuery.GLOBAL_SIZE;
-                    case "localIdx" -> ThreadQuery.LOCAL_IDX;
-                    case "groupIdx" -> ThreadQuery.GROUP_IDX;
-                    case "localSize" -> ThreadQuery.LOCAL_SIZE;
-                    default -> throw f.error("KernelContext." + name + " on a device");
-                };
-                popRef(f, stack);
-                Var dst = ir.newVar(IrType.I32, "");
-                ir.emit(new Insn.Thread(q, dst));
-                push(stack, dst);
+                translateContextCall(f, name, desc, stack);
                 return true;
             }
             if (arrayKind(ClassDesc.ofInternalName(owner)) != null) {
@@ -918,6 +1096,10 @@ final class BytecodeTranslator {
         }
         if (opcode != Opcode.INVOKESTATIC) {
             return false;
+        }
+        if (owner.equals(API + "Atomics") && desc.contains(ATOMIC_MODES)) {
+            translateAtomic(f, name, desc, stack);
+            return true;
         }
         if (owner.equals(API + "Atomics") && name.equals("add")) {
             checkStoreInsideParallel(f);
@@ -962,9 +1144,6 @@ final class BytecodeTranslator {
                 case "sqrt" -> {
                     return unary(f, UnOp.SQRT, desc, stack);
                 }
-                case "exp" -> {
-                    return unary(f, UnOp.EXP, desc, stack);
-                }
                 case "fma" -> {
                     Operand c = pop(f, stack);
                     Operand b = pop(f, stack);
@@ -974,10 +1153,111 @@ final class BytecodeTranslator {
                     push(stack, dst);
                     return true;
                 }
-                default -> throw f.error("Math." + name + desc + " (supported: min, max, abs, sqrt, exp, fma)");
+                default -> {
+                    // everything else is Java code in the JDK (StrictMath's algorithms): inlined as it is, so results are StrictMath's bits
+                    return false;
+                }
             }
         }
         return false;
+    }
+
+    private static final String ATOMIC_MODES = "L" + API + "MemoryScope;L" + API + "MemoryOrder;)" ;
+
+    /**
+     * {@code Atomics.getAndAdd / getAndMax / getAndMin / getAndSet / compareAndExchange / load /
+     * store (array, index, [value, [expected,]] scope, order)}: the scope and order must be the
+     * enum constants themselves, fixed when the kernel is compiled.
+     */
+    private void translateAtomic(Frame f, String name, String desc, List<SVal> stack) {
+        Insn.Order order = (Insn.Order) constantRef(f, popRef(f, stack), "memory order");
+        Insn.Scope scope = (Insn.Scope) constantRef(f, popRef(f, stack), "memory scope");
+        Insn.AtomicOp op = switch (name) {
+            case "getAndAdd" -> Insn.AtomicOp.ADD;
+            case "getAndMax" -> Insn.AtomicOp.MAX;
+            case "getAndMin" -> Insn.AtomicOp.MIN;
+            case "getAndSet" -> Insn.AtomicOp.EXCHANGE;
+            case "compareAndExchange" -> Insn.AtomicOp.COMPARE_EXCHANGE;
+            case "load" -> Insn.AtomicOp.LOAD;
+            case "store" -> Insn.AtomicOp.STORE;
+            default -> throw f.error("Atomics." + name + desc);
+        };
+        if (op == Insn.AtomicOp.LOAD && (order == Insn.Order.RELEASE || order == Insn.Order.ACQ_REL)) {
+            throw f.error("an atomic load that is " + order + " (RELAXED, ACQUIRE or SEQ_CST)");
+        }
+        if (op == Insn.AtomicOp.STORE && (order == Insn.Order.ACQUIRE || order == Insn.Order.ACQ_REL)) {
+            throw f.error("an atomic store that is " + order + " (RELAXED, RELEASE or SEQ_CST)");
+        }
+        Operand value = null;
+        Operand expected = null;
+        if (op == Insn.AtomicOp.COMPARE_EXCHANGE) {
+            value = pop(f, stack);
+            expected = pop(f, stack);
+        } else if (op != Insn.AtomicOp.LOAD) {
+            value = pop(f, stack);
+        }
+        Operand index = pop(f, stack);
+        ArrayParam ap = array(f, popRef(f, stack));
+        if (op != Insn.AtomicOp.LOAD) {
+            checkStoreInsideParallel(f);
+        }
+        Var dst = op == Insn.AtomicOp.STORE ? null : ir.newVar(ap.element().valueType(), "");
+        ir.emit(new Insn.Atomic(op, dst, ap, index, value, expected, scope, order));
+        if (dst != null) {
+            push(stack, dst);
+        }
+    }
+
+    private static Object constantRef(Frame f, Ref r, String what) {
+        if (r.target instanceof Insn.Order || r.target instanceof Insn.Scope) {
+            return r.target;
+        }
+        throw f.error(what + " that is not one of the enum's constants");
+    }
+
+    /** KernelContext's queries, group-local arrays and barriers. */
+    private void translateContextCall(Frame f, String name, String desc, List<SVal> stack) {
+        if (name.startsWith("allocate") && name.endsWith("LocalArray")) {
+            Operand length = pop(f, stack);
+            popRef(f, stack);
+            if (style != null && style != KernelStyle.CONTEXT) {
+                throw f.error("group-local array outside a KernelContext kernel");
+            }
+            if (!(length instanceof Const c)) {
+                throw f.error("KernelContext." + name + " of a length that is not a constant (fixed when the kernel is compiled)");
+            }
+            char type = desc.charAt(desc.length() - 1);
+            stack.add(new Ref(inKernelArray(f, MemArray.Space.GROUP, type, c.intValue(), "KernelContext." + name + "(" + c.intValue() + ")")));
+            return;
+        }
+        if (name.equals("localBarrier") || name.equals("globalBarrier")) {
+            popRef(f, stack);
+            ir.emit(new Insn.Barrier(name.equals("globalBarrier")));
+            return;
+        }
+        int dim = 0;
+        if (desc.startsWith("(I)")) {
+            Operand d = pop(f, stack);
+            if (!(d instanceof Const c) || c.intValue() < 0 || c.intValue() > 2) {
+                throw f.error("KernelContext." + name + "(dimension) with a dimension that is not the constant 0, 1 or 2");
+            }
+            dim = c.intValue();
+        } else if (name.matches("(global|local|group)Id[xyz]")) {
+            dim = name.charAt(name.length() - 1) - 'x';
+        }
+        ThreadQuery q = switch (name) {
+            case "globalIdx", "globalIdy", "globalIdz" -> ThreadQuery.GLOBAL_IDX;
+            case "localIdx", "localIdy", "localIdz" -> ThreadQuery.LOCAL_IDX;
+            case "groupIdx", "groupIdy", "groupIdz" -> ThreadQuery.GROUP_IDX;
+            case "globalSize" -> ThreadQuery.GLOBAL_SIZE;
+            case "localSize" -> ThreadQuery.LOCAL_SIZE;
+            case "groupCount" -> ThreadQuery.GROUP_COUNT;
+            default -> throw f.error("KernelContext." + name + desc + " on a device");
+        };
+        popRef(f, stack);
+        Var dst = ir.newVar(IrType.I32, "");
+        ir.emit(new Insn.Thread(q, dim, dst));
+        push(stack, dst);
     }
 
     private boolean unary(Frame f, UnOp op, String desc, List<SVal> stack) {
@@ -1024,6 +1304,20 @@ final class BytecodeTranslator {
     }
 
     // ------------------------------------------------------------------------------------------
+
+    /** The class {@code internalName} as the code of {@code f} sees it, or the compiler's own helpers. */
+    private static Class<?> classFor(Frame f, String internalName) {
+        String name = internalName.replace('/', '.');
+        try {
+            return Class.forName(name, false, loaderOf(f.owner));
+        } catch (ClassNotFoundException e) {
+            try {
+                return Class.forName(name, false, BytecodeTranslator.class.getClassLoader());
+            } catch (ClassNotFoundException e2) {
+                throw f.error("call to a class that cannot be loaded: " + internalName);
+            }
+        }
+    }
 
     private static ClassLoader loaderOf(Class<?> c) {
         ClassLoader l = c.getClassLoader();

@@ -20,7 +20,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>Device arguments follow {@link KernelParam}: for each Java parameter in order, an array
  * gives a 64-bit global pointer then an {@code int} element count in PTX (a buffer, an
  * {@code int} element offset and an {@code int} count in OpenCL C), a scalar gives its value, a
- * {@code KernelContext} gives nothing. How to launch depends on {@link #style()}.
+ * {@code KernelContext} gives three {@code int}s at the end, the grid's thread counts in x, y
+ * and z (its {@code globalSize}s). How to launch depends on {@link #style()}.
  */
 public final class CompiledKernel {
     static {
@@ -64,32 +65,45 @@ public final class CompiledKernel {
         return style;
     }
 
+    /** Whether threads of a group wait for each other (a launch must then be whole groups). */
+    public boolean usesBarrier() {
+        return ir.usesBarrier();
+    }
+
+    /** Whether the kernel has group-local arrays or barriers: on the JVM its groups' threads run at once. */
+    public boolean usesGroups() {
+        return ir.usesBarrier() || ir.arrays().stream().anyMatch(a -> a.space() == io.gradsync.tasks.compiler.ir.MemArray.Space.GROUP);
+    }
+
     /** Java parameters in order and what each becomes on the device ({@code KernelIrs.parameters}). */
     List<KernelParam> parameters() {
         return ir.params();
     }
 
-    /** Number of device arguments (two per array, one per scalar, none for the KernelContext). */
+    /**
+     * Number of device arguments: two per array, one per scalar, and for a KernelContext kernel
+     * three more at the end, the {@code int} thread counts of the caller's grid in x, y and z.
+     */
     public int deviceArgumentCount() {
         int n = 0;
         for (KernelParam p : ir.params()) {
             n += switch (p) {
                 case KernelParam.ArrayParam a -> 2;
                 case KernelParam.ScalarParam s -> 1;
-                case KernelParam.ContextParam c -> 0;
+                case KernelParam.ContextParam c -> 3;
             };
         }
         return n;
     }
 
-    /** Number of OpenCL kernel arguments (three per array: buffer, element offset, count; one per scalar). */
+    /** Number of OpenCL kernel arguments (three per array: buffer, element offset, count; one per scalar; the grid's three for a KernelContext). */
     public int openClArgumentCount() {
         int n = 0;
         for (KernelParam p : ir.params()) {
             n += switch (p) {
                 case KernelParam.ArrayParam a -> 3;
                 case KernelParam.ScalarParam s -> 1;
-                case KernelParam.ContextParam c -> 0;
+                case KernelParam.ContextParam c -> 3;
             };
         }
         return n;

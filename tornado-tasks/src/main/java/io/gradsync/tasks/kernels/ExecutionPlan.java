@@ -50,6 +50,8 @@ import java.util.Map;
 public final class ExecutionPlan implements AutoCloseable {
     private final ImmutableTaskGraph graph;
     private final Map<String, Device> taskDevices = new HashMap<>();
+    private final Map<String, io.gradsync.tasks.api.WorkerGrid> taskGrids = new HashMap<>();
+    private final Map<String, TaskKernel> kernels = new HashMap<>();
     private final Map<Device, Map<KernelArray, DeviceSlice>> bound = new HashMap<>();
     private Device defaultDevice;
     private Map<Device, DeviceState> states;
@@ -75,6 +77,22 @@ public final class ExecutionPlan implements AutoCloseable {
             throw new IllegalArgumentException("graph " + graph.name() + " has no task " + taskName);
         }
         taskDevices.put(taskName, device);
+        return this;
+    }
+
+    /**
+     * Launches task {@code taskName} over {@code grid}: required for a kernel written with a
+     * {@code KernelContext} (its launch size cannot be derived from its arrays, and a guess would
+     * leave elements untouched without a word), and for the other styles the number of threads of
+     * its grid-stride loop. The built-in KernelContext kernels have launches of their own.
+     */
+    public ExecutionPlan withGrid(String taskName, io.gradsync.tasks.api.WorkerGrid grid) {
+        checkNotStarted();
+        java.util.Objects.requireNonNull(grid, "grid");
+        if (graph.tasks().stream().noneMatch(t -> t.name().equals(taskName))) {
+            throw new IllegalArgumentException("graph " + graph.name() + " has no task " + taskName);
+        }
+        taskGrids.put(taskName, grid);
         return this;
     }
 
@@ -154,11 +172,11 @@ public final class ExecutionPlan implements AutoCloseable {
         DeviceState user = null;
         for (ImmutableTaskGraph.Run run : graph.tasks()) {
             DeviceState s = states.get(deviceOf(run.name()));
-            CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
-            for (KernelParam p : KernelIrs.parameters(k)) {
+            TaskKernel k = kernel(run);
+            for (KernelParam p : k.params()) {
                 if (p instanceof KernelParam.ArrayParam a && argFor(run, k, p) == array) {
                     user = user == null ? s : user;
-                    if (KernelIrs.ir(k).writtenArrays().contains(a.name())) {
+                    if (k.writes(a.name())) {
                         writer = s;
                     }
                 }
@@ -174,9 +192,9 @@ public final class ExecutionPlan implements AutoCloseable {
     }
 
     /** The argument of {@code run} for Java parameter {@code p} (KernelContext parameters take none). */
-    private static Object argFor(ImmutableTaskGraph.Run run, CompiledKernel k, KernelParam p) {
+    private static Object argFor(ImmutableTaskGraph.Run run, TaskKernel k, KernelParam p) {
         int index = 0;
-        for (KernelParam q : KernelIrs.parameters(k)) {
+        for (KernelParam q : k.params()) {
             if (q == p) {
                 return run.args().get(index);
             }
@@ -187,14 +205,18 @@ public final class ExecutionPlan implements AutoCloseable {
         throw new IllegalStateException();
     }
 
+    private TaskKernel kernel(ImmutableTaskGraph.Run run) {
+        return kernels.computeIfAbsent(run.name(), n -> TaskKernel.of(run.kernel()));
+    }
+
     private void prepare() {
         states = new LinkedHashMap<>();
         Map<KernelArray, Device> writtenOn = new IdentityHashMap<>();
         Map<KernelArray, Device> usedOn = new IdentityHashMap<>();
         for (ImmutableTaskGraph.Run run : graph.tasks()) {
             Device d = deviceOf(run.name());
-            CompiledKernel k = KernelCompiler.shared().compile(run.kernel());
-            for (KernelParam p : KernelIrs.parameters(k)) {
+            TaskKernel k = kernel(run);
+            for (KernelParam p : k.params()) {
                 if (p instanceof KernelParam.ArrayParam a) {
                     KernelArray array = (KernelArray) argFor(run, k, p);
                     Device w = writtenOn.get(array);
@@ -203,7 +225,7 @@ public final class ExecutionPlan implements AutoCloseable {
                                 + ", written on " + w.id() + " in the same graph; split the graph");
                     }
                     Device u = usedOn.putIfAbsent(array, d);
-                    if (KernelIrs.ir(k).writtenArrays().contains(a.name())) {
+                    if (k.writes(a.name())) {
                         if (u != null && u != d) {
                             throw new IllegalArgumentException("task " + run.name() + " on " + d.id() + " writes " + a.name()
                                     + ", also used on " + u.id() + " in the same graph; split the graph");
@@ -212,7 +234,7 @@ public final class ExecutionPlan implements AutoCloseable {
                     }
                 }
             }
-            states.computeIfAbsent(d, dev -> new DeviceState(dev, bound.getOrDefault(dev, Map.of()))).addTask(run, k);
+            states.computeIfAbsent(d, dev -> new DeviceState(dev, bound.getOrDefault(dev, Map.of()))).addTask(run, k, taskGrids.get(run.name()));
         }
     }
 
@@ -269,15 +291,18 @@ public final class ExecutionPlan implements AutoCloseable {
             return staging.computeIfAbsent(array, a -> device.allocateHost(Math.max(4, a.segment().byteSize())));
         }
 
-        void addTask(ImmutableTaskGraph.Run run, CompiledKernel k) {
+        void addTask(ImmutableTaskGraph.Run run, TaskKernel tk, io.gradsync.tasks.api.WorkerGrid grid) {
+            if (tk.compiled() == null && !(stream instanceof JvmStream)) {
+                throw tk.rejection(); // only the JVM runs a kernel as Java
+            }
             List<Object> deviceArgs = new ArrayList<>();
             List<Object> jvmArgs = new ArrayList<>();
             long workItems = -1;
-            for (KernelParam p : KernelIrs.parameters(k)) {
+            for (KernelParam p : tk.params()) {
                 if (p instanceof KernelParam.ContextParam) {
                     continue;
                 }
-                Object arg = argFor(run, k, p);
+                Object arg = argFor(run, tk, p);
                 if (arg instanceof KernelArray array) {
                     DeviceBuffer b = buffer(array);
                     deviceArgs.add(new DeviceSlice(b, offset(array), array.getSize()));
@@ -288,9 +313,19 @@ public final class ExecutionPlan implements AutoCloseable {
                     jvmArgs.add(arg);
                 }
             }
-            KernelSpec spec = BuiltinKernels.all().stream().filter(s -> s.method().equals(run.kernel())).findFirst()
-                    .orElse(new KernelSpec(k.entryName(), run.kernel(), k.style(), 0));
-            LaunchShape shape = spec.launchShape(Math.max(1, workItems));
+            java.util.Optional<KernelSpec> builtin = BuiltinKernels.all().stream().filter(s -> s.method().equals(run.kernel())).findFirst();
+            KernelSpec spec = builtin.orElse(new KernelSpec(run.kernel().getName(), run.kernel(), tk.style(), 0));
+            LaunchShape shape;
+            if (grid != null) {
+                shape = LaunchShape.of(grid);
+            } else if (spec.style() == io.gradsync.tasks.compiler.KernelStyle.CONTEXT && builtin.isEmpty()) {
+                throw new IllegalArgumentException("task " + run.name() + ": " + run.kernel().getDeclaringClass().getSimpleName() + "."
+                        + run.kernel().getName() + " takes a KernelContext, so its launch size cannot be derived from its arrays;"
+                        + " give it a grid: plan.withGrid(\"" + run.name() + "\", WorkerGrid.of(threads))");
+            } else {
+                shape = spec.launchShape(Math.max(1, workItems));
+            }
+            CompiledKernel k = tk.compiled();
             Runnable launch = switch (stream) {
                 case CudaStream cs -> {
                     CudaKernels.PreparedLaunch l = CudaKernels.prepare((CudaDevice) device, k, shape, deviceArgs.toArray());
@@ -303,7 +338,7 @@ public final class ExecutionPlan implements AutoCloseable {
                 }
                 case JvmStream js -> {
                     Object[] a = jvmArgs.toArray();
-                    yield () -> js.submit(() -> JvmKernels.run(spec, shape.globalSize(), shape.block(), a));
+                    yield () -> js.submit(() -> JvmKernels.run(spec, shape, a));
                 }
                 default -> throw new IllegalArgumentException("no kernel launcher for " + device.id());
             };

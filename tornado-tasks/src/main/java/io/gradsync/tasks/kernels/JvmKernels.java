@@ -1,27 +1,51 @@
 package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.KernelCompileException;
 import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.api.WorkerGrid;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ExecutionException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.stream.IntStream;
 
 /**
  * Runs kernels as the plain Java they are. A {@code @Parallel}-loop or serial kernel is called
  * once (split the arrays with {@code FloatArray.wrap(segment.asSlice(..))} to spread an
- * element-wise kernel over threads); a KernelContext kernel is called once per global index,
- * the index space spread over the common pool, one context per worker.
+ * element-wise kernel over threads); a KernelContext kernel is called once per thread of its
+ * grid, spread over the common pool, one context per worker. A KernelContext kernel that uses
+ * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
+ * group by group instead, each group's threads at once on virtual threads, so that they can wait
+ * for each other and share their arrays.
  */
 public final class JvmKernels {
+    private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
+
     private JvmKernels() {
     }
 
     /**
      * Runs {@code spec} with {@code args}, one per Java parameter (KernelContext excluded),
-     * as a launch of {@code globalSize} threads in groups of {@code localSize}.
+     * as a 1-D launch of {@code globalSize} threads in groups of {@code localSize}.
      */
     public static void run(KernelSpec spec, long globalSize, int localSize, Object... args) {
+        int global = Math.toIntExact(globalSize);
+        int groups = (int) ((global + (long) localSize - 1) / localSize);
+        run(spec, new LaunchShape(groups, localSize, 1, 1, 1, 1, global, 1, 1), args);
+    }
+
+    /** Runs {@code spec} with {@code args} over {@code shape}'s grid (its own threads, not the padding). */
+    public static void run(KernelSpec spec, LaunchShape shape, Object... args) {
         Method m = spec.method();
         int ctxIndex = -1;
         Class<?>[] types = m.getParameterTypes();
@@ -37,22 +61,128 @@ public final class JvmKernels {
             invoke(m, args);
             return;
         }
-        int global = Math.toIntExact(globalSize);
-        int workers = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), global / 1024 + 1));
+        if (runsByGroups(spec)) {
+            runByGroups(spec, shape, ctxIndex, args);
+            return;
+        }
+        WorkerGrid grid = shape.workerGrid();
+        long total = grid.threads();
+        int gx = shape.globalX();
+        int gy = shape.globalY();
+        int workers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), total / 1024 + 1));
         int at = ctxIndex;
         IntStream.range(0, workers).parallel().forEach(w -> {
-            KernelContext ctx = new KernelContext(global, localSize);
-            Object[] full = new Object[types.length];
-            for (int i = 0, j = 0; i < types.length; i++) {
-                full[i] = i == at ? ctx : args[j++];
-            }
-            long from = (long) global * w / workers;
-            long to = (long) global * (w + 1) / workers;
-            for (int g = (int) from; g < to; g++) {
-                ctx.moveTo(g);
+            KernelContext ctx = new KernelContext(grid, null);
+            Object[] full = withContext(types.length, at, ctx, args);
+            long from = total * w / workers;
+            long to = total * (w + 1) / workers;
+            for (long t = from; t < to; t++) {
+                ctx.moveTo((int) (t % gx), (int) (t / gx % gy), (int) (t / gx / gy));
                 invoke(m, full);
             }
         });
+    }
+
+    private static boolean runsByGroups(KernelSpec spec) {
+        return BY_GROUPS.computeIfAbsent(spec.method(), m -> {
+            try {
+                return spec.compile().usesGroups();
+            } catch (KernelCompileException e) {
+                return true; // Java-only kernel: it may use anything
+            }
+        });
+    }
+
+    private static void runByGroups(KernelSpec spec, LaunchShape shape, int ctxIndex, Object[] args) {
+        Method m = spec.method();
+        int types = m.getParameterCount();
+        WorkerGrid grid = shape.workerGrid();
+        int[] groups = {shape.grid(), shape.gridY(), shape.gridZ()};
+        int[] local = {shape.block(), shape.blockY(), shape.blockZ()};
+        int[] global = {shape.globalX(), shape.globalY(), shape.globalZ()};
+        if (shape.isPadded() && barrier(spec)) {
+            throw new IllegalArgumentException(spec.name() + " waits at a barrier, so its grid must be whole work groups: "
+                    + grid + " is not (choose a local size that divides the grid)");
+        }
+        long groupCount = (long) groups[0] * groups[1] * groups[2];
+        int parallel = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), (int) Math.min(groupCount, Integer.MAX_VALUE)));
+        IntStream.range(0, parallel).parallel().forEach(w -> {
+            try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+                for (long g = w; g < groupCount; g += parallel) {
+                    int[] base = {
+                            (int) (g % groups[0]) * local[0],
+                            (int) (g / groups[0] % groups[1]) * local[1],
+                            (int) (g / groups[0] / groups[1]) * local[2]};
+                    List<int[]> members = new ArrayList<>();
+                    for (int z = 0; z < local[2]; z++) {
+                        for (int y = 0; y < local[1]; y++) {
+                            for (int x = 0; x < local[0]; x++) {
+                                int[] id = {base[0] + x, base[1] + y, base[2] + z};
+                                if (id[0] < global[0] && id[1] < global[1] && id[2] < global[2]) {
+                                    members.add(id);
+                                }
+                            }
+                        }
+                    }
+                    KernelContext.Group group = new KernelContext.Group(members.size());
+                    List<Future<?>> running = new ArrayList<>();
+                    for (int[] id : members) {
+                        running.add(threads.submit(() -> {
+                            KernelContext ctx = new KernelContext(grid, group).moveTo(id[0], id[1], id[2]);
+                            try {
+                                invoke(m, withContext(types, ctxIndex, ctx, args));
+                            } catch (RuntimeException | Error e) {
+                                group.abandon();
+                                throw e;
+                            }
+                        }));
+                    }
+                    joinFirstFailure(running);
+                }
+            }
+        });
+    }
+
+    private static boolean barrier(KernelSpec spec) {
+        try {
+            return spec.compile().usesBarrier();
+        } catch (KernelCompileException e) {
+            return true;
+        }
+    }
+
+    /** Waits for every thread of a group and rethrows the first failure (not the broken barriers it caused). */
+    private static void joinFirstFailure(List<Future<?>> running) {
+        RuntimeException first = null;
+        for (Future<?> f : running) {
+            try {
+                f.get();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while a kernel ran", e);
+            } catch (ExecutionException e) {
+                RuntimeException r = e.getCause() instanceof RuntimeException re ? re : new IllegalStateException(e.getCause());
+                boolean consequence = r instanceof IllegalStateException && r.getCause() instanceof java.util.concurrent.BrokenBarrierException;
+                if (first == null || (isConsequence(first) && !consequence)) {
+                    first = r;
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
+        }
+    }
+
+    private static boolean isConsequence(RuntimeException r) {
+        return r instanceof IllegalStateException && r.getCause() instanceof java.util.concurrent.BrokenBarrierException;
+    }
+
+    private static Object[] withContext(int count, int at, KernelContext ctx, Object[] args) {
+        Object[] full = new Object[count];
+        for (int i = 0, j = 0; i < count; i++) {
+            full[i] = i == at ? ctx : args[j++];
+        }
+        return full;
     }
 
     private static void invoke(Method m, Object[] args) {
@@ -64,7 +194,19 @@ public final class JvmKernels {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }
+            if (e.getCause() instanceof Error err) {
+                throw err;
+            }
             throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** The compiled form, for callers that want to know what the kernel does (null when rejected). */
+    static CompiledKernel compiledOrNull(KernelSpec spec) {
+        try {
+            return spec.compile();
+        } catch (KernelCompileException e) {
+            return null;
         }
     }
 }

@@ -51,6 +51,7 @@ public final class OpenClDevice implements Device {
     private final String version;
     private final long memoryBytes;
     private final boolean gpu;
+    private final boolean correctlyRoundedDivSqrt;
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
 
     static {
@@ -94,6 +95,23 @@ public final class OpenClDevice implements Device {
         long[] type = {0};
         clGetDeviceInfo(id, CL_DEVICE_TYPE, Sizeof.cl_ulong, Pointer.to(type), null);
         this.gpu = (type[0] & CL_DEVICE_TYPE_GPU) != 0;
+        long[] fp = {0};
+        clGetDeviceInfo(id, CL.CL_DEVICE_SINGLE_FP_CONFIG, Sizeof.cl_ulong, Pointer.to(fp), null);
+        this.correctlyRoundedDivSqrt = (fp[0] & CL.CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+    }
+
+    /**
+     * The options every program is built with: Java's f32 division and sqrt are correctly rounded,
+     * and OpenCL's are not unless asked for (NVIDIA's are 1-2 ulp off without the option). A
+     * device that cannot give them reports it, and its build then has to do without.
+     */
+    String buildOptions() {
+        return correctlyRoundedDivSqrt ? io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
+    }
+
+    /** Whether f32 division and sqrt are correctly rounded here (Java's results). */
+    public boolean correctlyRoundedDivideSqrt() {
+        return correctlyRoundedDivSqrt;
     }
 
     /** Whether the platform calls this device a GPU (NVIDIA's do; PoCL's CPU devices do not). */
@@ -197,7 +215,7 @@ public final class OpenClDevice implements Device {
         int[] rc = {0};
         cl_program program = clCreateProgramWithSource(platform.context(), 1, new String[] {source}, null, rc);
         check(rc[0], "clCreateProgramWithSource(" + what + ")", id());
-        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, "", null, null);
+        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, buildOptions(), null, null);
         if (built != CL.CL_SUCCESS) {
             long[] size = {0};
             clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);

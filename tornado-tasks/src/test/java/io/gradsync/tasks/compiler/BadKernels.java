@@ -16,9 +16,9 @@ final class BadKernels {
         x.set(0, o == null ? 1f : 0f);
     }
 
-    public static void allocatesArray(FloatArray x) {
-        float[] tmp = new float[4];
-        x.set(0, 1f);
+    public static void allocatesArray(FloatArray x, int n) {
+        float[] tmp = new float[n];
+        x.set(0, tmp.length);
     }
 
     public static void javaArrayParameter(float[] x) {
@@ -74,14 +74,6 @@ final class BadKernels {
         r.run();
     }
 
-    public static void switchStatement(FloatArray x, int k) {
-        switch (k) {
-            case 1 -> x.set(0, 1f);
-            case 2 -> x.set(0, 2f);
-            case 3 -> x.set(0, 4f);
-            default -> x.set(0, 0f);
-        }
-    }
 
     public void instanceMethod(FloatArray x) {
         x.set(0, 1f);
@@ -89,10 +81,6 @@ final class BadKernels {
 
     public static float returnsValue(FloatArray x) {
         return x.get(0);
-    }
-
-    public static void floatRemainder(FloatArray x) {
-        x.set(0, x.get(0) % 3f);
     }
 
     public static void nullReference(FloatArray x) {
@@ -115,7 +103,7 @@ final class BadKernels {
     }
 
     public static void unsupportedMath(FloatArray x) {
-        x.set(0, (float) Math.pow(x.get(0), 3));
+        x.set(0, Math.addExact((int) x.get(0), 3));
     }
 
     public static void typeCheck(FloatArray x) {

@@ -52,7 +52,7 @@ class KernelSourcesTest {
         assertTrue(avg.contains(".entry average2("), avg);
         String module = Files.readString(dir.resolve("cl/gradsync-kernels.cl"));
         for (KernelSpec spec : BuiltinKernels.all()) {
-            assertTrue(module.contains("__kernel void " + spec.name() + "("), spec.name());
+            assertTrue(module.contains("__kernel void k_" + spec.name() + "("), spec.name());
         }
     }
 

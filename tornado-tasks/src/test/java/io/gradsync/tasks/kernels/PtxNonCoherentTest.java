@@ -151,7 +151,7 @@ class PtxNonCoherentTest {
         }
     }
 
-    private static final Pattern PARAM_PTR = Pattern.compile("ld\\.param\\.u64 (%rd\\d+), \\[\\w+?_(\\w+)_ptr\\]");
+    private static final Pattern PARAM_PTR = Pattern.compile("ld\\.param\\.u64 (%rd\\d+), \\[\\w+?_p\\d+_(\\w+)_ptr\\]");
     private static final Pattern CVTA = Pattern.compile("cvta\\.to\\.global\\.u64 (%rd\\d+), (%rd\\d+)");
     private static final Pattern ADD64 = Pattern.compile("add\\.s64 (%rd\\d+), (%rd\\d+), (%rd\\d+)");
     private static final Pattern LOAD = Pattern.compile("ld\\.global\\.(nc\\.)?\\w+ %\\w+, \\[(%rd\\d+)[^\\]]*\\]");

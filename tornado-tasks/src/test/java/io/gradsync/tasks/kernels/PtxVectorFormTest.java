@@ -52,7 +52,7 @@ class PtxVectorFormTest {
         String ptx = kernel("f32ToBf16").ptx(90, Set.of("in"), true);
         assertEquals(1, count(ptx, "ld.global.nc.v4.f32 "), "4 fp32: 16 bytes");
         assertEquals(1, count(ptx, "st.global.v2.b32 "), "4 bf16: 8 bytes");
-        assertTrue(ptx.contains(".align 16 f32ToBf16_in_ptr") && ptx.contains(".align 8 f32ToBf16_out_ptr"), ptx);
+        assertTrue(ptx.contains(".align 16 f32ToBf16_p0_in_ptr") && ptx.contains(".align 8 f32ToBf16_p1_out_ptr"), ptx);
         String doubles = new KernelCompiler().compile(loadShape(), "yesDoubles").ptx(90, Set.of(), true);
         assertEquals(1, count(doubles, "ld.global.v2.f64 "));
         assertEquals(1, count(doubles, "ld.global.v2.f32 "));

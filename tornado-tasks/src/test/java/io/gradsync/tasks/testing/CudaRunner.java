@@ -71,19 +71,19 @@ public final class CudaRunner implements DeviceRunner {
             }
 
             @Override
-            public void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
-                CudaRunner.this.run(kernel, args, globalSize, localSize, array);
+            public void run(CompiledKernel kernel, Object[] args, LaunchShape shape) {
+                CudaRunner.this.run(kernel, args, shape, array);
             }
         };
     }
 
     @Override
-    public void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
-        run(kernel, args, globalSize, localSize, Integer.MIN_VALUE);
+    public void run(CompiledKernel kernel, Object[] args, LaunchShape shape) {
+        run(kernel, args, shape, Integer.MIN_VALUE);
     }
 
-    /** As {@link #run(CompiledKernel, Object[], long, long)}, array {@code shifted} (-1: all) one element off. */
-    private synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize, int shifted) {
+    /** As {@link #run(CompiledKernel, Object[], LaunchShape)}, array {@code shifted} (-1: all) one element off. */
+    private synchronized void run(CompiledKernel kernel, Object[] args, LaunchShape shape, int shifted) {
         List<KernelArray> arrays = new ArrayList<>();
         List<Long> offsets = new ArrayList<>();
         long total = 0;
@@ -114,8 +114,7 @@ public final class CudaRunner implements DeviceRunner {
                 }
             }
             stream.copyFromHost(staging, 0, pool, 0, total);
-            int grid = (int) ((globalSize + localSize - 1) / localSize);
-            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(device, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray());
+            CudaKernels.PreparedLaunch launch = CudaKernels.prepare(device, kernel, shape, deviceArgs.toArray());
             lastLaunch = launch;
             launch.launch(stream);
             stream.copyToHost(pool, 0, staging, 0, total);

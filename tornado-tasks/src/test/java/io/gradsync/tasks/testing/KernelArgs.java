@@ -1,5 +1,9 @@
 package io.gradsync.tasks.testing;
 
+import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import io.gradsync.tasks.compiler.LaunchShape;
+
 import io.gradsync.tasks.compiler.ir.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
@@ -161,28 +165,31 @@ public final class KernelArgs {
 
     /** Runs the Java method itself as the device would, with {@code globalSize} threads for the KernelContext style. */
     public static void runOnJvm(Method m, CompiledKernel k, Object[] args, int globalSize, int localSize) {
-        try {
-            m.setAccessible(true);
-            if (k.style() == KernelStyle.CONTEXT) {
-                KernelContext ctx = new KernelContext(globalSize, localSize);
-                int ctxIndex = -1;
-                for (int i = 0; i < m.getParameterCount(); i++) {
-                    if (m.getParameterTypes()[i] == KernelContext.class) {
-                        ctxIndex = i;
-                    }
-                }
-                Object[] a = args.clone();
-                a[ctxIndex] = ctx;
-                for (int g = 0; g < globalSize; g++) {
-                    ctx.moveTo(g);
-                    m.invoke(null, a);
-                }
-            } else {
-                m.invoke(null, args);
+        globalSize = Math.max(1, globalSize); // a non-KernelContext kernel runs once, whatever its launch
+        localSize = Math.max(1, localSize);
+        int grid = (globalSize + localSize - 1) / localSize;
+        runOnJvm(m, k, args, new LaunchShape(grid, localSize, 1, 1, 1, 1, globalSize, 1, 1));
+    }
+
+    /** The Java method over {@code shape} as JVM devices run it ({@link JvmKernels}); {@code args} has null at a KernelContext. */
+    public static void runOnJvm(Method m, CompiledKernel k, Object[] args, LaunchShape shape) {
+        m.setAccessible(true);
+        java.util.List<Object> given = new java.util.ArrayList<>();
+        for (int i = 0; i < m.getParameterCount(); i++) {
+            if (m.getParameterTypes()[i] != KernelContext.class) {
+                given.add(args[i]);
             }
-        } catch (IllegalAccessException | InvocationTargetException e) {
-            throw new AssertionError("JVM reference run of " + m + " failed", e.getCause() != null ? e.getCause() : e);
         }
+        try {
+            JvmKernels.run(new KernelSpec(m.getName(), m, k == null ? (hasContext(m) ? KernelStyle.CONTEXT : KernelStyle.SERIAL) : k.style(), 0),
+                    shape, given.toArray());
+        } catch (RuntimeException e) {
+            throw new AssertionError("JVM reference run of " + m + " failed", e);
+        }
+    }
+
+    private static boolean hasContext(Method m) {
+        return java.util.Arrays.asList(m.getParameterTypes()).contains(KernelContext.class);
     }
 
     /** Index of the first element whose bits differ (any NaN equals any NaN), or -1. */

@@ -43,13 +43,25 @@ public final class OpenClRunner implements DeviceRunner {
         }
     }
 
+    /** A runner on the first OpenCL device that its platform calls a GPU, or null. */
+    public static OpenClRunner gpuOrNull() {
+        try {
+            if (!OpenClRuntime.status().available()) {
+                return null;
+            }
+            return OpenClRuntime.devices().stream().filter(OpenClDevice::isGpu).findFirst().map(OpenClRunner::new).orElse(null);
+        } catch (Throwable t) {
+            return null;
+        }
+    }
+
     @Override
     public String name() {
         return device.id();
     }
 
     @Override
-    public synchronized void run(CompiledKernel kernel, Object[] args, long globalSize, long localSize) {
+    public synchronized void run(CompiledKernel kernel, Object[] args, LaunchShape shape) {
         List<AutoCloseable> resources = new ArrayList<>();
         List<KernelArray> arrays = new ArrayList<>();
         List<HostBuffer> hosts = new ArrayList<>();
@@ -79,8 +91,7 @@ public final class OpenClRunner implements DeviceRunner {
                     }
                 }
             }
-            int grid = (int) ((globalSize + localSize - 1) / localSize);
-            try (OpenClKernels.PreparedLaunch launch = OpenClKernels.prepare(queue, kernel, new LaunchShape(grid, (int) localSize), deviceArgs.toArray())) {
+            try (OpenClKernels.PreparedLaunch launch = OpenClKernels.prepare(queue, kernel, shape, deviceArgs.toArray())) {
                 launch.launch(queue);
                 for (int i = 0; i < arrays.size(); i++) {
                     queue.copyToHost(buffers.get(i), OFFSET, hosts.get(i), 0, hosts.get(i).byteSize());

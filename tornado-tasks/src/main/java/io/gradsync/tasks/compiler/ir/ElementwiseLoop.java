@@ -304,8 +304,13 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                 case Insn.Load l -> throw new NotElementwise("array access before the loop");
                 case Insn.Store s -> throw new NotElementwise("array access before the loop");
                 case Insn.AtomicAdd a -> throw new NotElementwise("array access before the loop");
+                case Insn.Atomic a -> throw new NotElementwise("array access before the loop");
+                case Insn.ArrayLoad a -> throw new NotElementwise("in-kernel array before the loop");
+                case Insn.ArrayStore a -> throw new NotElementwise("in-kernel array before the loop");
+                case Insn.ArrayZero a -> throw new NotElementwise("in-kernel array before the loop");
+                case Insn.Barrier a -> throw new NotElementwise("barrier");
                 case Insn.Thread t -> {
-                    if (gid != null || t.query() != Insn.ThreadQuery.GLOBAL_IDX) {
+                    if (gid != null || t.query() != Insn.ThreadQuery.GLOBAL_IDX || t.dim() != 0) {
                         throw new NotElementwise("thread query before the loop other than the loop start");
                     }
                     gid = t.dst();
@@ -376,8 +381,13 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.Load l -> l.dst();
             case Insn.ArrayLength l -> l.dst();
             case Insn.Thread t -> t.dst();
+            case Insn.ArrayLoad l -> l.dst();
+            case Insn.Atomic a -> a.dst();
             case Insn.Store s -> null;
             case Insn.AtomicAdd a -> null;
+            case Insn.ArrayStore s -> null;
+            case Insn.ArrayZero z -> null;
+            case Insn.Barrier b -> null;
             case Insn.Terminator t -> null;
         };
     }
@@ -394,6 +404,11 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.Load l -> List.of(l.index());
             case Insn.Store s -> List.of(s.index(), s.value());
             case Insn.AtomicAdd a -> List.of(a.index(), a.value());
+            case Insn.Atomic a -> java.util.stream.Stream.of(a.index(), a.value(), a.expected()).filter(java.util.Objects::nonNull).toList();
+            case Insn.ArrayLoad l -> List.of(l.index());
+            case Insn.ArrayStore st -> List.of(st.index(), st.value());
+            case Insn.ArrayZero z -> List.of();
+            case Insn.Barrier b -> List.of();
             case Insn.ArrayLength l -> List.of();
             case Insn.Thread t -> List.of();
             case Insn.Branch br -> List.of(br.a(), br.b());

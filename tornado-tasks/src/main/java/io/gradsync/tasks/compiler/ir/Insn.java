@@ -8,7 +8,7 @@ public sealed interface Insn {
     enum BinOp { ADD, SUB, MUL, DIV, REM, AND, OR, XOR, SHL, SHR, USHR, MIN, MAX }
 
     enum UnOp {
-        NEG, ABS, SQRT, EXP,
+        NEG, ABS, SQRT,
         /** int (low 16 bits) -> float, from bf16 bits. */
         BF16_BITS_TO_F32,
         /** float -> int holding the sign-extended bf16 bits, rounded to nearest even. */
@@ -22,7 +22,7 @@ public sealed interface Insn {
     enum ConvOp { I2L, I2F, I2D, L2I, L2F, L2D, F2I, F2L, F2D, D2I, D2L, D2F, I2B, I2S, I2C }
 
     /** Thread coordinates of the KernelContext style. */
-    enum ThreadQuery { GLOBAL_IDX, GLOBAL_SIZE, LOCAL_IDX, GROUP_IDX, LOCAL_SIZE }
+    enum ThreadQuery { GLOBAL_IDX, GLOBAL_SIZE, LOCAL_IDX, GROUP_IDX, LOCAL_SIZE, GROUP_COUNT }
 
     record Move(Var dst, Operand src) implements Insn {
     }
@@ -61,7 +61,44 @@ public sealed interface Insn {
     record ArrayLength(Var dst, ArrayParam array) implements Insn {
     }
 
-    record Thread(ThreadQuery query, Var dst) implements Insn {
+    /** A thread coordinate in dimension {@code dim} (0, 1, 2 for x, y, z). */
+    record Thread(ThreadQuery query, int dim, Var dst) implements Insn {
+        public Thread(ThreadQuery query, Var dst) {
+            this(query, 0, dst);
+        }
+    }
+
+    /** {@code dst = array[index]} on an in-kernel array. */
+    record ArrayLoad(Var dst, MemArray array, Operand index) implements Insn {
+    }
+
+    /** {@code array[index] = value} on an in-kernel array; narrow Java types are truncated as Java stores do. */
+    record ArrayStore(MemArray array, Operand index, Operand value) implements Insn {
+    }
+
+    /** Sets every element of a private array to zero: what {@code new T[n]} gives in Java, each time it runs. */
+    record ArrayZero(MemArray array) implements Insn {
+    }
+
+    /** Waits until every thread of the work group arrives; {@code global} also orders global memory. */
+    record Barrier(boolean global) implements Insn {
+    }
+
+    enum AtomicOp { ADD, MAX, MIN, EXCHANGE, COMPARE_EXCHANGE, LOAD, STORE }
+
+    /** Memory ordering of an atomic; the names and meanings of {@code java.lang.invoke.VarHandle}'s modes. */
+    enum Order { RELAXED, ACQUIRE, RELEASE, ACQ_REL, SEQ_CST }
+
+    /** Which threads an atomic is atomic for, and ordered with. */
+    enum Scope { GROUP, DEVICE, SYSTEM }
+
+    /**
+     * An atomic on {@code array[index]}: {@code dst} (null for STORE) gets the old value;
+     * {@code value} is the operand (the new value for EXCHANGE, COMPARE_EXCHANGE and STORE,
+     * unused for LOAD), {@code expected} only for COMPARE_EXCHANGE, which compares bits.
+     */
+    record Atomic(AtomicOp op, Var dst, ArrayParam array, Operand index, Operand value, Operand expected,
+                  Scope scope, Order order) implements Insn {
     }
 
     /** Ends a basic block. */

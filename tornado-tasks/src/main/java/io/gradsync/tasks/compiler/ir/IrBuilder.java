@@ -12,6 +12,7 @@ import java.util.Set;
 public final class IrBuilder {
     private final List<Block> blocks = new ArrayList<>();
     private final List<Var> vars = new ArrayList<>();
+    private final List<MemArray> arrays = new ArrayList<>();
     private final Set<String> writtenArrays = new LinkedHashSet<>();
     private Block current;
 
@@ -19,6 +20,13 @@ public final class IrBuilder {
         Block b = new Block(blocks.size());
         blocks.add(b);
         return b;
+    }
+
+    /** A new in-kernel array; a table's contents are given, the others start as zeros. */
+    public MemArray newArray(MemArray.Space space, char javaType, int length, long[] table) {
+        MemArray a = new MemArray(arrays.size(), space, javaType, length, table);
+        arrays.add(a);
+        return a;
     }
 
     public Var newVar(IrType type, String hint) {
@@ -39,6 +47,8 @@ public final class IrBuilder {
         if (insn instanceof Insn.Store s) {
             writtenArrays.add(s.array().name());
         } else if (insn instanceof Insn.AtomicAdd a) {
+            writtenArrays.add(a.array().name());
+        } else if (insn instanceof Insn.Atomic a && a.op() != Insn.AtomicOp.LOAD) {
             writtenArrays.add(a.array().name());
         }
         current.add(insn);
@@ -79,7 +89,7 @@ public final class IrBuilder {
                 throw new IllegalStateException("block " + b + " has no terminator");
             }
         }
-        return new KernelIr(name, source, List.copyOf(params), List.copyOf(order), List.copyOf(vars), Set.copyOf(writtenArrays));
+        return new KernelIr(name, source, List.copyOf(params), List.copyOf(order), List.copyOf(vars), Set.copyOf(writtenArrays), List.copyOf(arrays));
     }
 
     /**

@@ -11,11 +11,16 @@ import java.util.Set;
  * @param params        the Java parameters in order (see {@link KernelParam} for the calling convention)
  * @param blocks        basic blocks, entry first, in emission order
  * @param vars          every variable the blocks use
- * @param writtenArrays names of array parameters the kernel writes ({@link Insn.Store} or
- *                      {@link Insn.AtomicAdd}); the others are read-only
+ * @param writtenArrays names of array parameters the kernel writes ({@link Insn.Store},
+ *                      {@link Insn.AtomicAdd} or an {@link Insn.Atomic} other than a load); the others are read-only
+ * @param arrays        the arrays that live in the kernel (private, group-local, tables)
  */
 public record KernelIr(String name, String source, List<KernelParam> params, List<Block> blocks,
-                       List<Var> vars, Set<String> writtenArrays) {
+                       List<Var> vars, Set<String> writtenArrays, List<MemArray> arrays) {
+
+    public KernelIr(String name, String source, List<KernelParam> params, List<Block> blocks, List<Var> vars, Set<String> writtenArrays) {
+        this(name, source, params, blocks, vars, writtenArrays, List.of());
+    }
 
     /**
      * Checks {@code writtenArrays} against the blocks: a back end may load the arrays outside it
@@ -24,11 +29,13 @@ public record KernelIr(String name, String source, List<KernelParam> params, Lis
      */
     public KernelIr {
         writtenArrays = Set.copyOf(writtenArrays);
+        arrays = List.copyOf(arrays);
         for (Block b : blocks) {
             for (Insn insn : b.insns()) {
                 String written = switch (insn) {
                     case Insn.Store s -> s.array().name();
                     case Insn.AtomicAdd a -> a.array().name();
+                    case Insn.Atomic a -> a.op() == Insn.AtomicOp.LOAD ? null : a.array().name();
                     default -> null;
                 };
                 if (written != null && !writtenArrays.contains(written)) {
@@ -49,8 +56,14 @@ public record KernelIr(String name, String source, List<KernelParam> params, Lis
         return writtenArrays.contains(name);
     }
 
+    /** Whether threads of a group wait for each other (then every thread of a launch must run to the end). */
+    public boolean usesBarrier() {
+        return blocks.stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.Barrier);
+    }
+
     public boolean usesF64() {
         return vars.stream().anyMatch(v -> v.type() == IrType.F64)
-                || params.stream().anyMatch(p -> p instanceof KernelParam.ArrayParam a && a.element() == ElementKind.F64);
+                || params.stream().anyMatch(p -> p instanceof KernelParam.ArrayParam a && a.element() == ElementKind.F64)
+                || arrays.stream().anyMatch(a -> a.valueType() == IrType.F64);
     }
 }

@@ -9,6 +9,7 @@ import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 
@@ -22,9 +23,10 @@ import java.util.List;
  * pass is needed for correctness; the device compiler rebuilds the loops. Java semantics are kept
  * where C differs: int arithmetic wraps (done in unsigned), shift counts are masked, float to int
  * conversion saturates with NaN to 0, {@code Math.min/max} propagate NaN and order -0 before +0,
- * float compares keep Java's NaN behaviour, fp contraction is off. Float division and sqrt are
- * IEEE only when the program is built with {@link #BUILD_OPTIONS_IEEE_DIV_SQRT} (the built-in
- * gradient kernels use neither).
+ * float compares keep Java's NaN behaviour, fp contraction is off, integer division follows Java
+ * at MIN / -1. Float division and sqrt are IEEE when the program is built with
+ * {@link #BUILD_OPTIONS_IEEE_DIV_SQRT}, which the OpenCL runtime asks for wherever the device
+ * offers it.
  *
  * <p>Calling convention (OpenCL passes buffers, not pointers): each array parameter becomes three
  * arguments, the buffer ({@code <name>_base}), the element offset of the array in it
@@ -48,6 +50,22 @@ public final class OpenClEmitter {
                 if (isnan(a) || isnan(b)) return a + b;
                 if (a == b) return as_float(as_uint(a) & as_uint(b));
                 return a > b ? a : b;
+            }
+            /*
+             * Java's integer division: MIN / -1 wraps to MIN and MIN % -1 is 0 (C leaves both
+             * undefined). Java throws on a zero divisor; a device cannot, and a CPU device would trap
+             * and take the process down, so x / 0 and x % 0 are 0 here.
+             */
+            static inline int gs_divi(int a, int b) { return b == 0 ? 0 : b == -1 ? as_int(0u - (uint)a) : a / b; }
+            static inline int gs_remi(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
+            static inline long gs_divl(long a, long b) { return b == 0 ? 0 : b == -1 ? as_long(0UL - (ulong)a) : a / b; }
+            static inline long gs_reml(long a, long b) { return (b == 0 || b == -1) ? 0 : a % b; }
+            /* Java's float to int and long: truncate, saturate, NaN to 0 (C's casts, and some devices' _sat forms, do not). */
+            static inline int gs_f2i(float x) {
+                return isnan(x) ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
+            }
+            static inline long gs_f2l(float x) {
+                return isnan(x) ? 0 : x >= 9223372036854775808.0f ? 9223372036854775807L : x <= -9223372036854775808.0f ? (-9223372036854775807L - 1L) : (long)x;
             }
             /* float -> bf16 bits (sign-extended), round to nearest even; NaN stays a quiet NaN. */
             static inline int gs_f32_to_bf16(float f) {
@@ -76,6 +94,49 @@ public final class OpenClEmitter {
             }
             """;
 
+    /** The atomics of {@link Insn.Atomic} on int and float (32-bit, core OpenCL 1.2). */
+    private static final String PREAMBLE_ATOMICS = """
+            static inline int gs_atomic_load_i(volatile __global int* p) { return *p; }
+            static inline int gs_atomic_xchg_i(volatile __global int* p, int v) { return atomic_xchg(p, v); }
+            static inline int gs_atomic_cmpxchg_i(volatile __global int* p, int e, int v) { return atomic_cmpxchg(p, e, v); }
+            static inline int gs_atomic_add_i(volatile __global int* p, int v) { return atomic_add(p, v); }
+            static inline int gs_atomic_max_i(volatile __global int* p, int v) { return atomic_max(p, v); }
+            static inline int gs_atomic_min_i(volatile __global int* p, int v) { return atomic_min(p, v); }
+            static inline float gs_atomic_load_f(volatile __global float* p) { return *p; }
+            static inline float gs_atomic_xchg_f(volatile __global float* p, float v) { return atomic_xchg(p, v); }
+            static inline float gs_atomic_cmpxchg_f(volatile __global float* p, float e, float v) {
+                return as_float(atomic_cmpxchg((volatile __global uint*)p, as_uint(e), as_uint(v)));
+            }
+            /* read-modify-write of a float by compare-and-swap on its bits; op 0 add, 1 max, 2 min (Java's) */
+            static inline float gs_atomic_update_f(volatile __global float* p, float v, int op) {
+                volatile __global uint* u = (volatile __global uint*)p;
+                uint old = *u;
+                while (1) {
+                    float o = as_float(old);
+                    float n = op == 0 ? o + v : op == 1 ? gs_maxf(o, v) : gs_minf(o, v);
+                    if (as_uint(n) == old) return o;
+                    uint seen = atomic_cmpxchg(u, old, as_uint(n));
+                    if (seen == old) return o;
+                    old = seen;
+                }
+            }
+            static inline float gs_atomic_add_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 0); }
+            static inline float gs_atomic_max_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 1); }
+            static inline float gs_atomic_min_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 2); }
+            """;
+
+    /** The same on long, through the 64-bit atomics extensions. */
+    private static final String PREAMBLE_ATOMICS_64 = """
+            #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
+            #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
+            static inline long gs_atomic_load_l(volatile __global long* p) { return atom_add(p, 0L); }
+            static inline long gs_atomic_xchg_l(volatile __global long* p, long v) { return atom_xchg(p, v); }
+            static inline long gs_atomic_cmpxchg_l(volatile __global long* p, long e, long v) { return atom_cmpxchg(p, e, v); }
+            static inline long gs_atomic_add_l(volatile __global long* p, long v) { return atom_add(p, v); }
+            static inline long gs_atomic_max_l(volatile __global long* p, long v) { return atom_max(p, v); }
+            static inline long gs_atomic_min_l(volatile __global long* p, long v) { return atom_min(p, v); }
+            """;
+
     private static final String PREAMBLE_F64 = """
             #pragma OPENCL EXTENSION cl_khr_fp64 : enable
             static inline double gs_mind(double a, double b) {
@@ -87,6 +148,12 @@ public final class OpenClEmitter {
                 if (isnan(a) || isnan(b)) return a + b;
                 if (a == b) return as_double(as_ulong(a) & as_ulong(b));
                 return a > b ? a : b;
+            }
+            static inline int gs_d2i(double x) {
+                return isnan(x) ? 0 : x >= 2147483647.0 ? 2147483647 : x <= -2147483648.0 ? (-2147483647 - 1) : (int)x;
+            }
+            static inline long gs_d2l(double x) {
+                return isnan(x) ? 0 : x >= 9223372036854775808.0 ? 9223372036854775807L : x <= -9223372036854775808.0 ? (-9223372036854775807L - 1L) : (long)x;
             }
             """;
 
@@ -102,10 +169,20 @@ public final class OpenClEmitter {
             b.append(PREAMBLE_F64);
         }
         b.append(PREAMBLE);
+        if (kernels.stream().anyMatch(k -> uses(k, a -> true))) {
+            b.append(PREAMBLE_ATOMICS);
+        }
+        if (kernels.stream().anyMatch(k -> uses(k, a -> a.array().element() == ElementKind.I64))) {
+            b.append(PREAMBLE_ATOMICS_64);
+        }
         for (KernelIr k : kernels) {
             b.append('\n').append(new OpenClEmitter().emit(k));
         }
         return b.toString();
+    }
+
+    private static boolean uses(KernelIr k, java.util.function.Predicate<Insn.Atomic> which) {
+        return k.blocks().stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.Atomic a && which.test(a));
     }
 
     // ------------------------------------------------------------------------------------------
@@ -119,13 +196,31 @@ public final class OpenClEmitter {
         };
     }
 
+    /** {@code v<id>_<hint>}: unique by id, the hint (a Java local's name) only for reading. */
     private static String name(Var v) {
-        String h = v.hint();
-        return (h.isEmpty() ? "v" : h + "_") + v.id();
+        StringBuilder b = new StringBuilder("v").append(v.id());
+        if (!v.hint().isEmpty()) {
+            b.append('_');
+            v.hint().chars().forEach(c -> b.append(c < 128 && (Character.isLetterOrDigit(c) || c == '_') ? (char) c : '_'));
+        }
+        return b.toString();
+    }
+
+    /**
+     * {@code p<index>_<name>}: a parameter's names. The index keeps them apart from each other,
+     * from every other name here and from C's and OpenCL's keywords and built-ins.
+     */
+    private static String param(KernelParam p) {
+        return "p" + p.javaIndex() + "_" + p.name();
     }
 
     private static String ptr(ArrayParam a) {
-        return a.name() + "_ptr";
+        return param(a) + "_ptr";
+    }
+
+    /** The {@code __kernel}'s name for a kernel entry: prefixed so that no name clashes with OpenCL C's own. */
+    public static String kernelName(String entryName) {
+        return "k_" + entryName;
     }
 
     private static String literal(Const c) {
@@ -160,9 +255,13 @@ public final class OpenClEmitter {
         return "B" + b.id();
     }
 
+    private boolean contextKernel;
+
     private String emit(KernelIr k) {
+        kernel = k.name();
+        contextKernel = k.params().stream().anyMatch(p -> p instanceof KernelParam.ContextParam);
         out.append("/* ").append(k.source()).append(" */\n");
-        out.append("__kernel void ").append(k.name()).append('(');
+        out.append("__kernel void ").append(kernelName(k.name())).append('(');
         StringBuilder params = new StringBuilder();
         StringBuilder init = new StringBuilder();
         for (KernelParam p : k.params()) {
@@ -176,27 +275,54 @@ public final class OpenClEmitter {
                         case F16 -> "half";
                         case BF16 -> "ushort";
                     };
-                    params.append("__global ").append(elem).append("* ").append(a.name()).append("_base, const int ")
-                            .append(a.name()).append("_off, const int ").append(a.name()).append("_len, ");
+                    String n = param(a);
+                    params.append("__global ").append(elem).append("* ").append(n).append("_base, const int ")
+                            .append(n).append("_off, const int ").append(n).append("_len, ");
                     init.append("    __global ").append(elem).append("* ").append(ptr(a)).append(" = ")
-                            .append(a.name()).append("_base + ").append(a.name()).append("_off;\n");
+                            .append(n).append("_base + ").append(n).append("_off;\n");
                 }
                 case KernelParam.ScalarParam s -> {
-                    params.append("const ").append(ctype(s.type())).append(' ').append(s.name()).append(", ");
-                    init.append("    ").append(name(s.var())).append(" = ").append(s.name()).append(";\n");
+                    params.append("const ").append(ctype(s.type())).append(' ').append(param(s)).append(", ");
+                    init.append("    ").append(name(s.var())).append(" = ").append(param(s)).append(";\n");
                 }
                 case KernelParam.ContextParam c -> {
                 }
             }
         }
+        boolean context = k.params().stream().anyMatch(p -> p instanceof KernelParam.ContextParam);
+        if (context) {
+            // the caller's grid: get_global_size would count the threads launched to fill whole groups
+            params.append("const int gs_global_x, const int gs_global_y, const int gs_global_z, ");
+        }
         if (!params.isEmpty()) {
             params.setLength(params.length() - 2);
         }
         out.append(params).append(") {\n");
+        for (MemArray m : k.arrays()) {
+            String decl = elementType(m) + " " + arrayName(m) + "[" + Math.max(1, m.length()) + "]";
+            switch (m.space()) {
+                case PRIVATE -> line(decl + ";");
+                case GROUP -> line("__local " + decl + ";");
+                case TABLE -> {
+                    StringBuilder t = new StringBuilder("__constant ").append(m.elementBytes() == 8 ? "ulong " : "uint ")
+                            .append(arrayName(m)).append('[').append(Math.max(1, m.length())).append("] = {");
+                    for (int i = 0; i < Math.max(1, m.length()); i++) {
+                        long bits = i < m.length() ? m.table()[i] : 0;
+                        t.append(i > 0 ? ", " : "").append(m.elementBytes() == 8 ? "0x" + Long.toHexString(bits) + "UL" : "0x" + Long.toHexString(bits & 0xffffffffL) + "U");
+                    }
+                    tables.append(t).append("};\n");
+                }
+            }
+        }
         for (Var v : k.vars()) {
             line(ctype(v.type()) + " " + name(v) + ";");
         }
         out.append(init);
+        if (context) {
+            line("if (get_global_id(0) >= (size_t)gs_global_x || get_global_id(1) >= (size_t)gs_global_y"
+                    + " || get_global_id(2) >= (size_t)gs_global_z) return;");
+        }
+
         List<Block> blocks = k.blocks();
         for (int i = 0; i < blocks.size(); i++) {
             Block b = blocks.get(i);
@@ -208,7 +334,85 @@ public final class OpenClEmitter {
             emitTerminator(b.terminator(), next);
         }
         out.append("}\n");
-        return out.toString();
+        return tables + out.toString();
+    }
+
+    /** Program-scope tables of the kernel, emitted before it. */
+    private final StringBuilder tables = new StringBuilder();
+    private String kernel;
+    private int loops;
+
+    /** {@code a<id>} (private), {@code s<id>} (group), {@code t_<kernel>_<id>} (table, at program scope). */
+    private String arrayName(MemArray m) {
+        return switch (m.space()) {
+            case PRIVATE -> "a" + m.id();
+            case GROUP -> "s" + m.id();
+            case TABLE -> "t_" + kernel + "_" + m.id();
+        };
+    }
+
+    private static String elementType(MemArray m) {
+        return ctype(m.valueType());
+    }
+
+    private String memLoad(Insn.ArrayLoad l) {
+        MemArray m = l.array();
+        String at = arrayName(m) + "[" + val(l.index()) + "]";
+        if (m.space() != MemArray.Space.TABLE) {
+            return at;
+        }
+        return switch (m.valueType()) {
+            case F32 -> "as_float(" + at + ")";
+            case F64 -> "as_double(" + at + ")";
+            case I32 -> "as_int(" + at + ")";
+            case I64 -> "as_long(" + at + ")";
+        };
+    }
+
+    /** The value a store to an array of a narrow Java type keeps, as Java's stores truncate it. */
+    private static String narrowed(MemArray m, String v) {
+        return switch (m.javaType()) {
+            case 'B' -> "(int)(char)" + v;
+            case 'S' -> "(int)(short)" + v;
+            case 'C' -> "(" + v + " & 0xffff)";
+            case 'Z' -> "(" + v + " & 1)";
+            default -> v;
+        };
+    }
+
+    /**
+     * An atomic in OpenCL C 1.2: the 32-bit functions, the 64-bit ones of
+     * {@code cl_khr_int64_base_atomics} / {@code _extended_atomics}, float through the bits, and
+     * the ordering as {@code mem_fence} before a release and after an acquire.
+     */
+    private void emitAtomic(Insn.Atomic a) {
+        IrType t = a.array().element().valueType();
+        String p = "&" + ptr(a.array()) + "[" + val(a.index()) + "]";
+        boolean release = a.order() == Insn.Order.RELEASE || a.order() == Insn.Order.ACQ_REL || a.order() == Insn.Order.SEQ_CST;
+        boolean acquire = a.order() == Insn.Order.ACQUIRE || a.order() == Insn.Order.ACQ_REL || a.order() == Insn.Order.SEQ_CST;
+        if (release) {
+            line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
+        }
+        String d = a.dst() == null ? null : name(a.dst());
+        String v = a.value() == null ? null : val(a.value());
+        String sfx = switch (t) {
+            case I32 -> "i";
+            case I64 -> "l";
+            default -> "f";
+        };
+        String expr = switch (a.op()) {
+            case LOAD -> "gs_atomic_load_" + sfx + "(" + p + ")";
+            case STORE -> "gs_atomic_xchg_" + sfx + "(" + p + ", " + v + ")";
+            case EXCHANGE -> "gs_atomic_xchg_" + sfx + "(" + p + ", " + v + ")";
+            case COMPARE_EXCHANGE -> "gs_atomic_cmpxchg_" + sfx + "(" + p + ", " + val(a.expected()) + ", " + v + ")";
+            case ADD -> "gs_atomic_add_" + sfx + "(" + p + ", " + v + ")";
+            case MAX -> "gs_atomic_max_" + sfx + "(" + p + ", " + v + ")";
+            case MIN -> "gs_atomic_min_" + sfx + "(" + p + ", " + v + ")";
+        };
+        line((d == null ? "" : d + " = ") + expr + ";");
+        if (acquire) {
+            line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
+        }
     }
 
     private void emitTerminator(Insn.Terminator t, Block next) {
@@ -281,14 +485,25 @@ public final class OpenClEmitter {
                 line(a.value().type() == IrType.F32 ? "gs_atomic_add_f32(" + at + ", " + val(a.value()) + ");"
                         : "atomic_add(" + at + ", " + val(a.value()) + ");");
             }
-            case Insn.ArrayLength l -> line(name(l.dst()) + " = " + l.array().name() + "_len;");
+            case Insn.ArrayLength l -> line(name(l.dst()) + " = " + param(l.array()) + "_len;");
             case Insn.Thread t -> line(name(t.dst()) + " = (int)" + switch (t.query()) {
-                case GLOBAL_IDX -> "get_global_id(0)";
-                case GLOBAL_SIZE -> "get_global_size(0)";
-                case LOCAL_IDX -> "get_local_id(0)";
-                case GROUP_IDX -> "get_group_id(0)";
-                case LOCAL_SIZE -> "get_local_size(0)";
+                case GLOBAL_IDX -> "get_global_id(" + t.dim() + ")";
+                case GLOBAL_SIZE -> contextKernel ? "gs_global_" + "xyz".charAt(t.dim()) : "get_global_size(" + t.dim() + ")";
+                case LOCAL_IDX -> "get_local_id(" + t.dim() + ")";
+                case GROUP_IDX -> "get_group_id(" + t.dim() + ")";
+                case LOCAL_SIZE -> "get_local_size(" + t.dim() + ")";
+                case GROUP_COUNT -> "get_num_groups(" + t.dim() + ")";
             } + ";");
+            case Insn.ArrayLoad l -> line(name(l.dst()) + " = " + memLoad(l) + ";");
+            case Insn.ArrayStore st -> line(arrayName(st.array()) + "[" + val(st.index()) + "] = " + narrowed(st.array(), val(st.value())) + ";");
+            case Insn.ArrayZero z -> {
+                if (z.array().length() > 0) {
+                    String i = "gs_z" + loops++;
+                    line("for (int " + i + " = 0; " + i + " < " + z.array().length() + "; " + i + "++) " + arrayName(z.array()) + "[" + i + "] = 0;");
+                }
+            }
+            case Insn.Barrier b -> line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);");
+            case Insn.Atomic a -> emitAtomic(a);
             case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
         }
     }
@@ -317,8 +532,8 @@ public final class OpenClEmitter {
             case ADD -> as + "(" + u + a + " + " + u + c + ")";
             case SUB -> as + "(" + u + a + " - " + u + c + ")";
             case MUL -> as + "(" + u + a + " * " + u + c + ")";
-            case DIV -> a + " / " + c;
-            case REM -> a + " % " + c;
+            case DIV -> "gs_div" + (wide ? "l" : "i") + "(" + a + ", " + c + ")";
+            case REM -> "gs_rem" + (wide ? "l" : "i") + "(" + a + ", " + c + ")";
             case AND -> a + " & " + c;
             case OR -> a + " | " + c;
             case XOR -> a + " ^ " + c;
@@ -337,7 +552,6 @@ public final class OpenClEmitter {
             case NEG -> t.isFloat() ? "-" + a : (t == IrType.I64 ? "as_long(0UL - (ulong)" : "as_int(0u - (uint)") + a + ")";
             case ABS -> t.isFloat() ? "fabs(" + a + ")" : (t == IrType.I64 ? "as_long(abs(" : "as_int(abs(") + a + "))";
             case SQRT -> "sqrt(" + a + ")";
-            case EXP -> "exp(" + a + ")";
             case BITCAST -> "as_" + ctype(u.dst().type()) + "(" + a + ")";
             case BF16_BITS_TO_F32 -> "as_float(((uint)" + a + " & 0xffffu) << 16)";
             case F32_TO_BF16_BITS -> "gs_f32_to_bf16(" + a + ")";
@@ -353,8 +567,10 @@ public final class OpenClEmitter {
             case L2I -> "as_int((uint)" + a + ")";
             case I2F, L2F, D2F -> "(float)" + a;
             case I2D, L2D, F2D -> "(double)" + a;
-            case F2I, D2I -> "convert_int_sat_rtz(" + a + ")";
-            case F2L, D2L -> "convert_long_sat_rtz(" + a + ")";
+            case F2I -> "gs_f2i(" + a + ")";
+            case F2L -> "gs_f2l(" + a + ")";
+            case D2I -> "gs_d2i(" + a + ")";
+            case D2L -> "gs_d2l(" + a + ")";
             case I2B -> "(int)(char)" + a;
             case I2S -> "(int)(short)" + a;
             case I2C -> "(" + a + " & 0xffff)";

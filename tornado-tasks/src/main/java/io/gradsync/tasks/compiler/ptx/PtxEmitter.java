@@ -11,6 +11,7 @@ import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 
@@ -68,6 +69,48 @@ public final class PtxEmitter {
     private final Set<String> nonCoherent;
     /** The element-wise loop to vectorize, or null for the scalar form. */
     private final ElementwiseLoop vector;
+
+    /** The caller's grid of a KernelContext kernel, from its hidden parameters. */
+    private final String[] globalSizeRegs = new String[3];
+    /** Declarations before the entry: the kernel's tables. */
+    private final StringBuilder moduleScope = new StringBuilder();
+    private String kernelName;
+    private int labels;
+
+    private static boolean hasContext(KernelIr k) {
+        return k.params().stream().anyMatch(p -> p instanceof KernelParam.ContextParam);
+    }
+
+    /** {@code <kernel>_a<id>}: an in-kernel array's name, the kernel's prefix keeping tables of a module's kernels apart. */
+    private static String arrayName(String kernel, MemArray m) {
+        return kernel + "_" + switch (m.space()) {
+            case PRIVATE -> "a";
+            case GROUP -> "s";
+            case TABLE -> "t";
+        } + m.id();
+    }
+
+    private static String space(MemArray m) {
+        return switch (m.space()) {
+            case PRIVATE -> "local";
+            case GROUP -> "shared";
+            case TABLE -> "const";
+        };
+    }
+
+    /** The global index in dimension {@code d}: {@code ctaid * ntid + tid}. */
+    private String globalId(int d) {
+        String axis = String.valueOf("xyz".charAt(d));
+        String c = fresh(RegClass.B32);
+        String n = fresh(RegClass.B32);
+        String x = fresh(RegClass.B32);
+        String r = fresh(RegClass.B32);
+        line("mov.u32 " + c + ", %ctaid." + axis);
+        line("mov.u32 " + n + ", %ntid." + axis);
+        line("mov.u32 " + x + ", %tid." + axis);
+        line("mad.lo.s32 " + r + ", " + c + ", " + n + ", " + x);
+        return r;
+    }
 
     private PtxEmitter(int sm, Set<String> nonCoherent, ElementwiseLoop vector) {
         this.sm = sm;
@@ -246,6 +289,7 @@ public final class PtxEmitter {
 
     private String emit(KernelIr k) {
         String name = k.name();
+        kernelName = name;
         StringBuilder sig = new StringBuilder();
         sig.append("// ").append(k.source()).append('\n');
         sig.append(".visible .entry ").append(name).append("(\n");
@@ -253,8 +297,8 @@ public final class PtxEmitter {
         for (KernelParam p : k.params()) {
             switch (p) {
                 case ArrayParam a -> {
-                    String ptr = name + "_" + a.name() + "_ptr";
-                    String len = name + "_" + a.name() + "_len";
+                    String ptr = paramName(name, a) + "_ptr";
+                    String len = paramName(name, a) + "_len";
                     // the vector form may only run on arrays aligned to their vector access: say so to ptxas
                     int align = vector != null && vector.accessedArrays().contains(a.name()) ? vector.accessBytes(a) : a.element().bytes();
                     params.append("\t.param .u64 .ptr .global .align ").append(align).append(' ').append(ptr).append(",\n");
@@ -269,7 +313,7 @@ public final class PtxEmitter {
                     arrayLen.put(a.name(), l);
                 }
                 case KernelParam.ScalarParam s -> {
-                    String pn = name + "_" + s.name();
+                    String pn = paramName(name, s);
                     String t = switch (s.type()) {
                         case I32 -> "u32";
                         case I64 -> "u64";
@@ -284,11 +328,46 @@ public final class PtxEmitter {
                 }
             }
         }
+        if (hasContext(k)) {
+            // the caller's grid: globalSize() is exactly it, and threads launched past it return at once
+            String[] axis = {"x", "y", "z"};
+            for (int d = 0; d < 3; d++) {
+                String pn = name + "_global_" + axis[d];
+                params.append("\t.param .u32 ").append(pn).append(",\n");
+                globalSizeRegs[d] = fresh(RegClass.B32);
+                line("ld.param.u32 " + globalSizeRegs[d] + ", [" + pn + "]");
+            }
+            String outside = fresh(RegClass.PRED);
+            for (int d = 0; d < 3; d++) {
+                String id = globalId(d);
+                String past = fresh(RegClass.PRED);
+                line("setp.ge.u32 " + past + ", " + id + ", " + globalSizeRegs[d]);
+                line((d == 0 ? "mov.pred " + outside + ", " + past : "or.pred " + outside + ", " + outside + ", " + past));
+            }
+            line("@" + outside + " bra $L_exit");
+        }
         if (!params.isEmpty()) {
             params.setLength(params.length() - 2);
             params.append('\n');
         }
         sig.append(params).append(")\n{\n");
+        for (MemArray m : k.arrays()) {
+            String type = m.elementBytes() == 8 ? ".b64" : ".b32";
+            switch (m.space()) {
+                case PRIVATE -> sig.append("\t.local .align 8 ").append(type).append(' ').append(arrayName(name, m)).append('[').append(Math.max(1, m.length())).append("];\n");
+                case GROUP -> sig.append("\t.shared .align 8 ").append(type).append(' ').append(arrayName(name, m)).append('[').append(Math.max(1, m.length())).append("];\n");
+                case TABLE -> {
+                    StringBuilder t = new StringBuilder(".const .align 8 ").append(type).append(' ').append(arrayName(name, m))
+                            .append('[').append(Math.max(1, m.length())).append("] = {");
+                    for (int i = 0; i < Math.max(1, m.length()); i++) {
+                        long bits = i < m.length() ? m.table()[i] : 0;
+                        t.append(i > 0 ? ", " : "").append(String.format(Locale.ROOT, m.elementBytes() == 8 ? "0x%016X" : "0x%08X",
+                                m.elementBytes() == 8 ? bits : bits & 0xffffffffL));
+                    }
+                    moduleScope.append(t).append("};\n");
+                }
+            }
+        }
 
         if (vector != null) {
             emitVectorized(vector);
@@ -304,6 +383,10 @@ public final class PtxEmitter {
                 emitTerminator(b.terminator(), next);
             }
         }
+        if (hasContext(k)) {
+            out.append("$L_exit:\n");
+            line("ret");
+        }
         out.append("}\n");
 
         StringBuilder decls = new StringBuilder();
@@ -313,7 +396,7 @@ public final class PtxEmitter {
                 decls.append("\t.reg ").append(c.decl).append(' ').append(c.prefix).append('<').append(n + 1).append(">;\n");
             }
         }
-        return sig + decls.toString() + "\n" + out;
+        return moduleScope + sig.toString() + decls + "\n" + out;
     }
 
     /**
@@ -608,30 +691,256 @@ public final class PtxEmitter {
             case Insn.ArrayLength l -> line("mov.b32 " + reg(l.dst()) + ", " + arrayLen.get(l.array().name()));
             case Insn.Thread t -> {
                 String d = reg(t.dst());
+                String axis = String.valueOf("xyz".charAt(t.dim()));
                 switch (t.query()) {
-                    case GLOBAL_IDX -> {
-                        String c = fresh(RegClass.B32);
-                        String n = fresh(RegClass.B32);
-                        String x = fresh(RegClass.B32);
-                        line("mov.u32 " + c + ", %ctaid.x");
-                        line("mov.u32 " + n + ", %ntid.x");
-                        line("mov.u32 " + x + ", %tid.x");
-                        line("mad.lo.s32 " + d + ", " + c + ", " + n + ", " + x);
-                    }
+                    case GLOBAL_IDX -> line("mov.b32 " + d + ", " + globalId(t.dim()));
                     case GLOBAL_SIZE -> {
-                        String c = fresh(RegClass.B32);
-                        String n = fresh(RegClass.B32);
-                        line("mov.u32 " + c + ", %nctaid.x");
-                        line("mov.u32 " + n + ", %ntid.x");
-                        line("mul.lo.s32 " + d + ", " + c + ", " + n);
+                        if (globalSizeRegs[t.dim()] != null) {
+                            line("mov.b32 " + d + ", " + globalSizeRegs[t.dim()]);
+                        } else {
+                            String c = fresh(RegClass.B32);
+                            String n = fresh(RegClass.B32);
+                            line("mov.u32 " + c + ", %nctaid." + axis);
+                            line("mov.u32 " + n + ", %ntid." + axis);
+                            line("mul.lo.s32 " + d + ", " + c + ", " + n);
+                        }
                     }
-                    case LOCAL_IDX -> line("mov.u32 " + d + ", %tid.x");
-                    case GROUP_IDX -> line("mov.u32 " + d + ", %ctaid.x");
-                    case LOCAL_SIZE -> line("mov.u32 " + d + ", %ntid.x");
+                    case LOCAL_IDX -> line("mov.u32 " + d + ", %tid." + axis);
+                    case GROUP_IDX -> line("mov.u32 " + d + ", %ctaid." + axis);
+                    case LOCAL_SIZE -> line("mov.u32 " + d + ", %ntid." + axis);
+                    case GROUP_COUNT -> line("mov.u32 " + d + ", %nctaid." + axis);
                 }
             }
+            case Insn.ArrayLoad l -> {
+                String addr = memAddress(l.array(), l.index());
+                line("ld." + space(l.array()) + "." + memType(l.array()) + " " + reg(l.dst()) + ", " + addr);
+            }
+            case Insn.ArrayStore st -> {
+                String v = narrowed(st.array(), src(st.value()));
+                String addr = memAddress(st.array(), st.index());
+                line("st." + space(st.array()) + "." + memType(st.array()) + " " + addr + ", " + v);
+            }
+            case Insn.ArrayZero z -> emitZero(z.array());
+            case Insn.Barrier b -> line("bar.sync 0");
+            case Insn.Atomic a -> emitAtomic(a);
             case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
         }
+    }
+
+    /**
+     * {@code <kernel>_p<index>_<name>}: a parameter's {@code .param} name, the index keeping it
+     * apart from every other parameter's.
+     */
+    private static String paramName(String kernel, KernelParam p) {
+        return kernel + "_p" + p.javaIndex() + "_" + p.name();
+    }
+
+    /**
+     * Java's integer division and remainder: MIN / -1 wraps to MIN and MIN % -1 is 0, where PTX
+     * leaves the result unspecified. Java throws on a zero divisor; a kernel cannot, so x / 0 and
+     * x % 0 are 0 here. A constant divisor other than 0 and -1 needs no guard.
+     */
+    private void emitIntegerDivision(Insn.Binary b, IrType t) {
+        String s = suffix(t, true);
+        String d = reg(b.dst());
+        String a = src(b.a());
+        boolean div = b.op() == BinOp.DIV;
+        String op = div ? "div." + s : "rem." + s;
+        if (b.b() instanceof Const c && c.bits() != 0 && c.bits() != -1) {
+            line(op + " " + d + ", " + a + ", " + immediate(c));
+            return;
+        }
+        String y = src(b.b());
+        String minusOne = fresh(RegClass.PRED);
+        String zero = fresh(RegClass.PRED);
+        line("setp.eq." + s + " " + minusOne + ", " + y + ", -1");
+        line("setp.eq." + s + " " + zero + ", " + y + ", 0");
+        String safe = fresh(t);
+        String special = fresh(RegClass.PRED);
+        line("or.pred " + special + ", " + minusOne + ", " + zero);
+        line("selp." + s + " " + safe + ", 1, " + y + ", " + special);
+        String q = fresh(t);
+        line(op + " " + q + ", " + a + ", " + safe);
+        if (div) {
+            String negated = fresh(t);
+            line("neg." + s + " " + negated + ", " + a);
+            line("selp." + s + " " + q + ", " + negated + ", " + q + ", " + minusOne);
+        } else {
+            line("selp." + s + " " + q + ", 0, " + q + ", " + minusOne);
+        }
+        line("selp." + s + " " + d + ", 0, " + q + ", " + zero);
+    }
+
+    private static String memType(MemArray m) {
+        return switch (m.valueType()) {
+            case I32 -> "u32";
+            case I64 -> "u64";
+            case F32 -> "f32";
+            case F64 -> "f64";
+        };
+    }
+
+    /** The memory operand of {@code m[index]}. */
+    private String memAddress(MemArray m, Operand index) {
+        String name = arrayName(kernelName, m);
+        if (index instanceof Const c) {
+            long off = (long) c.intValue() * m.elementBytes();
+            return off == 0 ? "[" + name + "]" : "[" + name + "+" + off + "]";
+        }
+        String base = fresh(RegClass.B64);
+        String off = fresh(RegClass.B64);
+        String addr = fresh(RegClass.B64);
+        line("mov.u64 " + base + ", " + name);
+        line("mul.wide.s32 " + off + ", " + reg((Var) index) + ", " + m.elementBytes());
+        line("add.s64 " + addr + ", " + base + ", " + off);
+        return "[" + addr + "]";
+    }
+
+    /** The value a store to an array of a narrow Java type keeps: truncated and extended as Java's stores do. */
+    private String narrowed(MemArray m, String v) {
+        String r;
+        switch (m.javaType()) {
+            case 'B', 'S' -> {
+                int sh = m.javaType() == 'B' ? 24 : 16;
+                String x = fresh(RegClass.B32);
+                r = fresh(RegClass.B32);
+                line("shl.b32 " + x + ", " + v + ", " + sh);
+                line("shr.s32 " + r + ", " + x + ", " + sh);
+            }
+            case 'C' -> {
+                r = fresh(RegClass.B32);
+                line("and.b32 " + r + ", " + v + ", 65535");
+            }
+            case 'Z' -> {
+                r = fresh(RegClass.B32);
+                line("and.b32 " + r + ", " + v + ", 1");
+            }
+            default -> r = v;
+        }
+        return r;
+    }
+
+    /** {@code new T[n]} each time it runs: every element zero. */
+    private void emitZero(MemArray m) {
+        if (m.length() == 0) {
+            return;
+        }
+        String type = m.elementBytes() == 8 ? "b64" : "b32";
+        String name = arrayName(kernelName, m);
+        if (m.length() <= 16) {
+            for (int i = 0; i < m.length(); i++) {
+                line("st.local." + type + " [" + name + (i == 0 ? "" : "+" + i * m.elementBytes()) + "], 0");
+            }
+            return;
+        }
+        String label = "$Z" + labels++;
+        String p = fresh(RegClass.B64);
+        String end = fresh(RegClass.B64);
+        String more = fresh(RegClass.PRED);
+        line("mov.u64 " + p + ", " + name);
+        line("add.s64 " + end + ", " + p + ", " + (long) m.length() * m.elementBytes());
+        out.append(label).append(":\n");
+        line("st.local." + type + " [" + p + "], 0");
+        line("add.s64 " + p + ", " + p + ", " + m.elementBytes());
+        line("setp.lt.u64 " + more + ", " + p + ", " + end);
+        line("@" + more + " bra " + label);
+    }
+
+    private static String scope(Insn.Scope s) {
+        return switch (s) {
+            case GROUP -> ".cta";
+            case DEVICE -> ".gpu";
+            case SYSTEM -> ".sys";
+        };
+    }
+
+    /**
+     * An atomic with PTX's memory model (sm_70 and later): {@code .relaxed}, {@code .acquire},
+     * {@code .release} or {@code .acq_rel} on {@code atom}, {@code ld} and {@code st}, at
+     * {@code .cta}, {@code .gpu} or {@code .sys} scope; sequential consistency is a {@code fence.sc}
+     * before the acquire-release form. Float max and min have no instruction with Java's NaN and
+     * signed-zero rules, so they are a compare-and-swap loop around Java's max or min.
+     */
+    private void emitAtomic(Insn.Atomic a) {
+        String addr = address(a.array(), a.index());
+        IrType t = a.array().element().valueType();
+        String sc = scope(a.scope());
+        if (a.order() == Insn.Order.SEQ_CST) {
+            line("fence.sc" + sc);
+        }
+        String sem = switch (a.order()) {
+            case RELAXED -> ".relaxed";
+            case ACQUIRE -> ".acquire";
+            case RELEASE -> ".release";
+            case ACQ_REL, SEQ_CST -> ".acq_rel";
+        };
+        String bits = t.isWide() ? "b64" : "b32";
+        String d = a.dst() == null ? null : reg(a.dst());
+        switch (a.op()) {
+            case LOAD -> line("ld" + (a.order() == Insn.Order.RELAXED ? ".relaxed" : ".acquire") + sc + ".global." + memTypeOf(t) + " " + d + ", " + addr);
+            case STORE -> line("st" + (a.order() == Insn.Order.RELAXED ? ".relaxed" : ".release") + sc + ".global." + memTypeOf(t) + " " + addr + ", " + src(a.value()));
+            case EXCHANGE -> line("atom" + sem + sc + ".global.exch." + bits + " " + d + ", " + addr + ", " + src(a.value()));
+            case COMPARE_EXCHANGE -> {
+                String expected = src(a.expected());
+                String value = src(a.value());
+                line("atom" + sem + sc + ".global.cas." + bits + " " + d + ", " + addr + ", " + expected + ", " + value);
+            }
+            case ADD -> line("atom" + sem + sc + ".global.add." + (t == IrType.I32 ? "u32" : t == IrType.I64 ? "u64" : "f32") + " " + d + ", " + addr + ", " + src(a.value()));
+            case MAX, MIN -> {
+                if (!t.isFloat()) {
+                    line("atom" + sem + sc + ".global." + (a.op() == Insn.AtomicOp.MAX ? "max." : "min.") + suffix(t, true) + " " + d + ", " + addr + ", " + src(a.value()));
+                } else {
+                    floatMinMaxLoop(a, addr, sem, sc, d);
+                }
+            }
+        }
+    }
+
+    private void floatMinMaxLoop(Insn.Atomic a, String addr, String sem, String sc, String d) {
+        String v = src(a.value());
+        String oldBits = fresh(RegClass.B32);
+        String seen = fresh(RegClass.B32);
+        String oldF = fresh(RegClass.F32);
+        String newBits = fresh(RegClass.B32);
+        String same = fresh(RegClass.PRED);
+        String label = "$M" + labels++;
+        line("ld.relaxed" + sc + ".global.b32 " + oldBits + ", " + addr);
+        out.append(label).append("_loop:\n");
+        line("mov.b32 " + oldF + ", " + oldBits);
+        String m = javaMinMax(a.op() == Insn.AtomicOp.MAX ? BinOp.MAX : BinOp.MIN, IrType.F32, oldF, v);
+        line("mov.b32 " + newBits + ", " + m);
+        line("setp.eq.b32 " + same + ", " + newBits + ", " + oldBits);
+        line("@" + same + " bra " + label + "_done");
+        line("atom" + sem + sc + ".global.cas.b32 " + seen + ", " + addr + ", " + oldBits + ", " + newBits);
+        String retry = fresh(RegClass.PRED);
+        line("setp.ne.b32 " + retry + ", " + seen + ", " + oldBits);
+        line("mov.b32 " + oldBits + ", " + seen);
+        line("@" + retry + " bra " + label + "_loop");
+        out.append(label).append("_done:\n");
+        line("mov.b32 " + d + ", " + oldBits);
+    }
+
+    private static String memTypeOf(IrType t) {
+        return switch (t) {
+            case I32 -> "u32";
+            case I64 -> "u64";
+            case F32 -> "f32";
+            case F64 -> "f64";
+        };
+    }
+
+    /** Java's Math.min / max of two float registers: NaN if either is NaN (PTX's would return the other operand). */
+    private String javaMinMax(BinOp op, IrType t, String a, String c) {
+        String s = suffix(t, true);
+        String m = fresh(t);
+        String sum = fresh(t);
+        String nan = fresh(RegClass.PRED);
+        String d = fresh(t);
+        line((op == BinOp.MIN ? "min." : "max.") + s + " " + m + ", " + a + ", " + c);
+        line("add.rn." + s + " " + sum + ", " + a + ", " + c);
+        line("setp.nan." + s + " " + nan + ", " + a + ", " + c);
+        line("selp." + s + " " + d + ", " + sum + ", " + m + ", " + nan);
+        return d;
     }
 
     private void emitBinary(Insn.Binary b) {
@@ -639,6 +948,10 @@ public final class PtxEmitter {
         String d = reg(b.dst());
         String s = suffix(t, true);
         String bits = t.isWide() ? "b64" : "b32";
+        if (!t.isFloat() && (b.op() == BinOp.DIV || b.op() == BinOp.REM)) {
+            emitIntegerDivision(b, t);
+            return;
+        }
         switch (b.op()) {
             case SHL, SHR, USHR -> {
                 String a = src(b.a());
@@ -664,14 +977,7 @@ public final class PtxEmitter {
                 if (!t.isFloat()) {
                     line(op + s + " " + d + ", " + a + ", " + c);
                 } else {
-                    // Java: NaN if either is NaN (PTX min/max would return the other operand).
-                    String m = fresh(t);
-                    String sum = fresh(t);
-                    String nan = fresh(RegClass.PRED);
-                    line(op + s + " " + m + ", " + a + ", " + c);
-                    line("add.rn." + s + " " + sum + ", " + a + ", " + c);
-                    line("setp.nan." + s + " " + nan + ", " + a + ", " + c);
-                    line("selp." + s + " " + d + ", " + sum + ", " + m + ", " + nan);
+                    line("mov." + s + " " + d + ", " + javaMinMax(b.op(), t, a, c));
                 }
             }
             default -> {
@@ -682,7 +988,6 @@ public final class PtxEmitter {
                     case SUB -> t.isFloat() ? "sub.rn." + s : "sub." + s;
                     case MUL -> t.isFloat() ? "mul.rn." + s : "mul.lo." + s;
                     case DIV -> t.isFloat() ? "div.rn." + s : "div." + s;
-                    case REM -> "rem." + s;
                     case AND -> "and." + bits;
                     case OR -> "or." + bits;
                     case XOR -> "xor." + bits;
@@ -701,7 +1006,6 @@ public final class PtxEmitter {
             case NEG -> line("neg." + suffix(t, true) + " " + d + ", " + a);
             case ABS -> line("abs." + suffix(t, true) + " " + d + ", " + a);
             case SQRT -> line("sqrt.rn." + suffix(t, true) + " " + d + ", " + a);
-            case EXP -> emitExp(d, a);
             case BITCAST -> line("mov." + (t.isWide() ? "b64" : "b32") + " " + d + ", " + a);
             case BF16_BITS_TO_F32 -> {
                 String x = fresh(RegClass.B32);
@@ -750,73 +1054,6 @@ public final class PtxEmitter {
         line("selp.b32 " + res + ", " + quiet + ", " + hi + ", " + nan);
         line("cvt.u16.u32 " + h + ", " + res);
         return h;
-    }
-
-    /**
-     * exp for f64 (PTX has no such instruction): x = k ln2 + r with |r| <= ln2/2 (Cody-Waite
-     * split of ln2), e^r by its Taylor series to r^13 (truncation error below 2^-56 relative), then
-     * scaling by 2^k in two steps so that results in the subnormal range are formed correctly.
-     * Overflow gives +Inf, deep underflow 0, NaN stays NaN.
-     */
-    private void emitExp(String d, String x) {
-        String k = fresh(RegClass.F64);
-        String r = fresh(RegClass.F64);
-        String p = fresh(RegClass.F64);
-        line("mul.rn.f64 " + k + ", " + x + ", 0d3FF71547652B82FE");
-        line("cvt.rni.f64.f64 " + k + ", " + k);
-        line("min.f64 " + k + ", " + k + ", 0d4090000000000000");   // clamp k to [-1100, 1024]
-        line("max.f64 " + k + ", " + k + ", 0dC091300000000000");
-        String nk = fresh(RegClass.F64);
-        line("neg.f64 " + nk + ", " + k);
-        line("fma.rn.f64 " + r + ", " + nk + ", 0d3FE62E42FEE00000, " + x);
-        line("fma.rn.f64 " + r + ", " + nk + ", 0d3DEA39EF35793C76, " + r);
-        double[] inv = new double[14];
-        double fact = 1;
-        for (int i = 0; i < 14; i++) {
-            if (i > 0) {
-                fact *= i;
-            }
-            inv[i] = 1.0 / fact;
-        }
-        line("mov.f64 " + p + ", " + immediate(Const.ofDouble(inv[13])));
-        for (int i = 12; i >= 0; i--) {
-            line("fma.rn.f64 " + p + ", " + p + ", " + r + ", " + immediate(Const.ofDouble(inv[i])));
-        }
-        // 2^k = 2^k1 * 2^k2 with k1 = k >> 1, k2 = k - k1, each within the normal exponent range
-        String ki = fresh(RegClass.B32);
-        String k1 = fresh(RegClass.B32);
-        String k2 = fresh(RegClass.B32);
-        line("cvt.rzi.s32.f64 " + ki + ", " + k);
-        line("shr.s32 " + k1 + ", " + ki + ", 1");
-        line("sub.s32 " + k2 + ", " + ki + ", " + k1);
-        String s1 = scale(k1);
-        String s2 = scale(k2);
-        String y = fresh(RegClass.F64);
-        line("mul.rn.f64 " + y + ", " + p + ", " + s1);
-        line("mul.rn.f64 " + y + ", " + y + ", " + s2);
-        String big = fresh(RegClass.PRED);
-        String small = fresh(RegClass.PRED);
-        String nan = fresh(RegClass.PRED);
-        line("setp.gt.f64 " + big + ", " + x + ", 0d40862E42FEFA39EF");
-        line("selp.f64 " + y + ", 0d7FF0000000000000, " + y + ", " + big);
-        line("setp.lt.f64 " + small + ", " + x + ", 0dC0874910D52D3052");
-        line("selp.f64 " + y + ", 0d0000000000000000, " + y + ", " + small);
-        line("setp.nan.f64 " + nan + ", " + x + ", " + x);
-        line("add.rn.f64 " + d + ", " + x + ", " + x);
-        line("selp.f64 " + d + ", " + d + ", " + y + ", " + nan);
-    }
-
-    /** 2^e as an f64 register, for e in [-1022, 1023]. */
-    private String scale(String e) {
-        String biased = fresh(RegClass.B32);
-        String wide = fresh(RegClass.B64);
-        String bits = fresh(RegClass.B64);
-        String s = fresh(RegClass.F64);
-        line("add.s32 " + biased + ", " + e + ", 1023");
-        line("cvt.u64.u32 " + wide + ", " + biased);
-        line("shl.b64 " + bits + ", " + wide + ", 52");
-        line("mov.b64 " + s + ", " + bits);
-        return s;
     }
 
     /**

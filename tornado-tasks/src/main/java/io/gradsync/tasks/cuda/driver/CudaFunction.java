@@ -33,15 +33,23 @@ public final class CudaFunction {
      * JCuda wants it: {@code Pointer.to(Pointer.to(devicePtr), Pointer.to(new int[]{n}), ...)}.
      */
     public void launch(CudaStream stream, int gridX, int blockX, int sharedBytes, Pointer parameters) {
+        launch(stream, new int[] {gridX, 1, 1}, new int[] {blockX, 1, 1}, sharedBytes, parameters);
+    }
+
+    /** Launches a grid of {@code grid[0..2]} blocks of {@code block[0..2]} threads on {@code stream}. */
+    public void launch(CudaStream stream, int[] grid, int[] block, int sharedBytes, Pointer parameters) {
         if (!stream.device().sameGpu(device)) { // a module belongs to the GPU's context, whichever handle
             throw new IllegalArgumentException("kernel " + name + " of " + device.id() + " launched on a stream of "
                     + stream.device().id());
         }
-        if (gridX <= 0 || blockX <= 0 || blockX > 1024) {
-            throw new IllegalArgumentException("kernel " + name + ": bad launch shape grid=" + gridX + " block=" + blockX);
+        long threads = (long) block[0] * block[1] * block[2];
+        if (grid[0] <= 0 || grid[1] <= 0 || grid[2] <= 0 || grid[1] > 65535 || grid[2] > 65535
+                || block[0] <= 0 || block[1] <= 0 || block[2] <= 0 || block[2] > 64 || threads > 1024) {
+            throw new IllegalArgumentException("kernel " + name + ": bad launch shape grid=" + java.util.Arrays.toString(grid)
+                    + " block=" + java.util.Arrays.toString(block) + " (at most 1024 threads a block, 64 in z, 65535 blocks in y and z)");
         }
         CudaHandles.bind(device);
-        check(cuLaunchKernel(function, gridX, 1, 1, blockX, 1, 1, sharedBytes, CudaHandles.stream(stream), parameters, null),
+        check(cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, CudaHandles.stream(stream), parameters, null),
                 "cuLaunchKernel(" + name + ")", device.id());
     }
 }

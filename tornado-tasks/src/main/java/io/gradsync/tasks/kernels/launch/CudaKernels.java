@@ -241,10 +241,7 @@ public final class CudaKernels {
                     lengths[arrayIndex++] = (long) slice.count() * array.element().bytes();
                 }
                 case KernelParam.ScalarParam s -> {
-                    Object arg = args[a++];
-                    if (!(arg instanceof Number n)) {
-                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a number, got " + arg);
-                    }
+                    Number n = ScalarArgument.of(kernel, p, args[a++]);
                     packed[slot++] = switch (s.type()) {
                         case I32 -> Pointer.to(new int[]{n.intValue()});
                         case I64 -> Pointer.to(new long[]{n.longValue()});
@@ -255,6 +252,12 @@ public final class CudaKernels {
                 case KernelParam.ContextParam c -> {
                 }
             }
+        }
+        if (KernelIrs.ir(kernel).params().stream().anyMatch(q -> q instanceof KernelParam.ContextParam)) {
+            LaunchChecks.context(kernel, shape);
+            packed[slot++] = Pointer.to(new int[]{shape.globalX()});
+            packed[slot++] = Pointer.to(new int[]{shape.globalY()});
+            packed[slot++] = Pointer.to(new int[]{shape.globalZ()});
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, starts, lengths) : Set.of();
@@ -308,7 +311,8 @@ public final class CudaKernels {
 
         /** Enqueues the kernel on {@code stream} (asynchronous). */
         public void launch(CudaStream stream) {
-            function.launch(stream, shape.grid(), shape.block(), 0, parameters);
+            function.launch(stream, new int[] {shape.grid(), shape.gridY(), shape.gridZ()},
+                    new int[] {shape.block(), shape.blockY(), shape.blockZ()}, 0, parameters);
         }
     }
 }

@@ -65,7 +65,7 @@ public final class OpenClKernels {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
         }
         int[] rc = {0};
-        cl_kernel k = clCreateKernel(program(queue, kernel), kernel.entryName(), rc);
+        cl_kernel k = clCreateKernel(program(queue, kernel), io.gradsync.tasks.compiler.opencl.OpenClEmitter.kernelName(kernel.entryName()), rc);
         check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
         int a = 0;
         int slot = 0;
@@ -85,10 +85,12 @@ public final class OpenClKernels {
                     set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{slice.count()}), device);
                 }
                 case KernelParam.ScalarParam s -> {
-                    Object arg = args[a++];
-                    if (!(arg instanceof Number n)) {
+                    Number n;
+                    try {
+                        n = ScalarArgument.of(kernel, p, args[a++]);
+                    } catch (IllegalArgumentException e) {
                         clReleaseKernel(k);
-                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a number, got " + arg);
+                        throw e;
                     }
                     switch (s.type()) {
                         case I32 -> set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{n.intValue()}), device);
@@ -100,6 +102,17 @@ public final class OpenClKernels {
                 case KernelParam.ContextParam c -> {
                 }
             }
+        }
+        if (KernelIrs.ir(kernel).params().stream().anyMatch(q -> q instanceof KernelParam.ContextParam)) {
+            try {
+                LaunchChecks.context(kernel, shape);
+            } catch (IllegalArgumentException e) {
+                clReleaseKernel(k);
+                throw e;
+            }
+            set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalX()}), device);
+            set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalY()}), device);
+            set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalZ()}), device);
         }
         return new PreparedLaunch(kernel.entryName(), device, k, shape);
     }
@@ -141,8 +154,10 @@ public final class OpenClKernels {
             if (queue.device() != device) {
                 throw new IllegalArgumentException(name + " prepared for " + device.id() + " launched on a queue of " + queue.device().id());
             }
-            OpenClHandles.enqueue(queue, q -> check(clEnqueueNDRangeKernel(q, kernel, 1, null, new long[]{shape.globalSize()},
-                    new long[]{shape.block()}, 0, null, null), "clEnqueueNDRangeKernel(" + name + ")", device));
+            long[] global = {shape.globalSize(), (long) shape.gridY() * shape.blockY(), (long) shape.gridZ() * shape.blockZ()};
+            long[] local = {shape.block(), shape.blockY(), shape.blockZ()};
+            OpenClHandles.enqueue(queue, q -> check(clEnqueueNDRangeKernel(q, kernel, 3, null, global, local, 0, null, null),
+                    "clEnqueueNDRangeKernel(" + name + ")", device));
         }
 
         @Override
