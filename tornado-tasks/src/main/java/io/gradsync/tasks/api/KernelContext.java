@@ -15,7 +15,7 @@ import java.util.function.IntFunction;
  * (PTX / OpenCL C): {@code globalIdx()} is {@code ctaid.x * ntid.x + tid.x} /
  * {@code get_global_id(0)}, {@code localIdx()} {@code tid.x} / {@code get_local_id(0)},
  * {@code groupIdx()} {@code ctaid.x} / {@code get_group_id(0)}, {@code localBarrier()}
- * {@code bar.sync 0} / {@code barrier(CLK_LOCAL_MEM_FENCE)}, and an
+ * {@code barrier.sync 0} / {@code barrier(CLK_LOCAL_MEM_FENCE)}, and an
  * {@code allocate*LocalArray(n)} a {@code .shared} / {@code __local} array of the work group
  * ({@code n} a constant). The parameter itself is not passed to the device.
  *

@@ -103,7 +103,9 @@ public final class IrBuilder {
         for (Block b : blocks) {
             if (b.terminator() instanceof Insn.Jump j && j.target() != b
                     && j.target().terminator() instanceof Insn.Branch br
-                    && j.target().insns().size() <= MAX_DUPLICATED) {
+                    && j.target().insns().size() <= MAX_DUPLICATED
+                    && j.target().insns().stream().noneMatch(i -> i instanceof Insn.Barrier)) {
+                // a barrier stays one instruction: threads of a group must all wait at the same one
                 b.retarget(j.target().insns(), br);
             }
         }

@@ -721,7 +721,8 @@ public final class PtxEmitter {
                 line("st." + space(st.array()) + "." + memType(st.array()) + " " + addr + ", " + v);
             }
             case Insn.ArrayZero z -> emitZero(z.array());
-            case Insn.Barrier b -> line("bar.sync 0");
+            // not bar.sync (barrier.sync.aligned): a warp's threads may reach the barrier on different paths
+            case Insn.Barrier b -> line("barrier.sync 0");
             case Insn.Atomic a -> emitAtomic(a);
             case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
         }
