@@ -15,10 +15,11 @@ import java.util.Optional;
  */
 public final class BuiltinKernels {
     /**
-     * Thread bound of the KernelContext-style built-ins (sums of squares): enough to fill a large
-     * GPU twice over, few enough that the one atomic add per thread costs nothing.
+     * Thread bound of the KernelContext-style built-ins (reductions): enough to keep every SM of a
+     * large GPU at full occupancy, so that enough loads are in flight to reach memory bandwidth;
+     * the sums then add once per group, not per thread.
      */
-    public static final int REDUCTION_THREADS = 65536;
+    public static final int REDUCTION_THREADS = 262144;
 
     private static final List<KernelSpec> ALL = scan();
 
@@ -62,7 +63,7 @@ public final class BuiltinKernels {
                 boolean context = m.getParameterTypes().length > 0
                         && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
                 specs.add(context
-                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
+                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS, JvmForms.of(m))
                         : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
             }
         }

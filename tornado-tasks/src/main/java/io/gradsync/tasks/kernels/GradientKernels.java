@@ -26,11 +26,6 @@ public final class GradientKernels {
     private GradientKernels() {
     }
 
-    /** True unless {@code v} is NaN or infinite. */
-    static boolean isFinite(float v) {
-        return Math.abs(v) <= Float.MAX_VALUE;
-    }
-
     /** {@code acc[i] += x[i]}. */
     public static void sumInto(FloatArray acc, FloatArray x) {
         for (@Parallel int i = 0; i < acc.getSize(); i++) {
@@ -366,13 +361,116 @@ public final class GradientKernels {
         }
     }
 
-    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
-    public static void checkFinite(FloatArray x, IntArray flag) {
-        for (@Parallel int i = 0; i < x.getSize(); i++) {
-            if (!isFinite(x.get(i))) {
-                flag.set(0, 1);
-            }
+    /**
+     * Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first).
+     * Each thread takes the largest magnitude of its grid-stride share (a NaN wins {@code Math.max}),
+     * eight loads in flight, and only a thread that saw a non-finite value stores: a flag needs no
+     * combining, so there is nothing for the group to wait for. Correct for any launch size.
+     */
+    public static void checkFinite(KernelContext ctx, FloatArray x, IntArray flag) {
+        if (!(largestMagnitude(x, ctx.globalIdx(), ctx.globalSize()) <= Float.MAX_VALUE)) {
+            flag.set(0, 1);
         }
+    }
+
+    /** The largest {@code |x[i]|} over {@code i = first, first + stride, ...}; NaN if any is NaN. */
+    private static float largestMagnitude(FloatArray x, int first, int stride) {
+        int n = x.getSize();
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        float m = 0f;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            float v0 = Math.abs(x.get(i));
+            float v1 = Math.abs(x.get(i + stride));
+            float v2 = Math.abs(x.get(i + 2 * stride));
+            float v3 = Math.abs(x.get(i + 3 * stride));
+            float v4 = Math.abs(x.get(i + 4 * stride));
+            float v5 = Math.abs(x.get(i + 5 * stride));
+            float v6 = Math.abs(x.get(i + 6 * stride));
+            float v7 = Math.abs(x.get(i + 7 * stride));
+            i += 8 * stride;
+            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+        }
+        for (int rest = count % 8; rest > 0; rest--) {
+            m = Math.max(m, Math.abs(x.get(i)));
+            i += stride;
+        }
+        return m;
+    }
+
+    /**
+     * The largest of the low 15 bits (exponent and significand: the magnitude) of the 16-bit
+     * elements {@code first, first + stride, ...} of a bf16 or fp16 array, read as raw bits.
+     */
+    private static int largestBits(Bfloat16Array x, int first, int stride) {
+        int n = x.getSize();
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        int m = 0;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            int v0 = x.getBits(i) & 0x7fff;
+            int v1 = x.getBits(i + stride) & 0x7fff;
+            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
+            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
+            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
+            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
+            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
+            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
+            i += 8 * stride;
+            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+        }
+        for (int rest = count % 8; rest > 0; rest--) {
+            m = Math.max(m, x.getBits(i) & 0x7fff);
+            i += stride;
+        }
+        return m;
+    }
+
+    /** As {@link #largestBits(Bfloat16Array, int, int)} for fp16. */
+    private static int largestBits(HalfArray x, int first, int stride) {
+        int n = x.getSize();
+        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        int m = 0;
+        int i = first;
+        for (int groups = count / 8; groups > 0; groups--) {
+            int v0 = x.getBits(i) & 0x7fff;
+            int v1 = x.getBits(i + stride) & 0x7fff;
+            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
+            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
+            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
+            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
+            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
+            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
+            i += 8 * stride;
+            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+        }
+        for (int rest = count % 8; rest > 0; rest--) {
+            m = Math.max(m, x.getBits(i) & 0x7fff);
+            i += stride;
+        }
+        return m;
+    }
+
+    /**
+     * The sum of {@code value} over the threads of this work group, in fp64, by a tree in
+     * group-local memory (any group size up to 1024): every thread of the group must call it,
+     * and every thread gets the sum.
+     */
+    private static double groupSum(KernelContext ctx, double value) {
+        double[] partial = ctx.allocateDoubleLocalArray(1024);
+        int t = ctx.localIdx();
+        partial[t] = value;
+        ctx.localBarrier();
+        int width = ctx.localSize();
+        while (width > 1) {
+            int half = (width + 1) >> 1;
+            if (t + half < width) {
+                partial[t] += partial[t + half];
+            }
+            ctx.localBarrier();
+            width = half;
+        }
+        return partial[0];
     }
 
     /**
@@ -389,14 +487,15 @@ public final class GradientKernels {
     }
 
     /**
-     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
-     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
-     * threads (a few per core, e.g. at most 65536), not one per element.
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread sums
+     * its grid-stride share in fp64, the group adds its threads' sums in group-local memory
+     * ({@link #groupSum}), and one thread per group adds that atomically: launch a bounded number
+     * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquares(KernelContext ctx, FloatArray x, FloatArray result) {
-        int first = ctx.globalIdx();
-        if (first < x.getSize()) {
-            Atomics.add(result, 0, (float) squares(x, first, ctx.globalSize()));
+        double sum = groupSum(ctx, squares(x, ctx.globalIdx(), ctx.globalSize()));
+        if (ctx.localIdx() == 0) {
+            Atomics.add(result, 0, (float) sum);
         }
     }
 
@@ -439,12 +538,13 @@ public final class GradientKernels {
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
 
-    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
-    public static void checkFiniteBf16(Bfloat16Array x, IntArray flag) {
-        for (@Parallel int i = 0; i < x.getSize(); i++) {
-            if (!isFinite(x.get(i))) {
-                flag.set(0, 1);
-            }
+    /**
+     * Sets {@code flag[0] = 1} if any element is NaN or infinite (its exponent bits all ones);
+     * never clears it (zero it first). As {@link #checkFinite}, on the raw bits.
+     */
+    public static void checkFiniteBf16(KernelContext ctx, Bfloat16Array x, IntArray flag) {
+        if (largestBits(x, ctx.globalIdx(), ctx.globalSize()) >= 0x7f80) {
+            flag.set(0, 1);
         }
     }
 
@@ -462,14 +562,15 @@ public final class GradientKernels {
     }
 
     /**
-     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
-     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
-     * threads (a few per core, e.g. at most 65536), not one per element.
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread sums
+     * its grid-stride share in fp64, the group adds its threads' sums in group-local memory
+     * ({@link #groupSum}), and one thread per group adds that atomically: launch a bounded number
+     * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
-        int first = ctx.globalIdx();
-        if (first < x.getSize()) {
-            Atomics.add(result, 0, (float) squaresBf16(x, first, ctx.globalSize()));
+        double sum = groupSum(ctx, squaresBf16(x, ctx.globalIdx(), ctx.globalSize()));
+        if (ctx.localIdx() == 0) {
+            Atomics.add(result, 0, (float) sum);
         }
     }
 
@@ -512,12 +613,13 @@ public final class GradientKernels {
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
 
-    /** Sets {@code flag[0] = 1} if any element is NaN or infinite; never clears it (zero it first). */
-    public static void checkFiniteF16(HalfArray x, IntArray flag) {
-        for (@Parallel int i = 0; i < x.getSize(); i++) {
-            if (!isFinite(x.get(i))) {
-                flag.set(0, 1);
-            }
+    /**
+     * Sets {@code flag[0] = 1} if any element is NaN or infinite (its exponent bits all ones);
+     * never clears it (zero it first). As {@link #checkFinite}, on the raw bits.
+     */
+    public static void checkFiniteF16(KernelContext ctx, HalfArray x, IntArray flag) {
+        if (largestBits(x, ctx.globalIdx(), ctx.globalSize()) >= 0x7c00) {
+            flag.set(0, 1);
         }
     }
 
@@ -535,14 +637,15 @@ public final class GradientKernels {
     }
 
     /**
-     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread
-     * sums its grid-stride share in fp64 and adds it once, atomically: launch a bounded number of
-     * threads (a few per core, e.g. at most 65536), not one per element.
+     * Adds the sum of squares of {@code x} to {@code result[0]} (zero it first). Each thread sums
+     * its grid-stride share in fp64, the group adds its threads' sums in group-local memory
+     * ({@link #groupSum}), and one thread per group adds that atomically: launch a bounded number
+     * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
-        int first = ctx.globalIdx();
-        if (first < x.getSize()) {
-            Atomics.add(result, 0, (float) squaresF16(x, first, ctx.globalSize()));
+        double sum = groupSum(ctx, squaresF16(x, ctx.globalIdx(), ctx.globalSize()));
+        if (ctx.localIdx() == 0) {
+            Atomics.add(result, 0, (float) sum);
         }
     }
 

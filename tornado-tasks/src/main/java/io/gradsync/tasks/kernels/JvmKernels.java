@@ -57,6 +57,10 @@ public final class JvmKernels {
         if (args.length != types.length - (ctxIndex >= 0 ? 1 : 0)) {
             throw new IllegalArgumentException(spec.name() + " takes " + (types.length - (ctxIndex >= 0 ? 1 : 0)) + " arguments, got " + args.length);
         }
+        if (spec.jvmForm() != null) {
+            invoke(spec.jvmForm(), args);
+            return;
+        }
         if (spec.style() != KernelStyle.CONTEXT) {
             invoke(m, args);
             return;

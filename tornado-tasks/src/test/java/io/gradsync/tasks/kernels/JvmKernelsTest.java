@@ -17,8 +17,8 @@ class JvmKernelsTest {
     void launchShapes() {
         assertEquals(new LaunchShape(4, 256), LaunchShape.forWork(KernelStyle.PARALLEL_LOOP, 1000, 0));
         assertEquals(new LaunchShape(1, 256), LaunchShape.forWork(KernelStyle.PARALLEL_LOOP, 1, 0));
-        assertEquals(256, BuiltinKernels.byName("sumOfSquares").orElseThrow().launchShape(100_000_000).grid(),
-                "reductions are bounded to 65536 threads");
+        assertEquals(BuiltinKernels.REDUCTION_THREADS / 256, BuiltinKernels.byName("sumOfSquares").orElseThrow().launchShape(100_000_000).grid(),
+                "reductions are bounded");
         assertEquals(new LaunchShape(1, 32), LaunchShape.forWork(KernelStyle.SERIAL, 5000, 0));
     }
 

@@ -95,7 +95,7 @@ public final class BuiltinDifferential {
                 }
                 if (e instanceof IntArray flag && spec.name().startsWith("checkFinite")) {
                     boolean anyBad = false;
-                    KernelArray x = (KernelArray) args[0];
+                    KernelArray x = (KernelArray) java.util.Arrays.stream(args).filter(o -> o instanceof KernelArray).findFirst().orElseThrow();
                     for (int j = 0; j < n; j++) {
                         anyBad |= !Float.isFinite(floatAt(x, j));
                     }
