@@ -17,9 +17,10 @@ public final class BuiltinKernels {
     /**
      * Thread bound of the KernelContext-style built-ins (reductions): enough to keep every SM of a
      * large GPU at full occupancy, so that enough loads are in flight to reach memory bandwidth;
-     * the sums then add once per group, not per thread.
+     * the sums then add once per group, not per thread. {@code -Dgradsync.reductionThreads=N}
+     * changes it, for measuring.
      */
-    public static final int REDUCTION_THREADS = 262144;
+    public static final int REDUCTION_THREADS = Integer.getInteger("gradsync.reductionThreads", 524288);
 
     private static final List<KernelSpec> ALL = scan();
 

@@ -404,24 +404,28 @@ public final class GradientKernels {
      */
     private static int largestBits(Bfloat16Array x, int first, int stride) {
         int n = x.getSize();
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        int pairs = n >> 1;
+        int count = first < pairs ? (int) (((long) pairs - first + stride - 1) / stride) : 0;
         int m = 0;
-        int i = first;
+        int p = first;
         for (int groups = count / 8; groups > 0; groups--) {
-            int v0 = x.getBits(i) & 0x7fff;
-            int v1 = x.getBits(i + stride) & 0x7fff;
-            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
-            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
-            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
-            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
-            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
-            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
-            i += 8 * stride;
+            int v0 = Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff);
+            int v1 = Math.max(x.getBits(2 * (p + stride)) & 0x7fff, x.getBits(2 * (p + stride) + 1) & 0x7fff);
+            int v2 = Math.max(x.getBits(2 * (p + 2 * stride)) & 0x7fff, x.getBits(2 * (p + 2 * stride) + 1) & 0x7fff);
+            int v3 = Math.max(x.getBits(2 * (p + 3 * stride)) & 0x7fff, x.getBits(2 * (p + 3 * stride) + 1) & 0x7fff);
+            int v4 = Math.max(x.getBits(2 * (p + 4 * stride)) & 0x7fff, x.getBits(2 * (p + 4 * stride) + 1) & 0x7fff);
+            int v5 = Math.max(x.getBits(2 * (p + 5 * stride)) & 0x7fff, x.getBits(2 * (p + 5 * stride) + 1) & 0x7fff);
+            int v6 = Math.max(x.getBits(2 * (p + 6 * stride)) & 0x7fff, x.getBits(2 * (p + 6 * stride) + 1) & 0x7fff);
+            int v7 = Math.max(x.getBits(2 * (p + 7 * stride)) & 0x7fff, x.getBits(2 * (p + 7 * stride) + 1) & 0x7fff);
+            p += 8 * stride;
             m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
         }
         for (int rest = count % 8; rest > 0; rest--) {
-            m = Math.max(m, x.getBits(i) & 0x7fff);
-            i += stride;
+            m = Math.max(m, Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff));
+            p += stride;
+        }
+        if (first == 0 && (n & 1) != 0) {
+            m = Math.max(m, x.getBits(n - 1) & 0x7fff);
         }
         return m;
     }
@@ -429,24 +433,28 @@ public final class GradientKernels {
     /** As {@link #largestBits(Bfloat16Array, int, int)} for fp16. */
     private static int largestBits(HalfArray x, int first, int stride) {
         int n = x.getSize();
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        int pairs = n >> 1;
+        int count = first < pairs ? (int) (((long) pairs - first + stride - 1) / stride) : 0;
         int m = 0;
-        int i = first;
+        int p = first;
         for (int groups = count / 8; groups > 0; groups--) {
-            int v0 = x.getBits(i) & 0x7fff;
-            int v1 = x.getBits(i + stride) & 0x7fff;
-            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
-            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
-            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
-            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
-            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
-            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
-            i += 8 * stride;
+            int v0 = Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff);
+            int v1 = Math.max(x.getBits(2 * (p + stride)) & 0x7fff, x.getBits(2 * (p + stride) + 1) & 0x7fff);
+            int v2 = Math.max(x.getBits(2 * (p + 2 * stride)) & 0x7fff, x.getBits(2 * (p + 2 * stride) + 1) & 0x7fff);
+            int v3 = Math.max(x.getBits(2 * (p + 3 * stride)) & 0x7fff, x.getBits(2 * (p + 3 * stride) + 1) & 0x7fff);
+            int v4 = Math.max(x.getBits(2 * (p + 4 * stride)) & 0x7fff, x.getBits(2 * (p + 4 * stride) + 1) & 0x7fff);
+            int v5 = Math.max(x.getBits(2 * (p + 5 * stride)) & 0x7fff, x.getBits(2 * (p + 5 * stride) + 1) & 0x7fff);
+            int v6 = Math.max(x.getBits(2 * (p + 6 * stride)) & 0x7fff, x.getBits(2 * (p + 6 * stride) + 1) & 0x7fff);
+            int v7 = Math.max(x.getBits(2 * (p + 7 * stride)) & 0x7fff, x.getBits(2 * (p + 7 * stride) + 1) & 0x7fff);
+            p += 8 * stride;
             m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
         }
         for (int rest = count % 8; rest > 0; rest--) {
-            m = Math.max(m, x.getBits(i) & 0x7fff);
-            i += stride;
+            m = Math.max(m, Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff));
+            p += stride;
+        }
+        if (first == 0 && (n & 1) != 0) {
+            m = Math.max(m, x.getBits(n - 1) & 0x7fff);
         }
         return m;
     }
@@ -586,29 +594,65 @@ public final class GradientKernels {
         int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int i = first;
-        for (int groups = count / 8; groups > 0; groups--) {
-            double v0 = x.get(i);
-            double v1 = x.get(i + stride);
-            double v2 = x.get(i + 2 * stride);
-            double v3 = x.get(i + 3 * stride);
-            double v4 = x.get(i + 4 * stride);
-            double v5 = x.get(i + 5 * stride);
-            double v6 = x.get(i + 6 * stride);
-            double v7 = x.get(i + 7 * stride);
+        // sixteen loads in flight (a 16-bit load brings half a float's bytes), two groups of eight in order
+        for (int groups = count / 16; groups > 0; groups--) {
+            float v0 = x.get(i);
+            float v1 = x.get(i + stride);
+            float v2 = x.get(i + 2 * stride);
+            float v3 = x.get(i + 3 * stride);
+            float v4 = x.get(i + 4 * stride);
+            float v5 = x.get(i + 5 * stride);
+            float v6 = x.get(i + 6 * stride);
+            float v7 = x.get(i + 7 * stride);
+            float w0 = x.get(i + 8 * stride);
+            float w1 = x.get(i + 9 * stride);
+            float w2 = x.get(i + 10 * stride);
+            float w3 = x.get(i + 11 * stride);
+            float w4 = x.get(i + 12 * stride);
+            float w5 = x.get(i + 13 * stride);
+            float w6 = x.get(i + 14 * stride);
+            float w7 = x.get(i + 15 * stride);
+            i += 16 * stride;
+            s0 += squareBf16(v0);
+            s1 += squareBf16(v1);
+            s2 += squareBf16(v2);
+            s3 += squareBf16(v3);
+            s4 += squareBf16(v4);
+            s5 += squareBf16(v5);
+            s6 += squareBf16(v6);
+            s7 += squareBf16(v7);
+            s0 += squareBf16(w0);
+            s1 += squareBf16(w1);
+            s2 += squareBf16(w2);
+            s3 += squareBf16(w3);
+            s4 += squareBf16(w4);
+            s5 += squareBf16(w5);
+            s6 += squareBf16(w6);
+            s7 += squareBf16(w7);
+        }
+        if ((count & 8) != 0) {
+            float v0 = x.get(i);
+            float v1 = x.get(i + stride);
+            float v2 = x.get(i + 2 * stride);
+            float v3 = x.get(i + 3 * stride);
+            float v4 = x.get(i + 4 * stride);
+            float v5 = x.get(i + 5 * stride);
+            float v6 = x.get(i + 6 * stride);
+            float v7 = x.get(i + 7 * stride);
             i += 8 * stride;
-            s0 += v0 * v0;
-            s1 += v1 * v1;
-            s2 += v2 * v2;
-            s3 += v3 * v3;
-            s4 += v4 * v4;
-            s5 += v5 * v5;
-            s6 += v6 * v6;
-            s7 += v7 * v7;
+            s0 += squareBf16(v0);
+            s1 += squareBf16(v1);
+            s2 += squareBf16(v2);
+            s3 += squareBf16(v3);
+            s4 += squareBf16(v4);
+            s5 += squareBf16(v5);
+            s6 += squareBf16(v6);
+            s7 += squareBf16(v7);
         }
         for (int rest = count % 8; rest > 0; rest--) {
-            double v = x.get(i);
+            float v = x.get(i);
             i += stride;
-            s0 += v * v;
+            s0 += squareBf16(v);
         }
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
@@ -661,30 +705,82 @@ public final class GradientKernels {
         int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int i = first;
-        for (int groups = count / 8; groups > 0; groups--) {
-            double v0 = x.get(i);
-            double v1 = x.get(i + stride);
-            double v2 = x.get(i + 2 * stride);
-            double v3 = x.get(i + 3 * stride);
-            double v4 = x.get(i + 4 * stride);
-            double v5 = x.get(i + 5 * stride);
-            double v6 = x.get(i + 6 * stride);
-            double v7 = x.get(i + 7 * stride);
+        // sixteen loads in flight (a 16-bit load brings half a float's bytes), two groups of eight in order
+        for (int groups = count / 16; groups > 0; groups--) {
+            float v0 = x.get(i);
+            float v1 = x.get(i + stride);
+            float v2 = x.get(i + 2 * stride);
+            float v3 = x.get(i + 3 * stride);
+            float v4 = x.get(i + 4 * stride);
+            float v5 = x.get(i + 5 * stride);
+            float v6 = x.get(i + 6 * stride);
+            float v7 = x.get(i + 7 * stride);
+            float w0 = x.get(i + 8 * stride);
+            float w1 = x.get(i + 9 * stride);
+            float w2 = x.get(i + 10 * stride);
+            float w3 = x.get(i + 11 * stride);
+            float w4 = x.get(i + 12 * stride);
+            float w5 = x.get(i + 13 * stride);
+            float w6 = x.get(i + 14 * stride);
+            float w7 = x.get(i + 15 * stride);
+            i += 16 * stride;
+            s0 += squareF16(v0);
+            s1 += squareF16(v1);
+            s2 += squareF16(v2);
+            s3 += squareF16(v3);
+            s4 += squareF16(v4);
+            s5 += squareF16(v5);
+            s6 += squareF16(v6);
+            s7 += squareF16(v7);
+            s0 += squareF16(w0);
+            s1 += squareF16(w1);
+            s2 += squareF16(w2);
+            s3 += squareF16(w3);
+            s4 += squareF16(w4);
+            s5 += squareF16(w5);
+            s6 += squareF16(w6);
+            s7 += squareF16(w7);
+        }
+        if ((count & 8) != 0) {
+            float v0 = x.get(i);
+            float v1 = x.get(i + stride);
+            float v2 = x.get(i + 2 * stride);
+            float v3 = x.get(i + 3 * stride);
+            float v4 = x.get(i + 4 * stride);
+            float v5 = x.get(i + 5 * stride);
+            float v6 = x.get(i + 6 * stride);
+            float v7 = x.get(i + 7 * stride);
             i += 8 * stride;
-            s0 += v0 * v0;
-            s1 += v1 * v1;
-            s2 += v2 * v2;
-            s3 += v3 * v3;
-            s4 += v4 * v4;
-            s5 += v5 * v5;
-            s6 += v6 * v6;
-            s7 += v7 * v7;
+            s0 += squareF16(v0);
+            s1 += squareF16(v1);
+            s2 += squareF16(v2);
+            s3 += squareF16(v3);
+            s4 += squareF16(v4);
+            s5 += squareF16(v5);
+            s6 += squareF16(v6);
+            s7 += squareF16(v7);
         }
         for (int rest = count % 8; rest > 0; rest--) {
-            double v = x.get(i);
+            float v = x.get(i);
             i += stride;
-            s0 += v * v;
+            s0 += squareF16(v);
         }
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+    }
+
+
+    /**
+     * The square of a bf16 value, exactly, in fp64: the float product of two 8-bit significands is
+     * exact wherever it is a normal float, which spares the fp64 multiply (the 16-bit sums are
+     * bound by fp64 arithmetic, not memory); outside that range, the fp64 product.
+     */
+    static double squareBf16(float v) {
+        float q = v * v;
+        return q >= 0x1p-126f && q <= Float.MAX_VALUE ? q : (double) v * v;
+    }
+
+    /** The square of an fp16 value, exactly: 11-bit significands and fp16's range fit a float product. */
+    static double squareF16(float v) {
+        return v * v;
     }
 }
