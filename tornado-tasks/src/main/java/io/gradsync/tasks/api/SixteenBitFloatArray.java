@@ -5,9 +5,12 @@ import java.lang.foreign.ValueLayout;
 
 /**
  * What the 16-bit float arrays share: elements stored as 16-bit patterns, read widened to fp32
- * and written rounded to nearest even. The subclasses say which 16-bit format.
+ * and written rounded to nearest even. The subclasses say which 16-bit format. A kernel's helper
+ * method may take this type to serve both: the compiler knows from the argument which it is.
+ *
+ * <p>Thread-safety: like a Java array, not synchronized: threads may read and write different elements at once; writes to one element from several threads, or a read racing a write, need the caller's ordering.
  */
-abstract class SixteenBitFloatArray extends OffHeapArray {
+public abstract sealed class SixteenBitFloatArray extends OffHeapArray permits Bfloat16Array, HalfArray {
     private static final ValueLayout.OfShort LAYOUT = ValueLayout.JAVA_SHORT;
     private static final int BYTES = 2;
 

@@ -719,23 +719,11 @@ final class BytecodeTranslator {
             case TypeCheckInstruction t -> throw f.error("type check (" + t.opcode().name().toLowerCase() + " " + t.type().asInternalName() + ")");
             case InvokeDynamicInstruction d -> throw f.error("invokedynamic (lambda, method reference or string concatenation: " + d.name().stringValue() + ")");
             case TableSwitchInstruction s -> {
-                List<Integer> keys = new ArrayList<>();
-                List<Integer> targets = new ArrayList<>();
-                s.cases().forEach(c -> {
-                    keys.add(c.caseValue());
-                    targets.add(f.code.labelToBci(c.target()));
-                });
-                translateSwitch(f, pop(f, stack), keys, targets, f.code.labelToBci(s.defaultTarget()), stack);
+                translateSwitch(f, pop(f, stack), s.cases(), s.defaultTarget(), stack);
                 return true;
             }
             case LookupSwitchInstruction s -> {
-                List<Integer> keys = new ArrayList<>();
-                List<Integer> targets = new ArrayList<>();
-                s.cases().forEach(c -> {
-                    keys.add(c.caseValue());
-                    targets.add(f.code.labelToBci(c.target()));
-                });
-                translateSwitch(f, pop(f, stack), keys, targets, f.code.labelToBci(s.defaultTarget()), stack);
+                translateSwitch(f, pop(f, stack), s.cases(), s.defaultTarget(), stack);
                 return true;
             }
             default -> throw f.error("bytecode " + ins.opcode().name().toLowerCase());
@@ -900,12 +888,14 @@ final class BytecodeTranslator {
      * A switch as a chain of compares, in case order: the device compiler turns a dense chain
      * back into a jump table where that pays.
      */
-    private void translateSwitch(Frame f, Operand key, List<Integer> keys, List<Integer> targets, int defaultBci, List<SVal> stack) {
+    private void translateSwitch(Frame f, Operand key, List<SwitchCase> cases, java.lang.classfile.Label defaultTarget, List<SVal> stack) {
+        List<Integer> keys = new ArrayList<>();
         List<Block> caseBlocks = new ArrayList<>();
-        for (int t : targets) {
-            caseBlocks.add(edge(f, t, new ArrayList<>(stack)));
+        for (SwitchCase c : cases) {
+            keys.add(c.caseValue());
+            caseBlocks.add(edge(f, f.code.labelToBci(c.target()), new ArrayList<>(stack)));
         }
-        Block otherwise = edge(f, defaultBci, new ArrayList<>(stack));
+        Block otherwise = edge(f, f.code.labelToBci(defaultTarget), new ArrayList<>(stack));
         for (int i = 0; i < keys.size(); i++) {
             Block next = i + 1 < keys.size() ? ir.newBlock() : otherwise;
             ir.terminate(new Insn.Branch(Cond.EQ, key, Const.ofInt(keys.get(i)), false, caseBlocks.get(i), next));
@@ -1088,7 +1078,8 @@ final class BytecodeTranslator {
                 translateContextCall(f, name, desc, stack);
                 return true;
             }
-            if (arrayKind(ClassDesc.ofInternalName(owner)) != null) {
+            if (arrayKind(ClassDesc.ofInternalName(owner)) != null || owner.equals(API + "SixteenBitFloatArray")) {
+                // a helper may take the common parent of bf16 and fp16 arrays: the reference says which it is
                 translateArrayCall(f, name, desc, stack);
                 return true;
             }

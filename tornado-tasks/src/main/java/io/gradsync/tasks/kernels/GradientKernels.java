@@ -9,6 +9,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelContext;
 import io.gradsync.tasks.api.Parallel;
+import io.gradsync.tasks.api.SixteenBitFloatArray;
 
 /**
  * The gradient kernels, written as plain Java: this code is the JVM implementation, the
@@ -402,7 +403,7 @@ public final class GradientKernels {
      * The largest of the low 15 bits (exponent and significand: the magnitude) of the 16-bit
      * elements {@code first, first + stride, ...} of a bf16 or fp16 array, read as raw bits.
      */
-    private static int largestBits(Bfloat16Array x, int first, int stride) {
+    private static int largestBits(SixteenBitFloatArray x, int first, int stride) {
         int n = x.getSize();
         int pairs = n >> 1;
         int count = first < pairs ? (int) (((long) pairs - first + stride - 1) / stride) : 0;
@@ -430,34 +431,6 @@ public final class GradientKernels {
         return m;
     }
 
-    /** As {@link #largestBits(Bfloat16Array, int, int)} for fp16. */
-    private static int largestBits(HalfArray x, int first, int stride) {
-        int n = x.getSize();
-        int pairs = n >> 1;
-        int count = first < pairs ? (int) (((long) pairs - first + stride - 1) / stride) : 0;
-        int m = 0;
-        int p = first;
-        for (int groups = count / 8; groups > 0; groups--) {
-            int v0 = Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff);
-            int v1 = Math.max(x.getBits(2 * (p + stride)) & 0x7fff, x.getBits(2 * (p + stride) + 1) & 0x7fff);
-            int v2 = Math.max(x.getBits(2 * (p + 2 * stride)) & 0x7fff, x.getBits(2 * (p + 2 * stride) + 1) & 0x7fff);
-            int v3 = Math.max(x.getBits(2 * (p + 3 * stride)) & 0x7fff, x.getBits(2 * (p + 3 * stride) + 1) & 0x7fff);
-            int v4 = Math.max(x.getBits(2 * (p + 4 * stride)) & 0x7fff, x.getBits(2 * (p + 4 * stride) + 1) & 0x7fff);
-            int v5 = Math.max(x.getBits(2 * (p + 5 * stride)) & 0x7fff, x.getBits(2 * (p + 5 * stride) + 1) & 0x7fff);
-            int v6 = Math.max(x.getBits(2 * (p + 6 * stride)) & 0x7fff, x.getBits(2 * (p + 6 * stride) + 1) & 0x7fff);
-            int v7 = Math.max(x.getBits(2 * (p + 7 * stride)) & 0x7fff, x.getBits(2 * (p + 7 * stride) + 1) & 0x7fff);
-            p += 8 * stride;
-            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
-        }
-        for (int rest = count % 8; rest > 0; rest--) {
-            m = Math.max(m, Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff));
-            p += stride;
-        }
-        if (first == 0 && (n & 1) != 0) {
-            m = Math.max(m, x.getBits(n - 1) & 0x7fff);
-        }
-        return m;
-    }
 
     /**
      * The sum of {@code value} over the threads of this work group, in fp64, by a tree in
@@ -558,14 +531,14 @@ public final class GradientKernels {
 
     /**
      * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): slot {@code p} gets
-     * {@link #squaresBf16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
+     * {@link #squares16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
      * the caller adds the slots in fp64. Correct for any launch size; one thread per slot is the
      * natural launch.
      */
     public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
         int slots = partials.getSize();
         for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squaresBf16(x, p, slots));
+            partials.set(p, squares16(x, p, slots));
         }
     }
 
@@ -576,19 +549,17 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
-        double sum = groupSum(ctx, squaresBf16(x, ctx.globalIdx(), ctx.globalSize()));
+        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize()));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
     }
 
     /**
-     * The fp64 sum of squares of {@code x[first]}, {@code x[first + stride]}, ...: element
-     * {@code first + j * stride} goes into running sum {@code j mod 8} while whole groups of eight
-     * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
-     * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
+     * As {@link #squares} for bf16 and fp16 ({@code x} either: the parent type is enough), with
+     * sixteen loads in flight and the squares as exact float products ({@link #square16}).
      */
-    private static double squaresBf16(Bfloat16Array x, int first, int stride) {
+    private static double squares16(SixteenBitFloatArray x, int first, int stride) {
         int n = x.getSize();
         // elements this thread sums: counted once, so the index below never runs past n
         int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
@@ -613,22 +584,22 @@ public final class GradientKernels {
             float w6 = x.get(i + 14 * stride);
             float w7 = x.get(i + 15 * stride);
             i += 16 * stride;
-            s0 += squareBf16(v0);
-            s1 += squareBf16(v1);
-            s2 += squareBf16(v2);
-            s3 += squareBf16(v3);
-            s4 += squareBf16(v4);
-            s5 += squareBf16(v5);
-            s6 += squareBf16(v6);
-            s7 += squareBf16(v7);
-            s0 += squareBf16(w0);
-            s1 += squareBf16(w1);
-            s2 += squareBf16(w2);
-            s3 += squareBf16(w3);
-            s4 += squareBf16(w4);
-            s5 += squareBf16(w5);
-            s6 += squareBf16(w6);
-            s7 += squareBf16(w7);
+            s0 += square16(v0);
+            s1 += square16(v1);
+            s2 += square16(v2);
+            s3 += square16(v3);
+            s4 += square16(v4);
+            s5 += square16(v5);
+            s6 += square16(v6);
+            s7 += square16(v7);
+            s0 += square16(w0);
+            s1 += square16(w1);
+            s2 += square16(w2);
+            s3 += square16(w3);
+            s4 += square16(w4);
+            s5 += square16(w5);
+            s6 += square16(w6);
+            s7 += square16(w7);
         }
         if ((count & 8) != 0) {
             float v0 = x.get(i);
@@ -640,19 +611,19 @@ public final class GradientKernels {
             float v6 = x.get(i + 6 * stride);
             float v7 = x.get(i + 7 * stride);
             i += 8 * stride;
-            s0 += squareBf16(v0);
-            s1 += squareBf16(v1);
-            s2 += squareBf16(v2);
-            s3 += squareBf16(v3);
-            s4 += squareBf16(v4);
-            s5 += squareBf16(v5);
-            s6 += squareBf16(v6);
-            s7 += squareBf16(v7);
+            s0 += square16(v0);
+            s1 += square16(v1);
+            s2 += square16(v2);
+            s3 += square16(v3);
+            s4 += square16(v4);
+            s5 += square16(v5);
+            s6 += square16(v6);
+            s7 += square16(v7);
         }
         for (int rest = count % 8; rest > 0; rest--) {
             float v = x.get(i);
             i += stride;
-            s0 += squareBf16(v);
+            s0 += square16(v);
         }
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
@@ -669,14 +640,14 @@ public final class GradientKernels {
 
     /**
      * Sum of squares of {@code x} as fp64 partials, deterministic (no atomics): slot {@code p} gets
-     * {@link #squaresF16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
+     * {@link #squares16} of elements {@code p, p + P, p + 2P, ...} ({@code P} = number of slots);
      * the caller adds the slots in fp64. Correct for any launch size; one thread per slot is the
      * natural launch.
      */
     public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
         int slots = partials.getSize();
         for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squaresF16(x, p, slots));
+            partials.set(p, squares16(x, p, slots));
         }
     }
 
@@ -687,100 +658,21 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
-        double sum = groupSum(ctx, squaresF16(x, ctx.globalIdx(), ctx.globalSize()));
+        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize()));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
     }
 
-    /**
-     * The fp64 sum of squares of {@code x[first]}, {@code x[first + stride]}, ...: element
-     * {@code first + j * stride} goes into running sum {@code j mod 8} while whole groups of eight
-     * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
-     * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
-     */
-    private static double squaresF16(HalfArray x, int first, int stride) {
-        int n = x.getSize();
-        // elements this thread sums: counted once, so the index below never runs past n
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
-        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
-        int i = first;
-        // sixteen loads in flight (a 16-bit load brings half a float's bytes), two groups of eight in order
-        for (int groups = count / 16; groups > 0; groups--) {
-            float v0 = x.get(i);
-            float v1 = x.get(i + stride);
-            float v2 = x.get(i + 2 * stride);
-            float v3 = x.get(i + 3 * stride);
-            float v4 = x.get(i + 4 * stride);
-            float v5 = x.get(i + 5 * stride);
-            float v6 = x.get(i + 6 * stride);
-            float v7 = x.get(i + 7 * stride);
-            float w0 = x.get(i + 8 * stride);
-            float w1 = x.get(i + 9 * stride);
-            float w2 = x.get(i + 10 * stride);
-            float w3 = x.get(i + 11 * stride);
-            float w4 = x.get(i + 12 * stride);
-            float w5 = x.get(i + 13 * stride);
-            float w6 = x.get(i + 14 * stride);
-            float w7 = x.get(i + 15 * stride);
-            i += 16 * stride;
-            s0 += squareF16(v0);
-            s1 += squareF16(v1);
-            s2 += squareF16(v2);
-            s3 += squareF16(v3);
-            s4 += squareF16(v4);
-            s5 += squareF16(v5);
-            s6 += squareF16(v6);
-            s7 += squareF16(v7);
-            s0 += squareF16(w0);
-            s1 += squareF16(w1);
-            s2 += squareF16(w2);
-            s3 += squareF16(w3);
-            s4 += squareF16(w4);
-            s5 += squareF16(w5);
-            s6 += squareF16(w6);
-            s7 += squareF16(w7);
-        }
-        if ((count & 8) != 0) {
-            float v0 = x.get(i);
-            float v1 = x.get(i + stride);
-            float v2 = x.get(i + 2 * stride);
-            float v3 = x.get(i + 3 * stride);
-            float v4 = x.get(i + 4 * stride);
-            float v5 = x.get(i + 5 * stride);
-            float v6 = x.get(i + 6 * stride);
-            float v7 = x.get(i + 7 * stride);
-            i += 8 * stride;
-            s0 += squareF16(v0);
-            s1 += squareF16(v1);
-            s2 += squareF16(v2);
-            s3 += squareF16(v3);
-            s4 += squareF16(v4);
-            s5 += squareF16(v5);
-            s6 += squareF16(v6);
-            s7 += squareF16(v7);
-        }
-        for (int rest = count % 8; rest > 0; rest--) {
-            float v = x.get(i);
-            i += stride;
-            s0 += squareF16(v);
-        }
-        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
-    }
 
 
     /**
-     * The square of a bf16 value, exactly, in fp64: the float product of two 8-bit significands is
-     * exact wherever it is a normal float, which spares the fp64 multiply (the 16-bit sums are
-     * bound by fp64 arithmetic, not memory); outside that range, the fp64 product.
+     * The square of a bf16 or fp16 value, exactly, in fp64: the float product of two 8- or 11-bit
+     * significands is exact wherever it is a normal float, which spares the fp64 multiply (the
+     * 16-bit sums are bound by fp64 arithmetic, not memory); outside that range, the fp64 product.
      */
-    static double squareBf16(float v) {
+    static double square16(float v) {
         float q = v * v;
         return q >= 0x1p-126f && q <= Float.MAX_VALUE ? q : (double) v * v;
-    }
-
-    /** The square of an fp16 value, exactly: 11-bit significands and fp16's range fit a float product. */
-    static double squareF16(float v) {
-        return v * v;
     }
 }

@@ -5,6 +5,7 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.SixteenBitFloatArray;
 
 import java.lang.reflect.Method;
 import java.util.Arrays;
@@ -75,29 +76,14 @@ final class JvmForms {
     }
 
     static void sumOfSquaresBf16(Bfloat16Array x, FloatArray result) {
-        int n = x.getSize();
-        int chunks = chunks(n);
-        double total = inChunks(n, c -> {
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-            int i = from(n, chunks, c);
-            int to = from(n, chunks, c + 1);
-            for (; i + 3 < to; i += 4) {
-                double v0 = x.get(i), v1 = x.get(i + 1), v2 = x.get(i + 2), v3 = x.get(i + 3);
-                s0 += v0 * v0;
-                s1 += v1 * v1;
-                s2 += v2 * v2;
-                s3 += v3 * v3;
-            }
-            for (; i < to; i++) {
-                double v = x.get(i);
-                s0 += v * v;
-            }
-            return (s0 + s1) + (s2 + s3);
-        });
-        result.set(0, result.get(0) + (float) total);
+        sumOfSquares16(x, result);
     }
 
     static void sumOfSquaresF16(HalfArray x, FloatArray result) {
+        sumOfSquares16(x, result);
+    }
+
+    private static void sumOfSquares16(SixteenBitFloatArray x, FloatArray result) {
         int n = x.getSize();
         int chunks = chunks(n);
         double total = inChunks(n, c -> {
@@ -136,21 +122,15 @@ final class JvmForms {
     }
 
     static void checkFiniteBf16(Bfloat16Array x, IntArray flag) {
-        int n = x.getSize();
-        int chunks = chunks(n);
-        boolean bad = inChunks(n, c -> {
-            int m = 0;
-            for (int i = from(n, chunks, c), to = from(n, chunks, c + 1); i < to; i++) {
-                m = Math.max(m, x.getBits(i) & 0x7fff);
-            }
-            return m >= 0x7f80 ? 1 : 0;
-        }) > 0;
-        if (bad) {
-            flag.set(0, 1);
-        }
+        checkFinite16(x, flag, 0x7f80);
     }
 
     static void checkFiniteF16(HalfArray x, IntArray flag) {
+        checkFinite16(x, flag, 0x7c00);
+    }
+
+    /** Non-finite: magnitude bits at or above {@code infinity}'s (exponent all ones). */
+    private static void checkFinite16(SixteenBitFloatArray x, IntArray flag, int infinity) {
         int n = x.getSize();
         int chunks = chunks(n);
         boolean bad = inChunks(n, c -> {
@@ -158,7 +138,7 @@ final class JvmForms {
             for (int i = from(n, chunks, c), to = from(n, chunks, c + 1); i < to; i++) {
                 m = Math.max(m, x.getBits(i) & 0x7fff);
             }
-            return m >= 0x7c00 ? 1 : 0;
+            return m >= infinity ? 1 : 0;
         }) > 0;
         if (bad) {
             flag.set(0, 1);

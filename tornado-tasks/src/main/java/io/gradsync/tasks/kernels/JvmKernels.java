@@ -191,6 +191,7 @@ public final class JvmKernels {
 
     private static void invoke(Method m, Object[] args) {
         try {
+            m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
             m.invoke(null, args);
         } catch (IllegalAccessException e) {
             throw new IllegalStateException(e);

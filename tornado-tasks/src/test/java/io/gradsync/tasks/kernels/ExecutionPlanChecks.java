@@ -159,4 +159,75 @@ abstract class ExecutionPlanChecks {
             }
         }
     }
+
+    /** Kernels as a user writes them, in a class of their own that is not public. */
+    static final class UserTasks {
+        private UserTasks() {
+        }
+
+        /** The launch cannot come from the first array: it has one element. */
+        public static void scaleByFactor(io.gradsync.tasks.api.KernelContext ctx, FloatArray factor, FloatArray x) {
+            int i = ctx.globalIdx();
+            x.set(i, x.get(i) * factor.get(0));
+        }
+
+        /** An exception handler: no device compiles it; JVM devices run it as Java. */
+        public static void javaOnly(FloatArray x) {
+            for (int i = 0; i < x.getSize(); i++) {
+                try {
+                    x.set(i, x.get(i) + Integer.parseInt("2"));
+                } catch (NumberFormatException e) {
+                    x.set(i, -1f);
+                }
+            }
+        }
+    }
+
+    @Test
+    void kernelContextTaskRunsOverItsStatedGridAndIsRefusedWithoutOne() {
+        int n = 3000;
+        try (FloatArray factor = new FloatArray(1); FloatArray x = random(n, new Random())) {
+            factor.set(0, 3f);
+            FloatArray want = new FloatArray(n);
+            for (int i = 0; i < n; i++) {
+                want.set(i, x.get(i) * 3f);
+            }
+            ImmutableTaskGraph graph = new TaskGraph("scale")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, factor, x)
+                    .task("scale", UserTasks::scaleByFactor, null, factor, x)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, x)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                IllegalArgumentException e = assertThrows(IllegalArgumentException.class, plan::execute);
+                assertTrue(e.getMessage().contains("task scale") && e.getMessage().contains("withGrid"), e.getMessage());
+            }
+            assertThrows(IllegalArgumentException.class, () -> new ExecutionPlan(graph).withGrid("nope", io.gradsync.tasks.api.WorkerGrid.of(n)));
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device()).withGrid("scale", io.gradsync.tasks.api.WorkerGrid.of(n))) {
+                plan.execute();
+            }
+            assertEquals(-1L, want.segment().mismatch(x.segment()), "every element scaled, not the first 256");
+            want.close();
+        }
+    }
+
+    @Test
+    void rejectedKernelRunsAsJavaOnJvmDevicesOnly() {
+        try (FloatArray x = random(100, new Random())) {
+            float first = x.get(0);
+            ImmutableTaskGraph graph = new TaskGraph("java")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
+                    .task("javaOnly", UserTasks::javaOnly, x)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, x)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                if (device().runtime() == io.gradsync.tasks.device.DeviceRuntime.JVM) {
+                    plan.execute();
+                    assertEquals(first + 2f, x.get(0));
+                } else {
+                    io.gradsync.tasks.compiler.KernelCompileException e = assertThrows(io.gradsync.tasks.compiler.KernelCompileException.class, plan::execute);
+                    assertTrue(e.getMessage().contains("try/catch"), e.getMessage());
+                }
+            }
+        }
+    }
 }
