@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class KernelsAndCompareTest {
 
     @ParameterizedTest
-    @CsvSource({"ptx, ptx, '.visible .entry '", "opencl, cl, '__kernel void '"})
+    @CsvSource({"ptx, ptx, '.visible .entry '", "opencl, cl, '__kernel void k_'"})
     void emitWritesTheCodeOfEveryBuiltinKernel(String target, String ext, String entry, @TempDir Path dir) throws Exception {
         CliRun r = CliRun.of("kernels", "--emit", target, "--out", dir.resolve("k").toString());
         assertEquals(0, r.exitCode(), r.err());
