@@ -42,6 +42,18 @@ public final class KernelContext {
             this.barrier = new CyclicBarrier(threads);
         }
 
+        private int[] warpValues;
+
+        synchronized int[] warpValues(int threads) {
+            if (threads % 32 != 0) {
+                throw new IllegalArgumentException("warp reductions need work groups of whole warps (32 threads), not " + threads);
+            }
+            if (warpValues == null) {
+                warpValues = new int[threads];
+            }
+            return warpValues;
+        }
+
         synchronized Object array(int ordinal, IntFunction<Object> make, int length) {
             while (arrays.size() <= ordinal) {
                 arrays.add(null);
@@ -198,6 +210,56 @@ public final class KernelContext {
     /** As {@link #localBarrier()}, and orders global memory too (within the group: there is no grid-wide barrier). */
     public void globalBarrier() {
         requireGroup("globalBarrier").await();
+    }
+
+    /**
+     * The sum of {@code value} over this thread's warp: the 32 consecutive threads of the group
+     * (by linear local index, x fastest) that this one is among, added as a butterfly (the
+     * values 16 apart first, then 8, 4, 2, 1), the same bits in every lane and on every device.
+     * A {@code shfl.sync} sequence in PTX; through group-local memory in OpenCL C and on the JVM,
+     * so every thread of the group must call it, as at a barrier, and groups must be whole warps.
+     */
+    public float warpSum(float value) {
+        return Float.intBitsToFloat(warp(Float.floatToRawIntBits(value), true, false));
+    }
+
+    /** As {@link #warpSum(float)}, for int (wrapping). */
+    public int warpSum(int value) {
+        return warp(value, false, false);
+    }
+
+    /** As {@link #warpSum(float)}, Java's {@link Math#max(float, float)} instead of the sum. */
+    public float warpMax(float value) {
+        return Float.intBitsToFloat(warp(Float.floatToRawIntBits(value), true, true));
+    }
+
+    /** As {@link #warpMax(float)}, for int. */
+    public int warpMax(int value) {
+        return warp(value, false, true);
+    }
+
+    private int warp(int bits, boolean isFloat, boolean max) {
+        Group g = requireGroup("a warp reduction");
+        int lane = localIdx() + local[0] * (localIdy() + local[1] * localIdz());
+        int[] values = g.warpValues(local[0] * local[1] * local[2]);
+        values[lane] = bits;
+        g.await();
+        int base = lane & ~31;
+        int[] p = new int[32];
+        System.arraycopy(values, base, p, 0, 32);
+        for (int off = 16; off > 0; off >>= 1) {
+            for (int j = 0; j < off; j++) {
+                if (isFloat) {
+                    float a = Float.intBitsToFloat(p[j]);
+                    float b = Float.intBitsToFloat(p[j + off]);
+                    p[j] = Float.floatToRawIntBits(max ? Math.max(a, b) : a + b);
+                } else {
+                    p[j] = max ? Math.max(p[j], p[j + off]) : p[j] + p[j + off];
+                }
+            }
+        }
+        g.await();
+        return p[0];
     }
 
     /** A float array shared by the threads of this group; {@code length} must be a constant in a kernel. */

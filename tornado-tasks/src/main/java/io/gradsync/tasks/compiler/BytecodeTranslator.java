@@ -1221,6 +1221,17 @@ final class BytecodeTranslator {
             stack.add(new Ref(inKernelArray(f, MemArray.Space.GROUP, type, c.intValue(), "KernelContext." + name + "(" + c.intValue() + ")")));
             return;
         }
+        if (name.equals("warpSum") || name.equals("warpMax")) {
+            Operand value = pop(f, stack);
+            popRef(f, stack);
+            if (value.type() != IrType.F32 && value.type() != IrType.I32) {
+                throw f.error("KernelContext." + name + " of a " + value.type() + " (float and int only)");
+            }
+            Var dst = ir.newVar(value.type(), "");
+            ir.emit(new Insn.WarpReduce(name.equals("warpMax"), dst, value));
+            push(stack, dst);
+            return;
+        }
         if (name.equals("localBarrier") || name.equals("globalBarrier")) {
             popRef(f, stack);
             ir.emit(new Insn.Barrier(name.equals("globalBarrier")));

@@ -70,6 +70,11 @@ public final class CompiledKernel {
         return ir.usesBarrier();
     }
 
+    /** Whether the kernel reduces over warps (then its groups must be whole warps of 32). */
+    public boolean usesWarps() {
+        return ir.usesWarps();
+    }
+
     /** Whether the kernel has group-local arrays or barriers: on the JVM its groups' threads run at once. */
     public boolean usesGroups() {
         return ir.usesBarrier() || ir.arrays().stream().anyMatch(a -> a.space() == io.gradsync.tasks.compiler.ir.MemArray.Space.GROUP);

@@ -377,6 +377,23 @@ abstract class UserKernelChecks {
         assertTrue(e.getMessage().contains("whole work groups"), e.getMessage());
     }
 
+    @Test
+    void warpSumsAndMaxima() {
+        SplittableRandom rnd = new SplittableRandom();
+        int cols = 64;
+        int rows = 24;
+        int n = cols * rows;
+        IntArray xi = new IntArray(n);
+        for (int i = 0; i < n; i++) {
+            xi.set(i, rnd.nextInt());
+        }
+        Object[] args = {null, floats(n, rnd, 10), xi, poisonedFloats(n), poisonedFloats(n), poisonedInts(n), poisonedInts(n)};
+        compareExact("warps", args, run("warps", args, io.gradsync.tasks.compiler.LaunchShape.of(WorkerGrid.of(cols, rows).withLocalSize(16, 4))));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> device().run(new KernelCompiler().compile(method("warps")),
+                KernelArgs.deepCopy(args), io.gradsync.tasks.compiler.LaunchShape.of(WorkerGrid.of(cols, rows).withLocalSize(8, 3))));
+        assertTrue(e.getMessage().contains("whole warps"), e.getMessage());
+    }
+
     // ---------------------------------------------------------------- atomics
 
     @Test

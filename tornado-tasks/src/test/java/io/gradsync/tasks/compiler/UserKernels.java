@@ -265,6 +265,19 @@ final class UserKernels {
         }
     }
 
+    /** Warp sums and maxima of float and int, written by every lane. */
+    public static void warps(KernelContext ctx, FloatArray x, IntArray xi, FloatArray sums, FloatArray maxes, IntArray isums, IntArray imaxes) {
+        int i = ctx.globalIdy() * ctx.globalSize(0) + ctx.globalIdx();
+        float s = ctx.warpSum(x.get(i));
+        float m = ctx.warpMax(x.get(i));
+        int si = ctx.warpSum(xi.get(i));
+        int mi = ctx.warpMax(xi.get(i));
+        sums.set(i, s);
+        maxes.set(i, m);
+        isums.set(i, si);
+        imaxes.set(i, mi);
+    }
+
     // ---------------------------------------------------------------- atomics
 
     /** A histogram, a running max, a CAS-claimed slot and flags, with scopes and orders. */

@@ -309,6 +309,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                 case Insn.ArrayStore a -> throw new NotElementwise("in-kernel array before the loop");
                 case Insn.ArrayZero a -> throw new NotElementwise("in-kernel array before the loop");
                 case Insn.Barrier a -> throw new NotElementwise("barrier");
+                case Insn.WarpReduce a -> throw new NotElementwise("warp reduction");
                 case Insn.Thread t -> {
                     if (gid != null || t.query() != Insn.ThreadQuery.GLOBAL_IDX || t.dim() != 0) {
                         throw new NotElementwise("thread query before the loop other than the loop start");
@@ -383,6 +384,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.Thread t -> t.dst();
             case Insn.ArrayLoad l -> l.dst();
             case Insn.Atomic a -> a.dst();
+            case Insn.WarpReduce w -> w.dst();
             case Insn.Store s -> null;
             case Insn.AtomicAdd a -> null;
             case Insn.ArrayStore s -> null;
@@ -409,6 +411,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.ArrayStore st -> List.of(st.index(), st.value());
             case Insn.ArrayZero z -> List.of();
             case Insn.Barrier b -> List.of();
+            case Insn.WarpReduce w -> List.of(w.value());
             case Insn.ArrayLength l -> List.of();
             case Insn.Thread t -> List.of();
             case Insn.Branch br -> List.of(br.a(), br.b());

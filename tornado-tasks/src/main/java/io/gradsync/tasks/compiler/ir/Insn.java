@@ -80,6 +80,14 @@ public sealed interface Insn {
     record ArrayZero(MemArray array) implements Insn {
     }
 
+    /**
+     * {@code dst} = the sum ({@code max} false) or Java's max of {@code value} over the 32
+     * consecutive threads of the group this thread is in, added as a butterfly (offsets 16, 8, 4,
+     * 2, 1), the same bits in every lane. Every thread of the group takes part, as at a barrier.
+     */
+    record WarpReduce(boolean max, Var dst, Operand value) implements Insn {
+    }
+
     /** Waits until every thread of the work group arrives; {@code global} also orders global memory. */
     record Barrier(boolean global) implements Insn {
     }

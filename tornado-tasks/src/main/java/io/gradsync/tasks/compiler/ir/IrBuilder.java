@@ -104,7 +104,7 @@ public final class IrBuilder {
             if (b.terminator() instanceof Insn.Jump j && j.target() != b
                     && j.target().terminator() instanceof Insn.Branch br
                     && j.target().insns().size() <= MAX_DUPLICATED
-                    && j.target().insns().stream().noneMatch(i -> i instanceof Insn.Barrier)) {
+                    && j.target().insns().stream().noneMatch(i -> i instanceof Insn.Barrier || i instanceof Insn.WarpReduce)) {
                 // a barrier stays one instruction: threads of a group must all wait at the same one
                 b.retarget(j.target().insns(), br);
             }

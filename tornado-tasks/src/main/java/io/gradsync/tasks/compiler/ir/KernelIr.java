@@ -58,7 +58,12 @@ public record KernelIr(String name, String source, List<KernelParam> params, Lis
 
     /** Whether threads of a group wait for each other (then every thread of a launch must run to the end). */
     public boolean usesBarrier() {
-        return blocks.stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.Barrier);
+        return blocks.stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.Barrier || i instanceof Insn.WarpReduce);
+    }
+
+    /** Whether the kernel reduces over warps of 32 threads. */
+    public boolean usesWarps() {
+        return blocks.stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.WarpReduce);
     }
 
     public boolean usesF64() {

@@ -42,4 +42,5 @@ public final class KernelIrs {
     public static Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel) {
         return ACCESS.get().elementwiseLoop(kernel);
     }
+
 }

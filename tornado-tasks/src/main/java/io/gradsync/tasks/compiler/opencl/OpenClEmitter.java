@@ -298,6 +298,9 @@ public final class OpenClEmitter {
             params.setLength(params.length() - 2);
         }
         out.append(params).append(") {\n");
+        if (k.blocks().stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.WarpReduce)) {
+            line("__local int gs_warp[" + io.gradsync.tasks.api.WorkerGrid.MAX_GROUP_THREADS + "];");
+        }
         for (MemArray m : k.arrays()) {
             String decl = elementType(m) + " " + arrayName(m) + "[" + Math.max(1, m.length()) + "]";
             switch (m.space()) {
@@ -378,6 +381,30 @@ public final class OpenClEmitter {
             case 'Z' -> "(" + v + " & 1)";
             default -> v;
         };
+    }
+
+    /**
+     * A warp reduction without subgroup functions (OpenCL C 1.2 has none, NVIDIA's OpenCL offers
+     * no extension for them): the group's values through group-local memory, then each thread adds
+     * its 32 as the butterfly does (lower lane first), so the bits are PTX's and the JVM's.
+     */
+    private void emitWarpReduce(Insn.WarpReduce w) {
+        boolean f32 = w.value().type() == IrType.F32;
+        String t = f32 ? "float" : "int";
+        String op = w.max() ? (f32 ? "gs_maxf(p[j], p[j + off])" : "max(p[j], p[j + off])") : "p[j] + p[j + off]";
+        if (!f32 && !w.max()) {
+            op = "as_int((uint)p[j] + (uint)p[j + off])";
+        }
+        line("{");
+        line("    int l = (int)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)));");
+        line("    gs_warp[l] = " + (f32 ? "as_int(" + val(w.value()) + ")" : val(w.value())) + ";");
+        line("    barrier(CLK_LOCAL_MEM_FENCE);");
+        line("    " + t + " p[32];");
+        line("    for (int j = 0; j < 32; j++) p[j] = " + (f32 ? "as_float(gs_warp[(l & ~31) + j])" : "gs_warp[(l & ~31) + j]") + ";");
+        line("    for (int off = 16; off > 0; off >>= 1) for (int j = 0; j < off; j++) p[j] = " + op + ";");
+        line("    " + name(w.dst()) + " = p[0];");
+        line("    barrier(CLK_LOCAL_MEM_FENCE);");
+        line("}");
     }
 
     /**
@@ -503,6 +530,7 @@ public final class OpenClEmitter {
                 }
             }
             case Insn.Barrier b -> line("barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);");
+            case Insn.WarpReduce w -> emitWarpReduce(w);
             case Insn.Atomic a -> emitAtomic(a);
             case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
         }

@@ -723,6 +723,7 @@ public final class PtxEmitter {
             case Insn.ArrayZero z -> emitZero(z.array());
             // not bar.sync (barrier.sync.aligned): a warp's threads may reach the barrier on different paths
             case Insn.Barrier b -> line("barrier.sync 0");
+            case Insn.WarpReduce w -> emitWarpReduce(w);
             case Insn.Atomic a -> emitAtomic(a);
             case Insn.Terminator t -> throw new IllegalStateException("terminator inside a block");
         }
@@ -845,6 +846,36 @@ public final class PtxEmitter {
         line("add.s64 " + p + ", " + p + ", " + m.elementBytes());
         line("setp.lt.u64 " + more + ", " + p + ", " + end);
         line("@" + more + " bra " + label);
+    }
+
+    /** A butterfly over the warp with {@code shfl.sync.bfly}: the lane's own value first in each add, as the JVM's tree. */
+    private void emitWarpReduce(Insn.WarpReduce w) {
+        boolean f32 = w.value().type() == IrType.F32;
+        String bits = fresh(RegClass.B32);
+        line("mov.b32 " + bits + ", " + src(w.value()));
+        for (int off = 16; off > 0; off >>= 1) {
+            String other = fresh(RegClass.B32);
+            line("shfl.sync.bfly.b32 " + other + ", " + bits + ", " + off + ", 31, -1");
+            String next = fresh(RegClass.B32);
+            if (f32) {
+                String a = fresh(RegClass.F32);
+                String c = fresh(RegClass.F32);
+                line("mov.b32 " + a + ", " + bits);
+                line("mov.b32 " + c + ", " + other);
+                String r;
+                if (w.max()) {
+                    r = javaMinMax(BinOp.MAX, IrType.F32, a, c);
+                } else {
+                    r = fresh(RegClass.F32);
+                    line("add.rn.f32 " + r + ", " + a + ", " + c);
+                }
+                line("mov.b32 " + next + ", " + r);
+            } else {
+                line((w.max() ? "max.s32 " : "add.s32 ") + next + ", " + bits + ", " + other);
+            }
+            bits = next;
+        }
+        line("mov.b32 " + reg(w.dst()) + ", " + bits);
     }
 
     private static String scope(Insn.Scope s) {

@@ -14,6 +14,10 @@ final class LaunchChecks {
      * others waiting.
      */
     static void context(CompiledKernel kernel, LaunchShape shape) {
+        if (kernel.usesWarps() && shape.groupThreads() % 32 != 0) {
+            throw new IllegalArgumentException(kernel.entryName() + " reduces over warps of 32 threads, so its work groups must be"
+                    + " whole warps: groups of " + shape.block() + "x" + shape.blockY() + "x" + shape.blockZ() + " are not");
+        }
         if (kernel.usesBarrier() && shape.isPadded()) {
             throw new IllegalArgumentException(kernel.entryName() + " waits at a barrier, so its grid must be whole work groups: "
                     + shape.globalX() + "x" + shape.globalY() + "x" + shape.globalZ() + " threads in groups of "
