@@ -10,6 +10,7 @@ import io.gradsync.tasks.api.WorkerGrid;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -26,10 +27,13 @@ import java.util.stream.IntStream;
  * grid, spread over the common pool, one context per worker. A KernelContext kernel that uses
  * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
- * for each other and share their arrays.
+ * for each other and share their arrays. The fused averages and the element-wise 16-bit kernels
+ * run as their {@code JvmFastForms}, the reductions as their {@code JvmForms}: the kernels'
+ * results, the way a CPU computes them well.
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
+    private static final Map<Method, Optional<JvmFastForms.Form>> FAST = new ConcurrentHashMap<>();
 
     private JvmKernels() {
     }
@@ -47,6 +51,7 @@ public final class JvmKernels {
     /** Runs {@code spec} with {@code args} over {@code shape}'s grid (its own threads, not the padding). */
     public static void run(KernelSpec spec, LaunchShape shape, Object... args) {
         Method m = spec.method();
+        m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
         int ctxIndex = -1;
         Class<?>[] types = m.getParameterTypes();
         for (int i = 0; i < types.length; i++) {
@@ -62,7 +67,10 @@ public final class JvmKernels {
             return;
         }
         if (spec.style() != KernelStyle.CONTEXT) {
-            invoke(m, args);
+            JvmFastForms.Form fast = FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null);
+            if (fast == null || !fast.run(args)) {
+                invoke(m, args);
+            }
             return;
         }
         if (runsByGroups(spec)) {
@@ -191,7 +199,6 @@ public final class JvmKernels {
 
     private static void invoke(Method m, Object[] args) {
         try {
-            m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
             m.invoke(null, args);
         } catch (IllegalAccessException e) {
             throw new IllegalStateException(e);

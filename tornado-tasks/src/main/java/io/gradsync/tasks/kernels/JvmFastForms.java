@@ -1,0 +1,414 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.HalfFloats;
+import io.gradsync.tasks.api.KernelArray;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.Method;
+import java.nio.ByteOrder;
+
+/**
+ * JVM-only forms of the fused averages and of the element-wise 16-bit kernels of
+ * {@link GradientKernels}: the same arithmetic in the same order, so the same bits (NaN payloads
+ * aside, which no form of a kernel pins down), as the kernel methods, which stay the reference and
+ * the source of the device forms.
+ *
+ * <p>Why: C2 does not vectorize a loop over several memory segments (it cannot rule out that they
+ * overlap), so as plain Java every element costs a scalar division and, for 16-bit types, some
+ * twenty scalar conversion and rounding steps; and an average streams all its inputs at once, at
+ * the same page offset as large allocations are, so that they compete for the same cache sets.
+ * Here the arrays go through heap arrays a chunk at a time, one input after another, in passes
+ * that C2 vectorizes. Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which C2
+ * does not vectorize) is a bulk copy between heap arrays.
+ *
+ * <p>bf16 chunks are de-interleaved: a 32-bit word holds two bf16 values, whose float bits are its
+ * low half shifted up and its high half masked, so element {@code 2p} of a chunk sits at {@code p}
+ * and element {@code 2p + 1} at {@code HALF + p}, in every array of the kernel alike.
+ */
+final class JvmFastForms {
+    /** Elements per chunk: a chunk's scratch stays in L1. A constant, so that C2 sees the halves apart. */
+    static final int CHUNK = 1024;
+    private static final int HALF = CHUNK / 2;
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
+
+    /** Runs a kernel's fast form; false where it does not apply (the caller then runs the kernel). */
+    interface Form {
+        boolean run(Object[] args);
+    }
+
+    private JvmFastForms() {
+    }
+
+    /** The fast form of {@code kernel}, or null if it has none. */
+    static Form of(Method kernel) {
+        // the bf16 word split assumes little-endian words
+        if (kernel.getDeclaringClass() != GradientKernels.class || ByteOrder.nativeOrder() != ByteOrder.LITTLE_ENDIAN) {
+            return null;
+        }
+        String name = kernel.getName();
+        Form form = switch (name) {
+            case "sumIntoBf16", "sumIntoF16" -> JvmFastForms::sumInto;
+            case "scaleBf16" -> JvmFastForms::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
+            case "copyBf16", "copyF16" -> JvmFastForms::copy;
+            default -> name.matches("average[3-8]|average[2-8](Bf16|F16)") ? JvmFastForms::average : null;
+        };
+        Class<?>[] types = kernel.getParameterTypes();
+        return form == null ? null : args -> exactTypes(types, args) && form.run(args);
+    }
+
+    /** True if every argument has its parameter's own type (a Float for a float), as the forms take them. */
+    private static boolean exactTypes(Class<?>[] types, Object[] args) {
+        for (int i = 0; i < types.length; i++) {
+            if (!(types[i] == float.class ? args[i] instanceof Float : types[i].isInstance(args[i]))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code acc[i] = acc[i] + x[i]}, in fp32. */
+    private static boolean sumInto(Object[] args) {
+        KernelArray acc = (KernelArray) args[0];
+        KernelArray x = (KernelArray) args[1];
+        if (!fits(acc, x)) {
+            return false;
+        }
+        Type t = Type.of(acc);
+        Chunk c = new Chunk();
+        for (int at = 0; at < acc.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, acc.getSize() - at);
+            t.load(c, acc.segment(), at, count, c.f, c.fView);
+            t.load(c, x.segment(), at, count, c.f2, c.f2View);
+            c.addFloats();
+            t.store(c, acc.segment(), at, count);
+        }
+        return true;
+    }
+
+    /** {@code x[i] = x[i] * s}, in fp32. */
+    private static boolean scale(Object[] args) {
+        KernelArray x = (KernelArray) args[0];
+        float s = (Float) args[1];
+        if (!fits(x)) {
+            return false;
+        }
+        Type t = Type.of(x);
+        Chunk c = new Chunk();
+        for (int at = 0; at < x.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, x.getSize() - at);
+            t.load(c, x.segment(), at, count, c.f, c.fView);
+            c.scale(s);
+            t.store(c, x.segment(), at, count);
+        }
+        return true;
+    }
+
+    /** {@code out[i] = in[i]}, through fp32 as the kernel goes (a NaN comes out quiet). */
+    private static boolean copy(Object[] args) {
+        KernelArray out = (KernelArray) args[0];
+        KernelArray in = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type t = Type.of(out);
+        Chunk c = new Chunk();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            t.load(c, in.segment(), at, count, c.f, c.fView);
+            t.store(c, out.segment(), at, count);
+        }
+        return true;
+    }
+
+    /**
+     * {@code out[i]} = the float64 sum of {@code a0[i] .. a(k-1)[i]} in replica order, divided by
+     * {@code k}, rounded once: to fp32 directly, to bf16 / fp16 through {@link HalfFloats#roundToOdd}.
+     */
+    private static boolean average(Object[] args) {
+        KernelArray out = (KernelArray) args[0];
+        KernelArray[] in = new KernelArray[args.length - 2];
+        for (int j = 0; j < in.length; j++) {
+            in[j] = (KernelArray) args[j + 1];
+        }
+        double k = (Float) args[args.length - 1]; // the kernel divides the double sum by the float k
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type t = Type.of(out);
+        Chunk c = new Chunk();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            t.load(c, in[0].segment(), at, count, c.f, c.fView);
+            t.load(c, in[1].segment(), at, count, c.f2, c.f2View);
+            boolean two = in.length == 2; // else acc + f: the sum so far and the last replica
+            if (!two) {
+                c.sumFirstTwo();
+                for (int j = 2; j < in.length; j++) {
+                    t.load(c, in[j].segment(), at, count, c.f, c.fView);
+                    if (j < in.length - 1) {
+                        c.add();
+                    }
+                }
+            }
+            if (t == Type.F32) {
+                c.divide(k, two);
+                t.store(c, out.segment(), at, count);
+            } else {
+                c.divideToNearest(k, two);
+                t.storeRoundedToOdd(c, out.segment(), at, count);
+            }
+        }
+        return true;
+    }
+
+    /**
+     * True if there is a chunk's worth of elements, the first array is writable, and every other
+     * array is at least as long and either apart from it or the same memory: then chunk by chunk
+     * gives what element by element does.
+     */
+    private static boolean fits(KernelArray out, KernelArray... others) {
+        MemorySegment o = out.segment();
+        if (out.getSize() < CHUNK || o.isReadOnly()) {
+            return false; // a short array is as quick as the kernel
+        }
+        for (KernelArray a : others) {
+            MemorySegment s = a.segment();
+            if (a.getSize() < out.getSize() || (s.asOverlappingSlice(o).isPresent() && s.address() != o.address())) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code 1 / k} where multiplying by it rounds as dividing by {@code k} does (a power of two), else 0. */
+    static double exactReciprocal(double k) {
+        return Double.isFinite(k) && Math.abs(k) == Math.scalb(1.0, Math.getExponent(k)) ? 1 / k : 0;
+    }
+
+    /**
+     * How each element type moves between its memory and a chunk's floats, converting as the
+     * array's {@code get} and {@code set} do. A class per type, so that each keeps its own profile.
+     * Passes run over the whole chunk; only {@code count} elements are read and written, 16-bit ones
+     * in loops that touch one memory segment only, which C2 vectorizes.
+     */
+    private enum Type {
+        F32 {
+            @Override
+            void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
+                MemorySegment.copy(src, 4L * at, dstView, 0, 4L * count);
+            }
+
+            @Override
+            void store(Chunk c, MemorySegment dst, int at, int count) {
+                MemorySegment.copy(c.fView, 0, dst, 4L * at, 4L * count);
+            }
+        },
+        F16 {
+            @Override
+            void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    dst[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
+                }
+            }
+
+            @Override
+            void store(Chunk c, MemorySegment dst, int at, int count) {
+                float[] v = c.f;
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    dst.set(SHORT, base + 2L * i, Float.floatToFloat16(v[i]));
+                }
+            }
+        },
+        BF16 {
+            @Override
+            void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
+                int[] b = c.bits;
+                long base = 2L * at;
+                for (int p = 0; p < count / 2; p++) {
+                    int w = src.get(INT, base + 4L * p);
+                    b[p] = w << 16;
+                    b[HALF + p] = w & 0xFFFF_0000;
+                }
+                if (count % 2 != 0) {
+                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
+                }
+                MemorySegment.copy(c.bitsView, 0, dstView, 0, 4L * CHUNK);
+            }
+
+            @Override
+            void store(Chunk c, MemorySegment dst, int at, int count) {
+                MemorySegment.copy(c.fView, 0, c.bitsView, 0, 4L * CHUNK);
+                int[] w = c.words;
+                int[] b = c.bits;
+                for (int p = 0; p < HALF; p++) {
+                    w[p] = (HalfFloats.bf16InHighHalf(b[p]) >>> 16) | (HalfFloats.bf16InHighHalf(b[HALF + p]) & 0xFFFF_0000);
+                }
+                MemorySegment.copy(c.wordsView, 0, dst, 2L * at, 2L * count);
+            }
+
+            @Override
+            void storeRoundedToOdd(Chunk c, MemorySegment dst, int at, int count) {
+                int[] w = c.words;
+                int[] b = c.bits;
+                int[] s = c.signs;
+                for (int p = 0; p < HALF; p++) { // the step to odd and the narrowing in one pass
+                    int even = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[p], s[p]));
+                    int odd = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[HALF + p], s[HALF + p]));
+                    w[p] = (even >>> 16) | (odd & 0xFFFF_0000);
+                }
+                MemorySegment.copy(c.wordsView, 0, dst, 2L * at, 2L * count);
+            }
+        };
+
+        /** Elements {@code at .. at + count - 1} of {@code src}, widened to fp32, into {@code dst} (viewed by {@code dstView}). */
+        abstract void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView);
+
+        /** The chunk's floats {@code c.f}, narrowed, into elements {@code at .. at + count - 1} of {@code dst}. */
+        abstract void store(Chunk c, MemorySegment dst, int at, int count);
+
+        /** As {@link #store}, the floats {@link Chunk#divideToNearest} left, first rounded to odd. */
+        void storeRoundedToOdd(Chunk c, MemorySegment dst, int at, int count) {
+            c.roundToOdd();
+            MemorySegment.copy(c.bitsView, 0, c.fView, 0, 4L * CHUNK);
+            store(c, dst, at, count);
+        }
+
+        static Type of(KernelArray a) {
+            return switch (a) {
+                case FloatArray x -> F32;
+                case HalfArray x -> F16;
+                case Bfloat16Array x -> BF16;
+                default -> throw new IllegalArgumentException(a.getClass().getSimpleName());
+            };
+        }
+    }
+
+    /** One call's scratch: a chunk in heap arrays, with byte views for the bulk copies; the passes over it. */
+    static final class Chunk {
+        final double[] acc = new double[CHUNK];
+        final float[] f = new float[CHUNK];
+        final float[] f2 = new float[CHUNK];
+        final int[] bits = new int[CHUNK];
+        final int[] signs = new int[CHUNK];
+        final int[] words = new int[HALF];
+        final MemorySegment fView = MemorySegment.ofArray(f);
+        final MemorySegment f2View = MemorySegment.ofArray(f2);
+        final MemorySegment bitsView = MemorySegment.ofArray(bits);
+        final MemorySegment wordsView = MemorySegment.ofArray(words);
+
+        /** {@code f[i] = f[i] + f2[i]}. */
+        void addFloats() {
+            float[] a = f;
+            float[] b = f2;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = a[i] + b[i];
+            }
+        }
+
+        /** {@code f[i] = f[i] * s}. */
+        void scale(float s) {
+            float[] a = f;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = a[i] * s;
+            }
+        }
+
+        /** {@code acc[i] = (double) f[i] + f2[i]}: the first two replicas. */
+        void sumFirstTwo() {
+            double[] a = acc;
+            float[] x = f;
+            float[] y = f2;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = (double) x[i] + y[i];
+            }
+        }
+
+        /** {@code acc[i] += f[i]}: the next replica. */
+        void add() {
+            double[] a = acc;
+            float[] x = f;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] += x[i];
+            }
+        }
+
+        /** {@code f[i] = (float) (sum / k)}, the sum {@code f[i] + f2[i]} ({@code two}) or {@code acc[i] + f[i]}. */
+        void divide(double k, boolean two) {
+            double[] a = acc;
+            float[] x = f;
+            float[] y = f2;
+            double r = exactReciprocal(k);
+            if (two) {
+                for (int i = 0; i < CHUNK; i++) {
+                    x[i] = (float) quotient((double) x[i] + y[i], k, r);
+                }
+            } else {
+                for (int i = 0; i < CHUNK; i++) {
+                    x[i] = (float) quotient(a[i] + x[i], k, r);
+                }
+            }
+        }
+
+        /**
+         * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum as in {@link #divide}:
+         * {@code f[i]} and its bits {@code bits[i]} = the nearest float, {@code signs[i]} = the sign
+         * of the exact difference {@code d - (double) f}; {@link #toOdd} is the second step.
+         */
+        void divideToNearest(double k, boolean two) {
+            double[] a = acc;
+            float[] x = f;
+            float[] y = f2;
+            double r = exactReciprocal(k);
+            if (two) {
+                for (int i = 0; i < CHUNK; i++) {
+                    nearest(i, quotient((double) x[i] + y[i], k, r));
+                }
+            } else {
+                for (int i = 0; i < CHUNK; i++) {
+                    nearest(i, quotient(a[i] + x[i], k, r));
+                }
+            }
+            MemorySegment.copy(fView, 0, bitsView, 0, 4L * CHUNK);
+        }
+
+        /** {@code bits[i] = toOdd(bits[i], signs[i])}. */
+        void roundToOdd() {
+            int[] b = bits;
+            int[] s = signs;
+            for (int i = 0; i < CHUNK; i++) {
+                b[i] = toOdd(b[i], s[i]);
+            }
+        }
+
+        /**
+         * The float round-to-odd gives, from the nearest float's bits and the sign of what it is off
+         * by: one step toward the quotient where it is inexact and even. The sign is also 0 for a NaN
+         * or infinite quotient (the difference is NaN), which HalfFloats leaves as they are too; a NaN
+         * keeps its payload where a float holds it, as every NaN that sums of floats make does.
+         */
+        static int toOdd(int nearest, int sign) {
+            int negative = nearest >> 31;
+            int away = (sign ^ negative) - negative;      // +1: the quotient is the larger in magnitude
+            return nearest + (away & ((nearest & 1) - 1)); // only an even float moves
+        }
+
+        /** {@code f[i]} = the float nearest {@code d}; {@code signs[i]} = the sign of what it is off by. */
+        private void nearest(int i, double d) {
+            float n = (float) d;
+            f[i] = n;
+            signs[i] = (int) Math.signum(d - n);
+        }
+
+        /** {@code sum / k}; by the product with {@code r} where that is exact (nonzero). */
+        private static double quotient(double sum, double k, double r) {
+            return r != 0 ? sum * r : sum / k;
+        }
+    }
+}

@@ -1,0 +1,327 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.HalfFloats;
+import io.gradsync.tasks.api.KernelArray;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The JVM fast forms give the kernel's own bits, on every input. */
+class JvmFastFormsTest {
+    private static final int CHUNK = JvmFastForms.CHUNK;
+
+    static Stream<KernelSpec> fastKernels() {
+        return BuiltinKernels.all().stream().filter(s -> JvmFastForms.of(s.method()) != null);
+    }
+
+    @Test
+    void theAveragesAndThe16BitElementwiseKernelsHaveFastForms() {
+        List<String> names = fastKernels().map(KernelSpec::name).toList();
+        for (int k = 2; k <= 8; k++) {
+            assertTrue(names.contains("average" + k + "Bf16") && names.contains("average" + k + "F16"), "average" + k);
+            assertEquals(k > 2, names.contains("average" + k), "average" + k); // average2 runs as the kernel
+        }
+        for (String n : List.of("sumIntoBf16", "sumIntoF16", "scaleBf16", "copyBf16", "copyF16")) {
+            assertTrue(names.contains(n), n);
+        }
+    }
+
+    /** Lengths around chunk boundaries, odd and even, and slices that start at odd elements. */
+    @ParameterizedTest
+    @MethodSource("fastKernels")
+    void sameBitsAsTheKernel(KernelSpec spec) throws Exception {
+        SplittableRandom rnd = new SplittableRandom(spec.name().hashCode());
+        for (int n : new int[] {CHUNK, CHUNK + 1, 3 * CHUNK - 1, 4 * CHUNK + 7, 50_001}) {
+            for (int offset : new int[] {0, 1}) {
+                for (float k : scalars(spec, rnd)) {
+                    compare(spec, n, offset, k, rnd);
+                }
+            }
+        }
+    }
+
+    /** Every 16-bit pattern in the first input, next to random patterns. */
+    @ParameterizedTest
+    @MethodSource("fastKernels")
+    void every16BitValue(KernelSpec spec) throws Exception {
+        if (spec.method().getParameterTypes()[0] == FloatArray.class) {
+            return;
+        }
+        SplittableRandom rnd = new SplittableRandom(7);
+        try (Arena arena = Arena.ofConfined()) {
+            Object[] a = arguments(spec, arena, 65536, 0, 0, rnd);
+            MemorySegment first = ((KernelArray) a[spec.name().startsWith("average") || spec.name().startsWith("copy") ? 1 : 0]).segment();
+            for (int i = 0; i < 65536; i++) {
+                first.setAtIndex(ValueLayout.JAVA_SHORT, i, (short) i);
+            }
+            for (float k : scalars(spec, rnd)) {
+                runBoth(spec, a, k, rnd);
+            }
+        }
+    }
+
+    @Test
+    void roundToOddOnDoublesMatchesHalfFloats() {
+        SplittableRandom rnd = new SplittableRandom(11);
+        List<Double> values = new ArrayList<>();
+        for (long bits : new long[] {0, 0x8000_0000_0000_0000L, 1, 0x7FF0_0000_0000_0000L, 0xFFF0_0000_0000_0000L,
+                0x7FF8_0000_0000_0000L, 0xFFF8_0000_0000_0000L, Double.doubleToRawLongBits(Float.MAX_VALUE),
+                Double.doubleToRawLongBits(Math.nextUp((double) Float.MAX_VALUE)), Double.doubleToRawLongBits(0x1p128),
+                Double.doubleToRawLongBits(0x1p-150), Double.doubleToRawLongBits(0x1.8p-150), Double.doubleToRawLongBits(0x1p-149),
+                Double.doubleToRawLongBits(0x1p-126), Double.doubleToRawLongBits(Double.MAX_VALUE)}) {
+            values.add(Double.longBitsToDouble(bits));
+            values.add(-Double.longBitsToDouble(bits));
+        }
+        for (int i = 0; i < 400_000; i++) {
+            double d = switch (i % 4) {
+                case 0 -> Double.longBitsToDouble(rnd.nextLong());                               // any double
+                case 1 -> Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(-160, 140)) * (rnd.nextBoolean() ? 1 : -1);
+                case 2 -> (double) Float.intBitsToFloat(rnd.nextInt()) + Math.scalb((double) rnd.nextInt(-3, 4), -rnd.nextInt(24, 60));
+                default -> (double) Float.intBitsToFloat(rnd.nextInt());                          // exact, NaNs included
+            };
+            values.add(d);
+        }
+        JvmFastForms.Chunk c = new JvmFastForms.Chunk();
+        Arrays.fill(c.f, -0f); // the sum is acc[i] + f[i]: acc[i] itself, -0 too
+        for (double k : new double[] {1, 2, 0.25, 3, 7, -5, 0x1p-100, 1e30}) {
+            for (int from = 0; from < values.size(); from += CHUNK) {
+                int count = Math.min(CHUNK, values.size() - from);
+                for (int i = 0; i < count; i++) {
+                    c.acc[i] = values.get(from + i);
+                }
+                c.divideToNearest(k, false);
+                c.roundToOdd();
+                Arrays.fill(c.f, -0f);
+                for (int i = 0; i < count; i++) {
+                    double d = values.get(from + i);
+                    float want = HalfFloats.roundToOdd(d / k);
+                    int got = c.bits[i];
+                    // a NaN whose payload a float cannot hold (no sum of floats makes one) only stays a NaN
+                    if (Double.isNaN(d) && (Double.doubleToRawLongBits(d) & 0x1FFF_FFFFL) != 0) {
+                        assertTrue(Float.isNaN(Float.intBitsToFloat(got)));
+                    } else {
+                        assertEquals(Float.floatToRawIntBits(want), got, () -> d + " / " + k);
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void multiplyingByTheExactReciprocalIsDividing() {
+        SplittableRandom rnd = new SplittableRandom(5);
+        for (double k : new double[] {1, 2, 8, 0.5, -4, 0x1p-149, 0x1p127}) {
+            double r = JvmFastForms.exactReciprocal(k);
+            assertTrue(r != 0, "power of two " + k);
+            for (int i = 0; i < 100_000; i++) {
+                double x = Double.longBitsToDouble(rnd.nextLong());
+                assertEquals(Double.doubleToRawLongBits(x / k), Double.doubleToRawLongBits(x * r), () -> x + " / " + k);
+            }
+        }
+        for (double k : new double[] {3, 0.1, 0, -0.0, Double.POSITIVE_INFINITY, Double.NaN, Math.nextUp(2.0)}) {
+            assertEquals(0, JvmFastForms.exactReciprocal(k), "not a power of two: " + k);
+        }
+    }
+
+    @Test
+    void overlappingShortOrReadOnlyArraysRunTheKernel() throws Exception {
+        KernelSpec spec = BuiltinKernels.averageBf16(2);
+        JvmFastForms.Form form = JvmFastForms.of(spec.method());
+        assertNotNull(form);
+        try (Arena arena = Arena.ofConfined()) {
+            int n = 2 * CHUNK;
+            MemorySegment m = arena.allocate(2L * (n + 1));
+            Bfloat16Array shifted = Bfloat16Array.wrap(m.asSlice(2, 2L * n));
+            Bfloat16Array a = Bfloat16Array.wrap(m.asSlice(0, 2L * n));
+            Bfloat16Array b = Bfloat16Array.wrap(arena.allocate(2L * n));
+            assertFalse(form.run(new Object[] {shifted, a, b, 2f}), "output overlapping an input elsewhere");
+            assertTrue(form.run(new Object[] {a, a, b, 2f}), "output that is an input");
+            Bfloat16Array small = Bfloat16Array.wrap(arena.allocate(2L * (CHUNK - 1)));
+            assertFalse(form.run(new Object[] {small, small, small, 2f}), "shorter than a chunk");
+            Bfloat16Array readOnly = Bfloat16Array.wrap(arena.allocate(2L * n).asReadOnly());
+            assertFalse(form.run(new Object[] {readOnly, a, b, 2f}), "read-only output");
+        }
+        // through JvmKernels, the kernel's bits either way: by the form, and by the kernel where the output overlaps
+        SplittableRandom rnd = new SplittableRandom(3);
+        for (int shift : new int[] {0, 2}) {
+            try (Arena arena = Arena.ofConfined()) {
+                int n = 3 * CHUNK;
+                MemorySegment one = arena.allocate(2L * (n + 1));
+                MemorySegment two = arena.allocate(2L * (n + 1));
+                fill(one, rnd);
+                MemorySegment.copy(one, 0, two, 0, one.byteSize());
+                Bfloat16Array other = Bfloat16Array.wrap(arena.allocate(2L * n));
+                fill(other.segment(), rnd);
+                JvmKernels.run(spec, 1, 1, Bfloat16Array.wrap(one.asSlice(shift, 2L * n)), Bfloat16Array.wrap(one.asSlice(0, 2L * n)), other, 2f);
+                spec.method().invoke(null, Bfloat16Array.wrap(two.asSlice(shift, 2L * n)), Bfloat16Array.wrap(two.asSlice(0, 2L * n)), other, 2f);
+                assertEquals(-1, one.mismatch(two), "output shifted by " + shift + " bytes");
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    /** The scalar arguments to try: the replica count and others for averages (powers of two or not, tiny, huge). */
+    private static float[] scalars(KernelSpec spec, SplittableRandom rnd) {
+        if (spec.name().startsWith("average")) {
+            int replicas = spec.method().getParameterCount() - 2;
+            return new float[] {replicas, 3, 2, 0.5f, -7, 0x1p-100f, 1e30f, 0f};
+        }
+        if (spec.name().startsWith("scale")) {
+            return new float[] {0.999f, 2, 1e-3f, 3e38f, -1.5f};
+        }
+        return new float[] {Float.NaN}; // no scalar
+    }
+
+    /** Kernel and fast form on the same random arguments, {@code n} elements in slices {@code offset} elements in. */
+    private static void compare(KernelSpec spec, int n, int offset, float k, SplittableRandom rnd) throws Exception {
+        try (Arena arena = Arena.ofConfined()) {
+            runBoth(spec, arguments(spec, arena, n, offset, k, rnd), k, rnd);
+        }
+    }
+
+    /** Runs the kernel and the fast form on copies of {@code a} (outputs poisoned alike), and compares every array. */
+    private static void runBoth(KernelSpec spec, Object[] a, float k, SplittableRandom rnd) throws Exception {
+        Method m = spec.method();
+        try (Arena arena = Arena.ofConfined()) {
+            Object[] b = new Object[a.length];
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] instanceof KernelArray x) {
+                    if (i == 0 && !inPlace(spec)) {
+                        fill(x.segment(), rnd); // poisoned output
+                    }
+                    // another alignment than the kernel's copy: 16-bit arrays then start mid-word
+                    MemorySegment copy = arena.allocate(x.segment().byteSize() + x.elementBytes(), 8)
+                            .asSlice(x.elementBytes(), x.segment().byteSize());
+                    copy.copyFrom(x.segment());
+                    b[i] = wrap(x, copy);
+                } else {
+                    a[i] = k;
+                    b[i] = k;
+                }
+            }
+            try {
+                m.invoke(null, a);
+            } catch (InvocationTargetException e) {
+                throw new AssertionError(e.getCause());
+            }
+            assertTrue(JvmFastForms.of(m).run(b), spec.name() + " took its fast form");
+            for (int i = 0; i < a.length; i++) {
+                if (a[i] instanceof KernelArray x) {
+                    int arg = i;
+                    long at = firstDifference(x, x.segment(), ((KernelArray) b[i]).segment());
+                    assertEquals(-1, at, () -> spec.name() + " k=" + k + " n=" + x.getSize() + ": argument " + arg + ", element " + at
+                            + ": kernel " + hex(x, a, arg, at) + ", fast form " + hex(x, b, arg, at));
+                }
+            }
+        }
+    }
+
+    /** The first element whose bits differ, a NaN and a NaN aside (payloads are not part of any result), or -1. */
+    private static long firstDifference(KernelArray like, MemorySegment want, MemorySegment got) {
+        long at = want.mismatch(got);
+        if (at < 0) {
+            return -1;
+        }
+        int bytes = like.elementBytes();
+        for (long i = at / bytes; i < like.getSize(); i++) {
+            int w = bits(like, want, i);
+            int g = bits(like, got, i);
+            if (w != g && !(isNaN(like, w) && isNaN(like, g))) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private static int bits(KernelArray like, MemorySegment s, long i) {
+        return like instanceof FloatArray ? s.get(ValueLayout.JAVA_INT_UNALIGNED, 4 * i) : s.get(ValueLayout.JAVA_SHORT_UNALIGNED, 2 * i) & 0xFFFF;
+    }
+
+    private static boolean isNaN(KernelArray like, int bits) {
+        return switch (like) {
+            case FloatArray x -> Float.isNaN(Float.intBitsToFloat(bits));
+            case HalfArray x -> (bits & 0x7FFF) > 0x7C00;
+            default -> (bits & 0x7FFF) > 0x7F80;
+        };
+    }
+
+    private static String hex(KernelArray like, Object[] args, int arg, long i) {
+        return Integer.toHexString(bits(like, ((KernelArray) args[arg]).segment(), i));
+    }
+
+    private static boolean inPlace(KernelSpec spec) {
+        return spec.name().startsWith("sumInto") || spec.name().startsWith("scale");
+    }
+
+    /** Random arguments: full-length arrays as slices {@code offset} elements into larger memory. */
+    private static Object[] arguments(KernelSpec spec, Arena arena, int n, int offset, float k, SplittableRandom rnd) {
+        Class<?>[] types = spec.method().getParameterTypes();
+        Object[] args = new Object[types.length];
+        for (int i = 0; i < types.length; i++) {
+            if (types[i] == float.class) {
+                args[i] = k;
+                continue;
+            }
+            int bytes = types[i] == FloatArray.class ? 4 : 2;
+            MemorySegment s = arena.allocate((long) bytes * (n + offset), 8).asSlice((long) bytes * offset, (long) bytes * n);
+            if (bytes == 4) {
+                fillFloats(s, rnd);
+            } else {
+                fill(s, rnd);
+            }
+            args[i] = types[i] == FloatArray.class ? FloatArray.wrap(s) : types[i] == HalfArray.class ? HalfArray.wrap(s) : Bfloat16Array.wrap(s);
+        }
+        return args;
+    }
+
+    /** Any bits: every 16-bit pattern (NaNs, infinities, subnormals) is as likely. */
+    private static void fill(MemorySegment s, SplittableRandom rnd) {
+        for (long i = 0; i + 1 < s.byteSize(); i += 2) {
+            s.set(ValueLayout.JAVA_SHORT_UNALIGNED, i, (short) rnd.nextInt());
+        }
+    }
+
+    /** Floats: gradient-like mostly, then any bits, near-overflow values, and values whose sums tie in bf16 / fp16. */
+    private static void fillFloats(MemorySegment s, SplittableRandom rnd) {
+        for (long i = 0; i < s.byteSize() / 4; i++) {
+            float v = switch (rnd.nextInt(8)) {
+                case 0 -> Float.intBitsToFloat(rnd.nextInt());
+                case 1 -> (rnd.nextBoolean() ? 1 : -1) * Float.MAX_VALUE * (float) rnd.nextDouble(0.5, 1);
+                case 2 -> Float.intBitsToFloat(rnd.nextInt() & 0x807F_FFFF); // subnormal or zero
+                case 3 -> Float.intBitsToFloat((rnd.nextInt() & 0xFFFF_8000) | 0x0000_8000); // a bf16 tie
+                default -> (float) (rnd.nextGaussian() * Math.pow(10, rnd.nextInt(-4, 3)));
+            };
+            s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * i, v);
+        }
+    }
+
+    private static KernelArray wrap(KernelArray like, MemorySegment s) {
+        return switch (like) {
+            case FloatArray x -> FloatArray.wrap(s);
+            case HalfArray x -> HalfArray.wrap(s);
+            case Bfloat16Array x -> Bfloat16Array.wrap(s);
+            default -> throw new IllegalArgumentException(like.getClass().getName());
+        };
+    }
+
+}
