@@ -64,7 +64,7 @@ public final class BuiltinKernels {
                 boolean context = m.getParameterTypes().length > 0
                         && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
                 specs.add(context
-                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS, JvmForms.of(m))
+                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
                         : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
             }
         }

@@ -55,10 +55,13 @@ final class JvmFastForms {
             case "sumIntoBf16", "sumIntoF16" -> JvmFastForms::sumInto;
             case "scaleBf16" -> JvmFastForms::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
             case "copyBf16", "copyF16" -> JvmFastForms::copy;
-            default -> name.matches("average[3-8]|average[2-8](Bf16|F16)") ? JvmFastForms::average : null;
+            case "bf16ToF32", "f16ToF32", "f32ToBf16", "f32ToF16" -> JvmFastForms::convert;
+            default -> name.matches("average[3-8]|average[2-8](Bf16|F16)") ? JvmFastForms::average : JvmReductions.of(name);
         };
-        Class<?>[] types = kernel.getParameterTypes();
-        return form == null ? null : args -> exactTypes(types, args) && form.run(args);
+        // the arguments a JVM device passes: a KernelContext parameter takes none
+        Class<?>[] types = java.util.Arrays.stream(kernel.getParameterTypes()).filter(t -> t != io.gradsync.tasks.api.KernelContext.class)
+                .toArray(Class<?>[]::new);
+        return form == null ? null : args -> args.length == types.length && exactTypes(types, args) && form.run(args);
     }
 
     /** True if every argument has its parameter's own type (a Float for a float), as the forms take them. */
@@ -121,6 +124,29 @@ final class JvmFastForms {
             int count = Math.min(CHUNK, out.getSize() - at);
             t.load(c, in.segment(), at, count, c.f, c.fView);
             t.store(c, out.segment(), at, count);
+        }
+        return true;
+    }
+
+    /** {@code out[i] = in[i]} between the float types, widened or rounded to nearest even as the kernels' {@code set}. */
+    private static boolean convert(Object[] args) {
+        KernelArray in = (KernelArray) args[0];
+        KernelArray out = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type from = Type.of(in);
+        Type to = Type.of(out);
+        Chunk c = new Chunk();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            from.load(c, in.segment(), at, count, c.f, c.fView);
+            if (from == Type.BF16) {
+                c.unsplit(); // bf16 chunks hold even elements, then odd ones
+            } else if (to == Type.BF16) {
+                c.split();
+            }
+            to.store(c, out.segment(), at, count);
         }
         return true;
     }
@@ -196,7 +222,7 @@ final class JvmFastForms {
      * Passes run over the whole chunk; only {@code count} elements are read and written, 16-bit ones
      * in loops that touch one memory segment only, which C2 vectorizes.
      */
-    private enum Type {
+    enum Type {
         F32 {
             @Override
             void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
@@ -302,6 +328,28 @@ final class JvmFastForms {
         final MemorySegment f2View = MemorySegment.ofArray(f2);
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
+
+        /** From the bf16 layout (even elements in the first half, odd ones in the second) to element order, in {@code f}. */
+        void unsplit() {
+            float[] a = f;
+            float[] t = f2;
+            for (int p = 0; p < HALF; p++) {
+                t[2 * p] = a[p];
+                t[2 * p + 1] = a[HALF + p];
+            }
+            System.arraycopy(t, 0, a, 0, CHUNK);
+        }
+
+        /** From element order to the bf16 layout, in {@code f}. */
+        void split() {
+            float[] a = f;
+            float[] t = f2;
+            for (int p = 0; p < HALF; p++) {
+                t[p] = a[2 * p];
+                t[HALF + p] = a[2 * p + 1];
+            }
+            System.arraycopy(t, 0, a, 0, CHUNK);
+        }
 
         /** {@code f[i] = f[i] + f2[i]}. */
         void addFloats() {

@@ -27,9 +27,9 @@ import java.util.stream.IntStream;
  * grid, spread over the common pool, one context per worker. A KernelContext kernel that uses
  * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
- * for each other and share their arrays. The fused averages and the element-wise 16-bit kernels
- * run as their {@code JvmFastForms}, the reductions as their {@code JvmForms}: the kernels'
- * results, the way a CPU computes them well.
+ * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
+ * the reductions run as their {@code JvmFastForms}: the kernels' results, the way a CPU computes
+ * them well.
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
@@ -62,15 +62,12 @@ public final class JvmKernels {
         if (args.length != types.length - (ctxIndex >= 0 ? 1 : 0)) {
             throw new IllegalArgumentException(spec.name() + " takes " + (types.length - (ctxIndex >= 0 ? 1 : 0)) + " arguments, got " + args.length);
         }
-        if (spec.jvmForm() != null) {
-            invoke(spec.jvmForm(), args);
+        JvmFastForms.Form fast = FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null);
+        if (fast != null && fast.run(args)) {
             return;
         }
         if (spec.style() != KernelStyle.CONTEXT) {
-            JvmFastForms.Form fast = FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null);
-            if (fast == null || !fast.run(args)) {
-                invoke(m, args);
-            }
+            invoke(m, args);
             return;
         }
         if (runsByGroups(spec)) {

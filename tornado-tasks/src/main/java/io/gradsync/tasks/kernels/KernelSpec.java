@@ -15,15 +15,8 @@ import java.lang.reflect.Method;
  * @param style  how to launch it
  * @param maxThreads the most threads worth launching (0: one per element); grid-stride
  *                   reductions that add one partial per thread atomically are bounded
- * @param jvmForm    what JVM devices run instead of the kernel, or null for the kernel itself:
- *                   the same result computed the way a CPU does it well (no thread per element
- *                   waiting at barriers); same parameters, the KernelContext left out
  */
-public record KernelSpec(String name, Method method, KernelStyle style, int maxThreads, Method jvmForm) {
-
-    public KernelSpec(String name, Method method, KernelStyle style, int maxThreads) {
-        this(name, method, style, maxThreads, null);
-    }
+public record KernelSpec(String name, Method method, KernelStyle style, int maxThreads) {
 
     /** The launch for {@code workItems} elements (the first array's length). */
     public LaunchShape launchShape(long workItems) {

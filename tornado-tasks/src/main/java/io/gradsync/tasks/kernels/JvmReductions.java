@@ -1,0 +1,231 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.kernels.JvmFastForms.Form;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.stream.IntStream;
+
+import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
+
+/**
+ * The built-in reductions on JVM devices: a GPU kernel's thread per element waiting at barriers
+ * is the slowest way to run on a CPU, so these take chunks of {@link JvmFastForms#CHUNK}
+ * elements on every core, widened into heap arrays in loops C2 vectorizes. Their results are the kernels': the
+ * same finite flag; the same partials bit for bit (the same elements into the same eight running
+ * sums in the same order, slot by slot, only visited row by row); and the sum of squares in fp64,
+ * added to {@code result[0]} once as a float where the kernels add one float per group in no
+ * fixed order.
+ */
+final class JvmReductions {
+    private JvmReductions() {
+    }
+
+    /** The form of reduction {@code name}, or null if it is not one. */
+    static Form of(String name) {
+        return switch (name) {
+            case "sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16" -> JvmReductions::sumOfSquares;
+            case "checkFinite", "checkFiniteBf16", "checkFiniteF16" -> JvmReductions::checkFinite;
+            case "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16" -> JvmReductions::partials;
+            case "sumPartials" -> JvmReductions::sumPartials;
+            default -> null;
+        };
+    }
+
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+
+    /** Elements {@code at .. at + count - 1} of {@code x}, widened to fp32 as its {@code get} does, into {@code f} in order. */
+    private static void widen(KernelArray x, int at, int count, float[] f, MemorySegment fView) {
+        MemorySegment src = x.segment();
+        switch (x) {
+            case FloatArray a -> MemorySegment.copy(src, 4L * at, fView, 0, 4L * count);
+            case Bfloat16Array a -> {
+                for (int i = 0; i < count; i++) {
+                    f[i] = Float.intBitsToFloat(src.get(SHORT, 2L * (at + i)) << 16);
+                }
+            }
+            case HalfArray a -> {
+                for (int i = 0; i < count; i++) {
+                    f[i] = Float.float16ToFloat(src.get(SHORT, 2L * (at + i)));
+                }
+            }
+            default -> throw new IllegalArgumentException(x.getClass().getSimpleName());
+        }
+    }
+
+    /** Chunks of {@link JvmFastForms#CHUNK} elements spread over the cores, a task per run of them. */
+    private static int tasks(int chunks) {
+        return Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors() * 4));
+    }
+
+    private static boolean sumOfSquares(Object[] args) {
+        KernelArray x = (KernelArray) args[0];
+        FloatArray result = (FloatArray) args[1];
+        if (result.getSize() < 1) {
+            return false;
+        }
+        int n = x.getSize();
+        int chunks = (n + CHUNK - 1) / CHUNK;
+        int tasks = tasks(chunks);
+        double[] parts = new double[tasks];
+        IntStream.range(0, tasks).parallel().forEach(task -> {
+            float[] f = new float[CHUNK];
+            MemorySegment fView = MemorySegment.ofArray(f);
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (int k = (int) ((long) chunks * task / tasks); k < (long) chunks * (task + 1) / tasks; k++) {
+                int at = k * CHUNK;
+                int count = Math.min(CHUNK, n - at);
+                widen(x, at, count, f, fView);
+                int i = 0;
+                for (; i + 3 < count; i += 4) {
+                    s0 += (double) f[i] * f[i];
+                    s1 += (double) f[i + 1] * f[i + 1];
+                    s2 += (double) f[i + 2] * f[i + 2];
+                    s3 += (double) f[i + 3] * f[i + 3];
+                }
+                for (; i < count; i++) {
+                    s0 += (double) f[i] * f[i];
+                }
+            }
+            parts[task] = (s0 + s1) + (s2 + s3);
+        });
+        double total = 0;
+        for (double p : parts) {
+            total += p;
+        }
+        result.set(0, result.get(0) + (float) total);
+        return true;
+    }
+
+    /** Sets {@code flag[0] = 1} if any element's magnitude bits are those of an infinity or NaN. */
+    private static boolean checkFinite(Object[] args) {
+        KernelArray x = (KernelArray) args[0];
+        IntArray flag = (IntArray) args[1];
+        if (flag.getSize() < 1) {
+            return false;
+        }
+        boolean wide = x instanceof FloatArray;
+        int infinity = wide ? 0x7f800000 : x instanceof Bfloat16Array ? 0x7f80 : 0x7c00;
+        int n = x.getSize();
+        int chunks = (n + CHUNK - 1) / CHUNK;
+        int tasks = tasks(chunks);
+        boolean bad = IntStream.range(0, tasks).parallel().anyMatch(task -> {
+            int[] ints = new int[CHUNK];
+            short[] shorts = new short[CHUNK];
+            MemorySegment intView = MemorySegment.ofArray(ints);
+            MemorySegment shortView = MemorySegment.ofArray(shorts);
+            int m = 0;
+            for (int k = (int) ((long) chunks * task / tasks); k < (long) chunks * (task + 1) / tasks; k++) {
+                int at = k * CHUNK;
+                int count = Math.min(CHUNK, n - at);
+                if (wide) {
+                    MemorySegment.copy(x.segment(), 4L * at, intView, 0, 4L * count);
+                    for (int i = 0; i < count; i++) {
+                        m = Math.max(m, ints[i] & 0x7fffffff);
+                    }
+                } else {
+                    MemorySegment.copy(x.segment(), 2L * at, shortView, 0, 2L * count);
+                    for (int i = 0; i < count; i++) {
+                        m = Math.max(m, shorts[i] & 0x7fff);
+                    }
+                }
+            }
+            return m >= infinity;
+        });
+        if (bad) {
+            flag.set(0, 1);
+        }
+        return true;
+    }
+
+    /**
+     * The partial sums of squares: slot {@code p} of {@code P} gets elements {@code p + jP}, element
+     * {@code j} into running sum {@code j mod 8} below the last whole group of eight and into sum
+     * 0 after it, added {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))} (the kernels'
+     * {@code squares} and {@code squares16}). Here slots are taken {@link JvmFastForms#CHUNK} at a
+     * time and their elements row by row, {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
+     */
+    private static boolean partials(Object[] args) {
+        KernelArray x = (KernelArray) args[0];
+        DoubleArray partials = (DoubleArray) args[1];
+        if (partials.segment().isReadOnly()) {
+            return false;
+        }
+        int n = x.getSize();
+        int slots = partials.getSize();
+        int blocks = (slots + CHUNK - 1) / CHUNK;
+        IntStream.range(0, blocks).parallel().forEach(block -> {
+            int p0 = block * CHUNK;
+            int width = Math.min(CHUNK, slots - p0);
+            float[] f = new float[CHUNK];
+            MemorySegment fView = MemorySegment.ofArray(f);
+            double[][] s = new double[8][width];
+            int[] cut = new int[width];
+            int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
+            int sharedCut = Integer.MAX_VALUE;
+            for (int i = 0; i < width; i++) {
+                int p = p0 + i;
+                int count = p < n ? (int) (((long) n - p + slots - 1) / slots) : 0;
+                cut[i] = count - count % 8;
+                sharedCut = Math.min(sharedCut, cut[i]);
+            }
+            for (int j = 0; j < rows; j++) {
+                long start = (long) j * slots + p0;
+                int len = (int) Math.min(width, n - start);
+                widen(x, Math.toIntExact(start), len, f, fView);
+                if (j < sharedCut) {
+                    double[] a = s[j & 7];
+                    for (int i = 0; i < len; i++) {
+                        a[i] += (double) f[i] * f[i];
+                    }
+                } else {
+                    for (int i = 0; i < len; i++) {
+                        s[j < cut[i] ? j & 7 : 0][i] += (double) f[i] * f[i];
+                    }
+                }
+            }
+            MemorySegment out = partials.segment();
+            for (int i = 0; i < width; i++) {
+                double v = ((s[0][i] + s[1][i]) + (s[2][i] + s[3][i])) + ((s[4][i] + s[5][i]) + (s[6][i] + s[7][i]));
+                out.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, p0 + i, v);
+            }
+        });
+        return true;
+    }
+
+    /** Slot {@code p} of {@code P} gets {@code x[p] + x[p + P] + ...} in that order, as the kernel adds them. */
+    private static boolean sumPartials(Object[] args) {
+        DoubleArray x = (DoubleArray) args[0];
+        DoubleArray partials = (DoubleArray) args[1];
+        if (partials.segment().isReadOnly()) {
+            return false;
+        }
+        int n = x.getSize();
+        int slots = partials.getSize();
+        int blocks = (slots + CHUNK - 1) / CHUNK;
+        IntStream.range(0, blocks).parallel().forEach(block -> {
+            int p0 = block * CHUNK;
+            int width = Math.min(CHUNK, slots - p0);
+            double[] acc = new double[width];
+            double[] row = new double[width];
+            MemorySegment rowView = MemorySegment.ofArray(row);
+            int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
+            for (int j = 0; j < rows; j++) {
+                long start = (long) j * slots + p0;
+                int len = (int) Math.min(width, n - start);
+                MemorySegment.copy(x.segment(), 8L * start, rowView, 0, 8L * len);
+                for (int i = 0; i < len; i++) {
+                    acc[i] += row[i];
+                }
+            }
+            MemorySegment.copy(MemorySegment.ofArray(acc), 0, partials.segment(), 8L * p0, 8L * width);
+        });
+        return true;
+    }
+}

@@ -1,0 +1,115 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.testing.KernelArgs;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/** The reductions' JVM forms give the kernels' results: run as Java by groups, with the form, compared. */
+class JvmReductionsTest {
+
+    private static KernelSpec spec(String name) {
+        return BuiltinKernels.byName(name).orElseThrow();
+    }
+
+    /** The kernel itself over its launch (not the form), as a device would run it. */
+    private static void kernel(KernelSpec spec, int n, Object... args) {
+        KernelSpec plain = new KernelSpec(spec.name(), spec.method(), KernelStyle.CONTEXT, spec.maxThreads());
+        io.gradsync.tasks.compiler.LaunchShape shape = LaunchShapes.forSpec(plain, n);
+        Object[] withCtx = new Object[args.length + 1];
+        System.arraycopy(args, 0, withCtx, 1, args.length);
+        KernelArgs.runOnJvm(spec.method(), null, withCtx, shape);
+    }
+
+    private static KernelArray input(String name, int n, Random rnd, double nonFinite) {
+        Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
+        return KernelArgs.random(type, n, rnd, nonFinite);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
+    void partialsBitForBit(String name) {
+        Random rnd = new Random();
+        for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}}) {
+            KernelArray x = input(name, c[0], rnd, 0);
+            DoubleArray want = new DoubleArray(c[1]);
+            DoubleArray got = new DoubleArray(c[1]);
+            KernelArgs.poison(want);
+            KernelArgs.poison(got);
+            kernel(spec(name), c[1], x, want);
+            JvmKernels.run(spec(name), spec(name).launchShape(c[1]), x, got);
+            assertEquals(-1, KernelArgs.firstDifference(want, got), name + " n=" + c[0] + " slots=" + c[1]);
+        }
+    }
+
+    @Test
+    void sumPartialsBitForBit() {
+        Random rnd = new Random();
+        for (int[] c : new int[][] {{1, 1}, {10_000, 64}, {300_001, 2048}}) {
+            DoubleArray x = new DoubleArray(c[0]);
+            for (int i = 0; i < c[0]; i++) {
+                x.set(i, rnd.nextGaussian() * Math.pow(10, rnd.nextInt(10) - 5));
+            }
+            DoubleArray want = new DoubleArray(c[1]);
+            DoubleArray got = new DoubleArray(c[1]);
+            kernel(spec("sumPartials"), c[1], x, want);
+            JvmKernels.run(spec("sumPartials"), spec("sumPartials").launchShape(c[1]), x, got);
+            assertEquals(-1, KernelArgs.firstDifference(want, got), "n=" + c[0]);
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"checkFinite", "checkFiniteBf16", "checkFiniteF16"})
+    void finiteFlags(String name) {
+        Random rnd = new Random();
+        for (double rate : new double[] {0, 1e-5, 0.1}) {
+            for (int n : new int[] {1, 999, 100_000}) {
+                KernelArray x = input(name, n, rnd, rate);
+                IntArray want = new IntArray(1);
+                IntArray got = new IntArray(1);
+                kernel(spec(name), n, x, want);
+                JvmKernels.run(spec(name), spec(name).launchShape(n), x, got);
+                assertEquals(want.get(0), got.get(0), name + " n=" + n + " rate=" + rate);
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16"})
+    void sumOfSquaresWithinRounding(String name) {
+        Random rnd = new Random();
+        for (int n : new int[] {1, 4097, 300_000}) {
+            KernelArray x = input(name, n, rnd, 0);
+            double exact = 0;
+            for (int i = 0; i < n; i++) {
+                double v = io.gradsync.tasks.testing.BuiltinDifferential.floatAt(x, i);
+                exact += v * v;
+            }
+            FloatArray got = new FloatArray(1);
+            JvmKernels.run(spec(name), spec(name).launchShape(n), x, got);
+            boolean ok = exact > Float.MAX_VALUE ? got.get(0) == Float.POSITIVE_INFINITY : Math.abs(got.get(0) - exact) <= 1e-6 * exact + 1e-30;
+            assertTrue(ok, name + ": " + got.get(0) + " vs " + exact);
+        }
+    }
+
+    @Test
+    void everyReductionHasAForm() {
+        for (String name : List.of("sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16", "checkFinite", "checkFiniteBf16", "checkFiniteF16",
+                "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16", "sumPartials")) {
+            assertTrue(JvmFastForms.of(spec(name).method()) != null, name);
+        }
+    }
+}
