@@ -4,7 +4,8 @@
  * {@link io.gradsync.tasks.api.HalfArray}, {@link io.gradsync.tasks.api.Bfloat16Array}), the two
  * kernel styles ({@link io.gradsync.tasks.api.KernelContext} and the
  * {@link io.gradsync.tasks.api.Parallel @Parallel} loop), 16-bit float conversions
- * ({@link io.gradsync.tasks.api.HalfFloats}), atomic adds ({@link io.gradsync.tasks.api.Atomics}) and
+ * ({@link io.gradsync.tasks.api.HalfFloats}), atomics with scopes and orders
+ * ({@link io.gradsync.tasks.api.Atomics}), launch grids ({@link io.gradsync.tasks.api.WorkerGrid}) and
  * method-reference types for naming kernels ({@link io.gradsync.tasks.api.KernelFunctions}).
  *
  * <p>A kernel is a {@code public static void} method over these types and primitives. The same
