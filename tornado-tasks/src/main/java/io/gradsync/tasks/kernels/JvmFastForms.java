@@ -32,7 +32,7 @@ import java.nio.ByteOrder;
 final class JvmFastForms {
     /** Elements per chunk: a chunk's scratch stays in L1. A constant, so that C2 sees the halves apart. */
     static final int CHUNK = 1024;
-    private static final int HALF = CHUNK / 2;
+    static final int HALF = CHUNK / 2;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 

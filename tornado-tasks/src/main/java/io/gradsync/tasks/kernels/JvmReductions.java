@@ -39,6 +39,7 @@ final class JvmReductions {
     }
 
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
     /** Elements {@code at .. at + count - 1} of {@code x}, widened to fp32 as its {@code get} does, into {@code f} in order. */
     private static void widen(KernelArray x, int at, int count, float[] f, MemorySegment fView) {
@@ -70,30 +71,35 @@ final class JvmReductions {
         if (result.getSize() < 1) {
             return false;
         }
+        JvmFastForms.Type t = JvmFastForms.Type.of(x);
         int n = x.getSize();
         int chunks = (n + CHUNK - 1) / CHUNK;
         int tasks = tasks(chunks);
         double[] parts = new double[tasks];
         IntStream.range(0, tasks).parallel().forEach(task -> {
-            float[] f = new float[CHUNK];
-            MemorySegment fView = MemorySegment.ofArray(f);
-            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            JvmFastForms.Chunk c = new JvmFastForms.Chunk();
+            double[] d = c.acc;
+            float[] f = c.f;
+            double total = 0;
             for (int k = (int) ((long) chunks * task / tasks); k < (long) chunks * (task + 1) / tasks; k++) {
                 int at = k * CHUNK;
                 int count = Math.min(CHUNK, n - at);
-                widen(x, at, count, f, fView);
-                int i = 0;
-                for (; i + 3 < count; i += 4) {
-                    s0 += (double) f[i] * f[i];
-                    s1 += (double) f[i + 1] * f[i + 1];
-                    s2 += (double) f[i + 2] * f[i + 2];
-                    s3 += (double) f[i + 3] * f[i + 3];
+                t.load(c, x.segment(), at, count, f, c.fView);
+                if (count < CHUNK) {
+                    zeroPast(t, f, count);
                 }
-                for (; i < count; i++) {
-                    s0 += (double) f[i] * f[i];
+                // squares, then a tree of halves: every pass a loop C2 turns into vector instructions
+                for (int i = 0; i < CHUNK; i++) {
+                    d[i] = (double) f[i] * f[i];
                 }
+                for (int width = CHUNK / 2; width > 0; width >>= 1) {
+                    for (int i = 0; i < width; i++) {
+                        d[i] += d[i + width];
+                    }
+                }
+                total += d[0];
             }
-            parts[task] = (s0 + s1) + (s2 + s3);
+            parts[task] = total;
         });
         double total = 0;
         for (double p : parts) {
@@ -103,7 +109,23 @@ final class JvmReductions {
         return true;
     }
 
-    /** Sets {@code flag[0] = 1} if any element's magnitude bits are those of an infinity or NaN. */
+    /** Where element {@code i} of a chunk sits after {@code t.load}: bf16 chunks hold even elements, then odd ones. */
+    private static int slot(JvmFastForms.Type t, int i) {
+        return t == JvmFastForms.Type.BF16 ? ((i & 1) == 0 ? i >> 1 : JvmFastForms.HALF + (i >> 1)) : i;
+    }
+
+    /** Zeroes the places of elements {@code count ..} of a chunk loaded with fewer than a chunk's elements. */
+    private static void zeroPast(JvmFastForms.Type t, float[] f, int count) {
+        for (int i = count; i < CHUNK; i++) {
+            f[slot(t, i)] = 0f;
+        }
+    }
+
+    /**
+     * Sets {@code flag[0] = 1} if any element's magnitude bits are those of an infinity or NaN: for
+     * the 16-bit types, adding the distance from the infinity's bits to the top bit carries into it
+     * exactly then, so an OR over the words says it (a loop over one segment, which C2 vectorizes).
+     */
     private static boolean checkFinite(Object[] args) {
         KernelArray x = (KernelArray) args[0];
         IntArray flag = (IntArray) args[1];
@@ -111,32 +133,26 @@ final class JvmReductions {
             return false;
         }
         boolean wide = x instanceof FloatArray;
-        int infinity = wide ? 0x7f800000 : x instanceof Bfloat16Array ? 0x7f80 : 0x7c00;
+        int carry = x instanceof Bfloat16Array ? 0x8000 - 0x7f80 : 0x8000 - 0x7c00;
         int n = x.getSize();
         int chunks = (n + CHUNK - 1) / CHUNK;
         int tasks = tasks(chunks);
+        MemorySegment seg = x.segment();
         boolean bad = IntStream.range(0, tasks).parallel().anyMatch(task -> {
-            int[] ints = new int[CHUNK];
-            short[] shorts = new short[CHUNK];
-            MemorySegment intView = MemorySegment.ofArray(ints);
-            MemorySegment shortView = MemorySegment.ofArray(shorts);
-            int m = 0;
-            for (int k = (int) ((long) chunks * task / tasks); k < (long) chunks * (task + 1) / tasks; k++) {
-                int at = k * CHUNK;
-                int count = Math.min(CHUNK, n - at);
-                if (wide) {
-                    MemorySegment.copy(x.segment(), 4L * at, intView, 0, 4L * count);
-                    for (int i = 0; i < count; i++) {
-                        m = Math.max(m, ints[i] & 0x7fffffff);
-                    }
-                } else {
-                    MemorySegment.copy(x.segment(), 2L * at, shortView, 0, 2L * count);
-                    for (int i = 0; i < count; i++) {
-                        m = Math.max(m, shorts[i] & 0x7fff);
-                    }
+            long from = (long) chunks * task / tasks * CHUNK;
+            long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
+            if (wide) {
+                int m = 0;
+                for (long i = from; i < to; i++) {
+                    m = Math.max(m, seg.get(INT, 4 * i) & 0x7fffffff);
                 }
+                return m >= 0x7f800000;
             }
-            return m >= infinity;
+            int any = 0;
+            for (long i = from; i < to; i++) {
+                any |= (seg.get(SHORT, 2 * i) & 0x7fff) + carry;
+            }
+            return (any & 0x8000) != 0;
         });
         if (bad) {
             flag.set(0, 1);
@@ -157,43 +173,56 @@ final class JvmReductions {
         if (partials.segment().isReadOnly()) {
             return false;
         }
+        JvmFastForms.Type t = JvmFastForms.Type.of(x);
         int n = x.getSize();
         int slots = partials.getSize();
         int blocks = (slots + CHUNK - 1) / CHUNK;
-        IntStream.range(0, blocks).parallel().forEach(block -> {
-            int p0 = block * CHUNK;
-            int width = Math.min(CHUNK, slots - p0);
-            float[] f = new float[CHUNK];
-            MemorySegment fView = MemorySegment.ofArray(f);
-            double[][] s = new double[8][width];
-            int[] cut = new int[width];
-            int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
-            int sharedCut = Integer.MAX_VALUE;
-            for (int i = 0; i < width; i++) {
-                int p = p0 + i;
-                int count = p < n ? (int) (((long) n - p + slots - 1) / slots) : 0;
-                cut[i] = count - count % 8;
-                sharedCut = Math.min(sharedCut, cut[i]);
-            }
-            for (int j = 0; j < rows; j++) {
-                long start = (long) j * slots + p0;
-                int len = (int) Math.min(width, n - start);
-                widen(x, Math.toIntExact(start), len, f, fView);
-                if (j < sharedCut) {
-                    double[] a = s[j & 7];
-                    for (int i = 0; i < len; i++) {
-                        a[i] += (double) f[i] * f[i];
+        int tasks = tasks(blocks);
+        IntStream.range(0, tasks).parallel().forEach(task -> {
+            JvmFastForms.Chunk c = new JvmFastForms.Chunk();
+            float[] f = c.f;
+            // the running sums and cuts of slot p0 + i sit where a chunk load puts element i
+            double[][] s = new double[8][CHUNK];
+            int[] cut = new int[CHUNK];
+            for (int block = (int) ((long) blocks * task / tasks); block < (long) blocks * (task + 1) / tasks; block++) {
+                int p0 = block * CHUNK;
+                int width = Math.min(CHUNK, slots - p0);
+                for (double[] a : s) {
+                    java.util.Arrays.fill(a, 0.0);
+                }
+                int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
+                int sharedCut = Integer.MAX_VALUE;
+                for (int i = 0; i < width; i++) {
+                    long p = p0 + i;
+                    // rows elements, or one fewer where the last row ends before this slot
+                    int count = rows == 0 || p >= n ? 0 : p + (long) (rows - 1) * slots < n ? rows : rows - 1;
+                    cut[slot(t, i)] = count - count % 8;
+                    sharedCut = Math.min(sharedCut, count - count % 8);
+                }
+                for (int j = 0; j < rows; j++) {
+                    long start = (long) j * slots + p0;
+                    int len = (int) Math.min(width, n - start);
+                    t.load(c, x.segment(), Math.toIntExact(start), len, f, c.fView);
+                    if (len < CHUNK) {
+                        zeroPast(t, f, len); // adding +0.0 leaves a sum of squares as it is
                     }
-                } else {
-                    for (int i = 0; i < len; i++) {
-                        s[j < cut[i] ? j & 7 : 0][i] += (double) f[i] * f[i];
+                    if (j < sharedCut) {
+                        double[] a = s[j & 7];
+                        for (int i = 0; i < CHUNK; i++) {
+                            a[i] += (double) f[i] * f[i];
+                        }
+                    } else {
+                        for (int i = 0; i < CHUNK; i++) {
+                            s[j < cut[i] ? j & 7 : 0][i] += (double) f[i] * f[i];
+                        }
                     }
                 }
-            }
-            MemorySegment out = partials.segment();
-            for (int i = 0; i < width; i++) {
-                double v = ((s[0][i] + s[1][i]) + (s[2][i] + s[3][i])) + ((s[4][i] + s[5][i]) + (s[6][i] + s[7][i]));
-                out.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, p0 + i, v);
+                MemorySegment out = partials.segment();
+                for (int i = 0; i < width; i++) {
+                    int k = slot(t, i);
+                    double v = ((s[0][k] + s[1][k]) + (s[2][k] + s[3][k])) + ((s[4][k] + s[5][k]) + (s[6][k] + s[7][k]));
+                    out.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, p0 + i, v);
+                }
             }
         });
         return true;
