@@ -114,6 +114,18 @@ final class BytecodeTranslator {
         final Map<Integer, String> localNames = new HashMap<>();
         /** In-kernel arrays by allocation site, so that a {@code new} run in a loop is one array. */
         final Map<Integer, MemArray> arraysAtBci = new HashMap<>();
+        /** Parameters passed constants and never assigned in this method: read as the constants. */
+        final Map<Integer, Const> constants = new HashMap<>();
+
+        /** Whether any instruction of this method stores into local {@code slot}. */
+        boolean assigned(int slot) {
+            for (Instruction ins : insns) {
+                if ((ins instanceof StoreInstruction st && st.slot() == slot) || (ins instanceof IncrementInstruction inc && inc.slot() == slot)) {
+                    return true;
+                }
+            }
+            return false;
+        }
         final Deque<Integer> worklist = new ArrayDeque<>();
         final Block returnTarget;
         final Var returnVar;
@@ -554,6 +566,8 @@ final class BytecodeTranslator {
                         throw f.error("reference local variable (slot " + li.slot() + ") that does not hold a kernel array parameter");
                     }
                     stack.add(r);
+                } else if (f.constants.containsKey(li.slot())) {
+                    push(stack, f.constants.get(li.slot()));
                 } else {
                     push(stack, f.local(li.slot(), irType(li.typeKind())));
                 }
@@ -1043,7 +1057,11 @@ final class BytecodeTranslator {
                 slot++;
             } else {
                 Operand o = op(g, a);
-                ir.emit(new Insn.Move(g.local(slot, o.type()), o));
+                if (o instanceof Const c && !g.assigned(slot)) {
+                    g.constants.put(slot, c); // a constant argument the callee never reassigns: its branches on it fold
+                } else {
+                    ir.emit(new Insn.Move(g.local(slot, o.type()), o));
+                }
                 slot += o.type().isWide() ? 2 : 1;
             }
         }

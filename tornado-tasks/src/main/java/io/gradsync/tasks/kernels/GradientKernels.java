@@ -538,7 +538,7 @@ public final class GradientKernels {
     public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
         int slots = partials.getSize();
         for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squares16(x, p, slots));
+            partials.set(p, squares16(x, p, slots, true));
         }
     }
 
@@ -549,7 +549,7 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
-        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize()));
+        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize(), true));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
@@ -559,7 +559,7 @@ public final class GradientKernels {
      * As {@link #squares} for bf16 and fp16 ({@code x} either: the parent type is enough), with
      * sixteen loads in flight and the squares as exact float products ({@link #square16}).
      */
-    private static double squares16(SixteenBitFloatArray x, int first, int stride) {
+    private static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
         // elements this thread sums: counted once, so the index below never runs past n
         int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
@@ -584,22 +584,22 @@ public final class GradientKernels {
             float w6 = x.get(i + 14 * stride);
             float w7 = x.get(i + 15 * stride);
             i += 16 * stride;
-            s0 += square16(v0);
-            s1 += square16(v1);
-            s2 += square16(v2);
-            s3 += square16(v3);
-            s4 += square16(v4);
-            s5 += square16(v5);
-            s6 += square16(v6);
-            s7 += square16(v7);
-            s0 += square16(w0);
-            s1 += square16(w1);
-            s2 += square16(w2);
-            s3 += square16(w3);
-            s4 += square16(w4);
-            s5 += square16(w5);
-            s6 += square16(w6);
-            s7 += square16(w7);
+            s0 += square16(v0, bf16);
+            s1 += square16(v1, bf16);
+            s2 += square16(v2, bf16);
+            s3 += square16(v3, bf16);
+            s4 += square16(v4, bf16);
+            s5 += square16(v5, bf16);
+            s6 += square16(v6, bf16);
+            s7 += square16(v7, bf16);
+            s0 += square16(w0, bf16);
+            s1 += square16(w1, bf16);
+            s2 += square16(w2, bf16);
+            s3 += square16(w3, bf16);
+            s4 += square16(w4, bf16);
+            s5 += square16(w5, bf16);
+            s6 += square16(w6, bf16);
+            s7 += square16(w7, bf16);
         }
         if ((count & 8) != 0) {
             float v0 = x.get(i);
@@ -611,19 +611,19 @@ public final class GradientKernels {
             float v6 = x.get(i + 6 * stride);
             float v7 = x.get(i + 7 * stride);
             i += 8 * stride;
-            s0 += square16(v0);
-            s1 += square16(v1);
-            s2 += square16(v2);
-            s3 += square16(v3);
-            s4 += square16(v4);
-            s5 += square16(v5);
-            s6 += square16(v6);
-            s7 += square16(v7);
+            s0 += square16(v0, bf16);
+            s1 += square16(v1, bf16);
+            s2 += square16(v2, bf16);
+            s3 += square16(v3, bf16);
+            s4 += square16(v4, bf16);
+            s5 += square16(v5, bf16);
+            s6 += square16(v6, bf16);
+            s7 += square16(v7, bf16);
         }
         for (int rest = count % 8; rest > 0; rest--) {
             float v = x.get(i);
             i += stride;
-            s0 += square16(v);
+            s0 += square16(v, bf16);
         }
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
@@ -647,7 +647,7 @@ public final class GradientKernels {
     public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
         int slots = partials.getSize();
         for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squares16(x, p, slots));
+            partials.set(p, squares16(x, p, slots, false));
         }
     }
 
@@ -658,7 +658,7 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
-        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize()));
+        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize(), false));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
@@ -667,11 +667,16 @@ public final class GradientKernels {
 
 
     /**
-     * The square of a bf16 or fp16 value, exactly, in fp64: the float product of two 8- or 11-bit
-     * significands is exact wherever it is a normal float, which spares the fp64 multiply (the
-     * 16-bit sums are bound by fp64 arithmetic, not memory); outside that range, the fp64 product.
+     * The square of a bf16 ({@code bf16}) or fp16 value, exactly, in fp64, through a float product
+     * where that is exact, which spares the fp64 multiply (the 16-bit sums are bound by fp64
+     * arithmetic, not memory): always for fp16 (11-bit significands, a range far inside a float's),
+     * for bf16 wherever the product is a normal float, else the fp64 product. Kernels pass
+     * {@code bf16} as a constant, so the compiler keeps one branch.
      */
-    static double square16(float v) {
+    static double square16(float v, boolean bf16) {
+        if (!bf16) {
+            return v * v;
+        }
         float q = v * v;
         return q >= 0x1p-126f && q <= Float.MAX_VALUE ? q : (double) v * v;
     }

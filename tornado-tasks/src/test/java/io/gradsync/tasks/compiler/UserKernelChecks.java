@@ -304,6 +304,11 @@ abstract class UserKernelChecks {
         assertTrue(k.openCl().contains("__kernel void k_kernel("), k.openCl());
     }
 
+    @Test
+    void constantArgumentsFoldTheirBranches() {
+        assertExact("constantArguments", new Object[]{floats(500, new SplittableRandom(), 1)}, 500);
+    }
+
     // ---------------------------------------------------------------- switch, arrays
 
     @Test

@@ -159,6 +159,20 @@ final class UserKernels {
         }
     }
 
+    /** A helper given a constant: the branch it decides is folded, so the path only Java can run is never compiled. */
+    public static void constantArguments(FloatArray x) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, pick(x.get(i), true));
+        }
+    }
+
+    private static float pick(float v, boolean fast) {
+        if (fast) {
+            return v * 2;
+        }
+        throw new IllegalStateException("not on a device");
+    }
+
     // ---------------------------------------------------------------- switch, private arrays, tables
 
     /** A dense switch (tableswitch) and a sparse one (lookupswitch), as an activation choice. */
