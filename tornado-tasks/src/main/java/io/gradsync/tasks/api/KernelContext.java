@@ -120,11 +120,10 @@ public final class KernelContext {
 
     /** Positions this context on one thread of the grid (JVM runtime use). */
     public KernelContext moveTo(int x, int y, int z) {
-        int[] at = {x, y, z};
-        for (int d = 0; d < 3; d++) {
-            if (at[d] < 0 || at[d] >= global[d]) {
-                throw new IndexOutOfBoundsException("global index " + at[d] + " in dimension " + d + " outside [0, " + global[d] + ")");
-            }
+        // once per element on the JVM: no allocation here
+        if (x < 0 || x >= global[0] || y < 0 || y >= global[1] || z < 0 || z >= global[2]) {
+            throw new IndexOutOfBoundsException("global index (" + x + ", " + y + ", " + z + ") outside the grid "
+                    + global[0] + " x " + global[1] + " x " + global[2]);
         }
         id[0] = x;
         id[1] = y;

@@ -113,25 +113,15 @@ final class JvmFastForms {
 
     /** {@code out[i] = in[i]}, through fp32 as the kernel goes (a NaN comes out quiet). */
     private static boolean copy(Object[] args) {
-        KernelArray out = (KernelArray) args[0];
-        KernelArray in = (KernelArray) args[1];
-        if (!fits(out, in)) {
-            return false;
-        }
-        Type t = Type.of(out);
-        Chunk c = new Chunk();
-        for (int at = 0; at < out.getSize(); at += CHUNK) {
-            int count = Math.min(CHUNK, out.getSize() - at);
-            t.load(c, in.segment(), at, count, c.f, c.fView);
-            t.store(c, out.segment(), at, count);
-        }
-        return true;
+        return transfer((KernelArray) args[1], (KernelArray) args[0]);
     }
 
     /** {@code out[i] = in[i]} between the float types, widened or rounded to nearest even as the kernels' {@code set}. */
     private static boolean convert(Object[] args) {
-        KernelArray in = (KernelArray) args[0];
-        KernelArray out = (KernelArray) args[1];
+        return transfer((KernelArray) args[0], (KernelArray) args[1]);
+    }
+
+    private static boolean transfer(KernelArray in, KernelArray out) {
         if (!fits(out, in)) {
             return false;
         }
@@ -141,9 +131,9 @@ final class JvmFastForms {
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
             from.load(c, in.segment(), at, count, c.f, c.fView);
-            if (from == Type.BF16) {
+            if (from == Type.BF16 && to != Type.BF16) {
                 c.unsplit(); // bf16 chunks hold even elements, then odd ones
-            } else if (to == Type.BF16) {
+            } else if (to == Type.BF16 && from != Type.BF16) {
                 c.split();
             }
             to.store(c, out.segment(), at, count);

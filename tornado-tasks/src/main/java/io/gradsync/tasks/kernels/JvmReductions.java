@@ -5,7 +5,6 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
-import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Form;
 
 import java.lang.foreign.MemorySegment;
@@ -40,25 +39,6 @@ final class JvmReductions {
 
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
-
-    /** Elements {@code at .. at + count - 1} of {@code x}, widened to fp32 as its {@code get} does, into {@code f} in order. */
-    private static void widen(KernelArray x, int at, int count, float[] f, MemorySegment fView) {
-        MemorySegment src = x.segment();
-        switch (x) {
-            case FloatArray a -> MemorySegment.copy(src, 4L * at, fView, 0, 4L * count);
-            case Bfloat16Array a -> {
-                for (int i = 0; i < count; i++) {
-                    f[i] = Float.intBitsToFloat(src.get(SHORT, 2L * (at + i)) << 16);
-                }
-            }
-            case HalfArray a -> {
-                for (int i = 0; i < count; i++) {
-                    f[i] = Float.float16ToFloat(src.get(SHORT, 2L * (at + i)));
-                }
-            }
-            default -> throw new IllegalArgumentException(x.getClass().getSimpleName());
-        }
-    }
 
     /** Chunks of {@link JvmFastForms#CHUNK} elements spread over the cores, a task per run of them. */
     private static int tasks(int chunks) {
