@@ -21,8 +21,8 @@ import java.nio.ByteOrder;
  * overlap), so as plain Java every element costs a scalar division and, for 16-bit types, some
  * twenty scalar conversion and rounding steps; and an average streams all its inputs at once, at
  * the same page offset as large allocations are, so that they compete for the same cache sets.
- * Here the arrays go through heap arrays a chunk at a time, one input after another, in passes
- * that C2 vectorizes. Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which C2
+ * Here the arrays go through heap arrays a chunk at a time, two inputs at a time, in passes that
+ * C2 vectorizes. Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which C2
  * does not vectorize) is a bulk copy between heap arrays.
  *
  * <p>bf16 chunks are de-interleaved: a 32-bit word holds two bf16 values, whose float bits are its
@@ -30,8 +30,11 @@ import java.nio.ByteOrder;
  * and element {@code 2p + 1} at {@code HALF + p}, in every array of the kernel alike.
  */
 final class JvmFastForms {
-    /** Elements per chunk: a chunk's scratch stays in L1. A constant, so that C2 sees the halves apart. */
-    static final int CHUNK = 1024;
+    /**
+     * Elements per chunk: few enough that the scratch (15 KiB) stays in L1 beside the lines streaming
+     * through. A constant, so that C2 sees the two halves of a bf16 chunk apart.
+     */
+    static final int CHUNK = 512;
     static final int HALF = CHUNK / 2;
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
@@ -85,8 +88,7 @@ final class JvmFastForms {
         Chunk c = new Chunk();
         for (int at = 0; at < acc.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, acc.getSize() - at);
-            t.load(c, acc.segment(), at, count, c.f, c.fView);
-            t.load(c, x.segment(), at, count, c.f2, c.f2View);
+            t.loadTwo(c, acc.segment(), x.segment(), at, count);
             c.addFloats();
             t.store(c, acc.segment(), at, count);
         }
@@ -159,17 +161,21 @@ final class JvmFastForms {
         Chunk c = new Chunk();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
-            t.load(c, in[0].segment(), at, count, c.f, c.fView);
-            t.load(c, in[1].segment(), at, count, c.f2, c.f2View);
+            t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
             boolean two = in.length == 2; // else acc + f: the sum so far and the last replica
             if (!two) {
                 c.sumFirstTwo();
-                for (int j = 2; j < in.length; j++) {
-                    t.load(c, in[j].segment(), at, count, c.f, c.fView);
-                    if (j < in.length - 1) {
+                int last = in.length - 1;
+                for (int j = 2; j < last; j += 2) { // the replicas between, two at a time where there are two
+                    if (j + 1 < last) {
+                        t.loadTwo(c, in[j].segment(), in[j + 1].segment(), at, count);
+                        c.addTwo();
+                    } else {
+                        t.load(c, in[j].segment(), at, count, c.f, c.fView);
                         c.add();
                     }
                 }
+                t.load(c, in[last].segment(), at, count, c.f, c.fView);
             }
             if (t == Type.F32) {
                 c.divide(k, two);
@@ -234,6 +240,17 @@ final class JvmFastForms {
             }
 
             @Override
+            void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                float[] x = c.f;
+                float[] y = c.f2;
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    x[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
+                    y[i] = Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
+                }
+            }
+
+            @Override
             void store(Chunk c, MemorySegment dst, int at, int count) {
                 float[] v = c.f;
                 long base = 2L * at;
@@ -256,6 +273,27 @@ final class JvmFastForms {
                     b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
                 }
                 MemorySegment.copy(c.bitsView, 0, dstView, 0, 4L * CHUNK);
+            }
+
+            @Override
+            void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                int[] b = c.bits;
+                int[] b2 = c.bits2;
+                long base = 2L * at;
+                for (int p = 0; p < count / 2; p++) {
+                    int w = src.get(INT, base + 4L * p);
+                    int w2 = src2.get(INT, base + 4L * p);
+                    b[p] = w << 16;
+                    b[HALF + p] = w & 0xFFFF_0000;
+                    b2[p] = w2 << 16;
+                    b2[HALF + p] = w2 & 0xFFFF_0000;
+                }
+                if (count % 2 != 0) {
+                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
+                    b2[count / 2] = src2.get(SHORT, base + 2L * (count - 1)) << 16;
+                }
+                MemorySegment.copy(c.bitsView, 0, c.fView, 0, 4L * CHUNK);
+                MemorySegment.copy(c.bits2View, 0, c.f2View, 0, 4L * CHUNK);
             }
 
             @Override
@@ -282,6 +320,15 @@ final class JvmFastForms {
                 MemorySegment.copy(c.wordsView, 0, dst, 2L * at, 2L * count);
             }
         };
+
+        /**
+         * As {@link #load} twice, {@code src} into {@code c.f} and {@code src2} into {@code c.f2}; the
+         * 16-bit types read both in one loop, which has twice the reads in flight.
+         */
+        void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+            load(c, src, at, count, c.f, c.fView);
+            load(c, src2, at, count, c.f2, c.f2View);
+        }
 
         /** Elements {@code at .. at + count - 1} of {@code src}, widened to fp32, into {@code dst} (viewed by {@code dstView}). */
         abstract void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView);
@@ -312,11 +359,13 @@ final class JvmFastForms {
         final float[] f = new float[CHUNK];
         final float[] f2 = new float[CHUNK];
         final int[] bits = new int[CHUNK];
+        final int[] bits2 = new int[CHUNK];
         final int[] signs = new int[CHUNK];
         final int[] words = new int[HALF];
         final MemorySegment fView = MemorySegment.ofArray(f);
         final MemorySegment f2View = MemorySegment.ofArray(f2);
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
+        final MemorySegment bits2View = MemorySegment.ofArray(bits2);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
 
         /** From the bf16 layout (even elements in the first half, odd ones in the second) to element order, in {@code f}. */
@@ -365,6 +414,16 @@ final class JvmFastForms {
             float[] y = f2;
             for (int i = 0; i < CHUNK; i++) {
                 a[i] = (double) x[i] + y[i];
+            }
+        }
+
+        /** {@code acc[i] = acc[i] + f[i] + f2[i]}: the next two replicas, in order. */
+        void addTwo() {
+            double[] a = acc;
+            float[] x = f;
+            float[] y = f2;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = a[i] + x[i] + y[i];
             }
         }
 

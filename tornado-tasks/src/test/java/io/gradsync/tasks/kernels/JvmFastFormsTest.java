@@ -101,16 +101,15 @@ class JvmFastFormsTest {
             values.add(d);
         }
         JvmFastForms.Chunk c = new JvmFastForms.Chunk();
-        Arrays.fill(c.f, -0f); // the sum is acc[i] + f[i]: acc[i] itself, -0 too
         for (double k : new double[] {1, 2, 0.25, 3, 7, -5, 0x1p-100, 1e30}) {
             for (int from = 0; from < values.size(); from += CHUNK) {
                 int count = Math.min(CHUNK, values.size() - from);
                 for (int i = 0; i < count; i++) {
                     c.acc[i] = values.get(from + i);
                 }
+                Arrays.fill(c.f, -0f); // the sum is acc[i] + f[i]: acc[i] itself, -0 too
                 c.divideToNearest(k, false);
                 c.roundToOdd();
-                Arrays.fill(c.f, -0f);
                 for (int i = 0; i < count; i++) {
                     double d = values.get(from + i);
                     float want = HalfFloats.roundToOdd(d / k);
