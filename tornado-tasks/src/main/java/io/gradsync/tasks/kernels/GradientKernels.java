@@ -557,33 +557,38 @@ public final class GradientKernels {
 
     /**
      * As {@link #squares} for bf16 and fp16 ({@code x} either: the parent type is enough), with
-     * sixteen loads in flight and the squares as exact float products ({@link #square16}).
+     * sixteen loads in flight. Each element's magnitude comes from its bits ({@link #magnitude16});
+     * the largest magnitude bits, kept beside the sums, decide NaN and infinity at the end as the
+     * squares would have: NaN if any element is NaN, else infinity if any is infinite.
      */
     private static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
         // elements this thread sums: counted once, so the index below never runs past n
         int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
+        int m = 0;
         int i = first;
         // sixteen loads in flight (a 16-bit load brings half a float's bytes), two groups of eight in order
         for (int groups = count / 16; groups > 0; groups--) {
-            float v0 = x.get(i);
-            float v1 = x.get(i + stride);
-            float v2 = x.get(i + 2 * stride);
-            float v3 = x.get(i + 3 * stride);
-            float v4 = x.get(i + 4 * stride);
-            float v5 = x.get(i + 5 * stride);
-            float v6 = x.get(i + 6 * stride);
-            float v7 = x.get(i + 7 * stride);
-            float w0 = x.get(i + 8 * stride);
-            float w1 = x.get(i + 9 * stride);
-            float w2 = x.get(i + 10 * stride);
-            float w3 = x.get(i + 11 * stride);
-            float w4 = x.get(i + 12 * stride);
-            float w5 = x.get(i + 13 * stride);
-            float w6 = x.get(i + 14 * stride);
-            float w7 = x.get(i + 15 * stride);
+            int v0 = x.getBits(i) & 0x7fff;
+            int v1 = x.getBits(i + stride) & 0x7fff;
+            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
+            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
+            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
+            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
+            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
+            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
+            int w0 = x.getBits(i + 8 * stride) & 0x7fff;
+            int w1 = x.getBits(i + 9 * stride) & 0x7fff;
+            int w2 = x.getBits(i + 10 * stride) & 0x7fff;
+            int w3 = x.getBits(i + 11 * stride) & 0x7fff;
+            int w4 = x.getBits(i + 12 * stride) & 0x7fff;
+            int w5 = x.getBits(i + 13 * stride) & 0x7fff;
+            int w6 = x.getBits(i + 14 * stride) & 0x7fff;
+            int w7 = x.getBits(i + 15 * stride) & 0x7fff;
             i += 16 * stride;
+            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+            m = Math.max(m, Math.max(Math.max(Math.max(w0, w1), Math.max(w2, w3)), Math.max(Math.max(w4, w5), Math.max(w6, w7))));
             s0 += square16(v0, bf16);
             s1 += square16(v1, bf16);
             s2 += square16(v2, bf16);
@@ -602,15 +607,16 @@ public final class GradientKernels {
             s7 += square16(w7, bf16);
         }
         if ((count & 8) != 0) {
-            float v0 = x.get(i);
-            float v1 = x.get(i + stride);
-            float v2 = x.get(i + 2 * stride);
-            float v3 = x.get(i + 3 * stride);
-            float v4 = x.get(i + 4 * stride);
-            float v5 = x.get(i + 5 * stride);
-            float v6 = x.get(i + 6 * stride);
-            float v7 = x.get(i + 7 * stride);
+            int v0 = x.getBits(i) & 0x7fff;
+            int v1 = x.getBits(i + stride) & 0x7fff;
+            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
+            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
+            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
+            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
+            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
+            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
             i += 8 * stride;
+            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
             s0 += square16(v0, bf16);
             s1 += square16(v1, bf16);
             s2 += square16(v2, bf16);
@@ -621,9 +627,14 @@ public final class GradientKernels {
             s7 += square16(v7, bf16);
         }
         for (int rest = count % 8; rest > 0; rest--) {
-            float v = x.get(i);
+            int v = x.getBits(i) & 0x7fff;
             i += stride;
+            m = Math.max(m, v);
             s0 += square16(v, bf16);
+        }
+        int infinity = bf16 ? 0x7f80 : 0x7c00;
+        if (m >= infinity) {
+            return m > infinity ? Double.NaN : Double.POSITIVE_INFINITY;
         }
         return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
     }
@@ -664,20 +675,18 @@ public final class GradientKernels {
         }
     }
 
-
-
     /**
-     * The square of a bf16 ({@code bf16}) or fp16 value, exactly, in fp64, through a float product
-     * where that is exact, which spares the fp64 multiply (the 16-bit sums are bound by fp64
-     * arithmetic, not memory): always for fp16 (11-bit significands, a range far inside a float's),
-     * for bf16 wherever the product is a normal float, else the fp64 product. Kernels pass
-     * {@code bf16} as a constant, so the compiler keeps one branch.
+     * The exact fp64 square of the finite bf16 ({@code bf16}) or fp16 value whose magnitude bits
+     * (sign cleared) are {@code t}. Exponent and significand go unchanged into the low bits of a
+     * double's, which makes the double the value times a power of two (2^-896 for bf16, 2^-1008
+     * for fp16, subnormals and zero too), and one multiply undoes that: integer work and fp64
+     * multiplies, no conversion instruction, whose rate (a quarter of fp64's) bounds these sums.
+     * The product of two 8- or 11-bit significands is exact. Infinity and NaN bits give a finite
+     * value here: the caller handles them. Kernels pass {@code bf16} as a constant, so the compiler
+     * keeps one branch.
      */
-    static double square16(float v, boolean bf16) {
-        if (!bf16) {
-            return v * v;
-        }
-        float q = v * v;
-        return q >= 0x1p-126f && q <= Float.MAX_VALUE ? q : (double) v * v;
+    static double square16(int t, boolean bf16) {
+        double v = bf16 ? Double.longBitsToDouble((long) t << 45) * 0x1p896 : Double.longBitsToDouble((long) t << 42) * 0x1p1008;
+        return v * v;
     }
 }

@@ -58,9 +58,9 @@ final class JvmReductions {
         double[] parts = new double[tasks];
         IntStream.range(0, tasks).parallel().forEach(task -> {
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();
-            double[] d = c.acc;
+            double[] lanes = c.acc; // lane i sums the squares of every chunk's place i
+            java.util.Arrays.fill(lanes, 0.0);
             float[] f = c.f;
-            double total = 0;
             for (int k = (int) ((long) chunks * task / tasks); k < (long) chunks * (task + 1) / tasks; k++) {
                 int at = k * CHUNK;
                 int count = Math.min(CHUNK, n - at);
@@ -68,17 +68,16 @@ final class JvmReductions {
                 if (count < CHUNK) {
                     zeroPast(t, f, count);
                 }
-                // squares, then a tree of halves: every pass a loop C2 turns into vector instructions
-                for (int i = 0; i < CHUNK; i++) {
-                    d[i] = (double) f[i] * f[i];
+                for (int i = 0; i < CHUNK; i++) { // a vector loop: a float's square is exact in fp64
+                    lanes[i] += (double) f[i] * f[i];
                 }
-                for (int width = CHUNK / 2; width > 0; width >>= 1) {
-                    for (int i = 0; i < width; i++) {
-                        d[i] += d[i + width];
-                    }
-                }
-                total += d[0];
             }
+            for (int width = CHUNK / 2; width > 0; width >>= 1) { // then the lanes by a tree of halves
+                for (int i = 0; i < width; i++) {
+                    lanes[i] += lanes[i + width];
+                }
+            }
+            double total = lanes[0];
             parts[task] = total;
         });
         double total = 0;
@@ -164,20 +163,25 @@ final class JvmReductions {
             // the running sums and cuts of slot p0 + i sit where a chunk load puts element i
             double[][] s = new double[8][CHUNK];
             int[] cut = new int[CHUNK];
+            double[] sums = new double[CHUNK];
+            double[] ordered = new double[CHUNK];
+            MemorySegment sumsView = MemorySegment.ofArray(sums);
+            MemorySegment orderedView = MemorySegment.ofArray(ordered);
             for (int block = (int) ((long) blocks * task / tasks); block < (long) blocks * (task + 1) / tasks; block++) {
                 int p0 = block * CHUNK;
                 int width = Math.min(CHUNK, slots - p0);
-                for (double[] a : s) {
-                    java.util.Arrays.fill(a, 0.0);
-                }
                 int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
-                int sharedCut = Integer.MAX_VALUE;
-                for (int i = 0; i < width; i++) {
-                    long p = p0 + i;
-                    // rows elements, or one fewer where the last row ends before this slot
-                    int count = rows == 0 || p >= n ? 0 : p + (long) (rows - 1) * slots < n ? rows : rows - 1;
-                    cut[slot(t, i)] = count - count % 8;
-                    sharedCut = Math.min(sharedCut, count - count % 8);
+                // a slot sums rows elements, or one fewer where the last row ends before it: fewer to the right
+                int fewest = elements(p0 + width - 1, rows, slots, n);
+                int sharedCut = fewest - fewest % 8;
+                if (sharedCut < rows) { // some rows go where each slot's count says
+                    for (int i = 0; i < width; i++) {
+                        int count = elements(p0 + i, rows, slots, n);
+                        cut[slot(t, i)] = count - count % 8;
+                    }
+                }
+                for (int r = Math.min(rows, sharedCut); r < 8; r++) { // sums the rows below do not start
+                    java.util.Arrays.fill(s[r], 0.0);
                 }
                 for (int j = 0; j < rows; j++) {
                     long start = (long) j * slots + p0;
@@ -186,7 +190,12 @@ final class JvmReductions {
                     if (len < CHUNK) {
                         zeroPast(t, f, len); // adding +0.0 leaves a sum of squares as it is
                     }
-                    if (j < sharedCut) {
+                    if (j < 8 && j < sharedCut) { // a sum's first element: 0.0 + x is x for a square (never -0.0)
+                        double[] a = s[j];
+                        for (int i = 0; i < CHUNK; i++) {
+                            a[i] = (double) f[i] * f[i];
+                        }
+                    } else if (j < sharedCut) {
                         double[] a = s[j & 7];
                         for (int i = 0; i < CHUNK; i++) {
                             a[i] += (double) f[i] * f[i];
@@ -197,15 +206,27 @@ final class JvmReductions {
                         }
                     }
                 }
-                MemorySegment out = partials.segment();
-                for (int i = 0; i < width; i++) {
-                    int k = slot(t, i);
-                    double v = ((s[0][k] + s[1][k]) + (s[2][k] + s[3][k])) + ((s[4][k] + s[5][k]) + (s[6][k] + s[7][k]));
-                    out.setAtIndex(ValueLayout.JAVA_DOUBLE_UNALIGNED, p0 + i, v);
+                double[] s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5], s6 = s[6], s7 = s[7];
+                for (int k = 0; k < CHUNK; k++) { // the kernels' order of the eight sums, in a vector loop
+                    sums[k] = ((s0[k] + s1[k]) + (s2[k] + s3[k])) + ((s4[k] + s5[k]) + (s6[k] + s7[k]));
+                }
+                if (t == JvmFastForms.Type.BF16) {
+                    for (int q = 0; q < JvmFastForms.HALF; q++) { // back to slot order
+                        ordered[2 * q] = sums[q];
+                        ordered[2 * q + 1] = sums[JvmFastForms.HALF + q];
+                    }
+                    MemorySegment.copy(orderedView, 0, partials.segment(), 8L * p0, 8L * width);
+                } else {
+                    MemorySegment.copy(sumsView, 0, partials.segment(), 8L * p0, 8L * width);
                 }
             }
         });
         return true;
+    }
+
+    /** How many of {@code n} elements slot {@code p} of {@code slots} sums, {@code rows} being the most. */
+    private static int elements(long p, int rows, int slots, int n) {
+        return p >= n ? 0 : p + (long) (rows - 1) * slots < n ? rows : rows - 1;
     }
 
     /** Slot {@code p} of {@code P} gets {@code x[p] + x[p + P] + ...} in that order, as the kernel adds them. */

@@ -43,8 +43,8 @@ class JvmReductionsTest {
     @ValueSource(strings = {"sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
     void partialsBitForBit(String name) {
         Random rnd = new Random();
-        for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}}) {
-            KernelArray x = input(name, c[0], rnd, 0);
+        for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}, {100_000, 999}}) {
+            KernelArray x = input(name, c[0], rnd, c[0] == 100_000 ? 1e-4 : 0); // NaN and infinities in some slots
             DoubleArray want = new DoubleArray(c[1]);
             DoubleArray got = new DoubleArray(c[1]);
             KernelArgs.poison(want);
@@ -91,17 +91,21 @@ class JvmReductionsTest {
     @ValueSource(strings = {"sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16"})
     void sumOfSquaresWithinRounding(String name) {
         Random rnd = new Random();
-        for (int n : new int[] {1, 4097, 300_000}) {
-            KernelArray x = input(name, n, rnd, 0);
-            double exact = 0;
-            for (int i = 0; i < n; i++) {
-                double v = io.gradsync.tasks.testing.BuiltinDifferential.floatAt(x, i);
-                exact += v * v;
+        for (double rate : new double[] {0, 1e-5, 1e-3}) {
+            for (int n : new int[] {1, 4097, 300_000}) {
+                KernelArray x = input(name, n, rnd, rate);
+                double exact = 0;
+                for (int i = 0; i < n; i++) {
+                    double v = io.gradsync.tasks.testing.BuiltinDifferential.floatAt(x, i);
+                    exact += v * v;
+                }
+                FloatArray got = new FloatArray(1);
+                JvmKernels.run(spec(name), spec(name).launchShape(n), x, got);
+                float g = got.get(0);
+                boolean ok = Double.isNaN(exact) ? Float.isNaN(g)
+                        : exact > Float.MAX_VALUE ? g == Float.POSITIVE_INFINITY : Math.abs(g - exact) <= 1e-6 * exact + 1e-30;
+                assertTrue(ok, name + " n=" + n + " rate=" + rate + ": " + g + " vs " + exact);
             }
-            FloatArray got = new FloatArray(1);
-            JvmKernels.run(spec(name), spec(name).launchShape(n), x, got);
-            boolean ok = exact > Float.MAX_VALUE ? got.get(0) == Float.POSITIVE_INFINITY : Math.abs(got.get(0) - exact) <= 1e-6 * exact + 1e-30;
-            assertTrue(ok, name + ": " + got.get(0) + " vs " + exact);
         }
     }
 

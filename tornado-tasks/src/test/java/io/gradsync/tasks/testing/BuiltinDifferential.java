@@ -21,7 +21,8 @@ import static org.junit.jupiter.api.Assertions.fail;
 /**
  * The differential check of one built-in kernel on one device: fresh random inputs, outputs
  * poisoned, the Java method as reference, results equal bit for bit (NaN equals NaN); sums of
- * squares, whose atomic order differs, within 1e-5 relative of the float64 sum; finite flags
+ * squares, whose atomic order differs, within 1e-5 relative of the float64 sum (NaN and infinity
+ * where it is); finite flags
  * against a direct scan.
  */
 public final class BuiltinDifferential {
@@ -61,7 +62,10 @@ public final class BuiltinDifferential {
                     }
                     float got = ((FloatArray) a).get(0);
                     float ref = ((FloatArray) e).get(0);
-                    if (Float.isInfinite((float) exact)) { // an overflowing sum (extreme inputs) must say so
+                    if (Double.isNaN(exact)) { // a NaN among the inputs
+                        assertTrue(Float.isNaN(got), where + ": device " + got + ", float64 NaN");
+                        assertTrue(Float.isNaN(ref), where + ": Java " + ref + ", float64 NaN");
+                    } else if (Float.isInfinite((float) exact)) { // an infinite input or an overflowing sum must say so
                         assertEquals(Float.POSITIVE_INFINITY, got, where + ": device, float64 " + exact);
                         assertEquals(Float.POSITIVE_INFINITY, ref, where + ": Java, float64 " + exact);
                     } else {
@@ -86,7 +90,7 @@ public final class BuiltinDifferential {
                     for (int j = 0; j < partials.getSize(); j++) {
                         sum += partials.get(j);
                     }
-                    assertTrue(sum == exact || Math.abs(sum - exact) <= 1e-12 * magnitude, where + ": partials add to " + sum + ", float64 sum " + exact);
+                    assertTrue(sum == exact || Double.isNaN(sum) && Double.isNaN(exact) || Math.abs(sum - exact) <= 1e-12 * magnitude, where + ": partials add to " + sum + ", float64 sum " + exact);
                 }
                 int diff = KernelArgs.firstDifference(e, a);
                 if (diff >= 0) {

@@ -61,6 +61,21 @@ public final class KernelArgs {
         return a;
     }
 
+    /**
+     * For sums of squares: a third of the inputs stay finite, a third get a few infinities (the sum
+     * must be infinite), a third infinities and one NaN (the sum must be NaN), at random places.
+     */
+    private static void plantNonFinite(KernelArray x, Random rnd) {
+        int mode = rnd.nextInt(3);
+        int n = (int) x.getSize();
+        for (int j = 0; mode > 0 && j < 3; j++) {
+            setFloat(x, rnd.nextInt(n), rnd.nextBoolean() ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY);
+        }
+        if (mode == 2) {
+            setFloat(x, rnd.nextInt(n), Float.NaN);
+        }
+    }
+
     public static KernelArray allocate(Class<?> type, int n) {
         if (type == FloatArray.class) {
             return new FloatArray(n);
@@ -123,6 +138,9 @@ public final class KernelArgs {
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a -> {
                     double nonFinite = name.startsWith("checkFinite") && rnd.nextBoolean() ? 1e-3 : 0;
                     KernelArray arr = random(type, n, rnd, nonFinite);
+                    if (name.startsWith("sumOfSquares") && !written.contains(a.name())) {
+                        plantNonFinite(arr, rnd);
+                    }
                     if (written.contains(a.name()) && !read.contains(a.name())) {
                         poison(arr);
                     }
