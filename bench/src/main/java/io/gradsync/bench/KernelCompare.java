@@ -680,7 +680,7 @@ public final class KernelCompare {
     private static double timeOnHost(Runnable work, Repeats r) {
         // by time as well as by count, as bench warms up: a few calls of a long loop can leave a Java
         // kernel in on-stack-replaced or not yet recompiled code
-        Warmup.forTime(r.warmup(), work);
+        Warmup.untilSteady(r.warmup(), 5, work);
         double[] micros = new double[r.timed()];
         for (int i = 0; i < r.timed(); i++) {
             long t0 = System.nanoTime();

@@ -58,4 +58,38 @@ public final class Warmup {
         }
         return calls;
     }
+
+    /** Steady-state warm-up: stop when batch medians have not improved by 5% for this long... */
+    static final long STEADY_NANOS = 500_000_000L;
+    /** ...or after this long. */
+    static final long STEADY_MAX_NANOS = 5_000_000_000L;
+
+    /**
+     * As {@link #forTime}, then batches of {@code batch} calls until no batch's median time has
+     * been 5% better than the best before it for 0.5 s (at most 5 s more): for Java code that C2
+     * compiles in stages, late where every core runs the code it compiles, so that the compiled
+     * form can come after the first 0.3 s. Returns the calls made.
+     */
+    public static int untilSteady(int minCalls, int batch, Runnable call) {
+        int calls = forTime(minCalls, call);
+        long start = System.nanoTime();
+        long improved = start;
+        double best = Double.POSITIVE_INFINITY;
+        long[] nanos = new long[Math.max(1, batch)];
+        for (long now = start; now - improved < STEADY_NANOS && now - start < STEADY_MAX_NANOS && calls < MAX_CALLS; ) {
+            for (int i = 0; i < nanos.length; i++) {
+                long t0 = System.nanoTime();
+                call.run();
+                nanos[i] = System.nanoTime() - t0;
+            }
+            calls += nanos.length;
+            java.util.Arrays.sort(nanos);
+            now = System.nanoTime();
+            if (nanos[nanos.length / 2] < (1 - 0.05) * best) {
+                best = nanos[nanos.length / 2];
+                improved = now;
+            }
+        }
+        return calls;
+    }
 }

@@ -40,8 +40,10 @@ import picocli.CommandLine.Spec;
             "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
             "  gradsync compare --cpu-size 4M --iters 5          # quick, on a laptop",
             "  gradsync compare --grid 1056                      # 8 blocks per SM on an H200",
+            "  gradsync compare --forms jvm --iters 50           # JVM devices alone",
             "", "Goals on GPUs: generated PTX >= 97%% of the nvcc build for every kernel (ptx/nvcc column), "
-                + "fused averages >= 90%% of copy bandwidth."})
+                + "fused averages >= 90%% of copy bandwidth. On the JVM: average3..8 and every 16-bit kernel at least "
+                + "half of average2's figure."})
 final class CompareCommand implements Callable<Integer> {
     @Option(names = "--kernels", defaultValue = "all", paramLabel = "LIST",
             description = "Kernel names, comma separated, or all (default: ${DEFAULT-VALUE}; see gradsync kernels).")
@@ -70,6 +72,11 @@ final class CompareCommand implements Callable<Integer> {
                     + "e.g. 8 per SM (1056 on an H200) often beats one thread per element.")
     int grid;
 
+    @Option(names = "--forms", defaultValue = "ptx,nvcc,opencl,jvm", paramLabel = "LIST",
+            description = "Forms to time, comma separated, of ptx, nvcc, opencl and jvm (default: ${DEFAULT-VALUE}); "
+                    + "the others show n/a. E.g. jvm alone for JVM devices' figures without a GPU's launches between.")
+    String forms;
+
     @Option(names = "--no-check", negatable = false,
             description = "Skip checking each device form's result against the Java method on the same inputs.")
     boolean noCheck;
@@ -88,15 +95,24 @@ final class CompareCommand implements Callable<Integer> {
             throw Usage.error(spec, "--grid must be 0 (one thread per element) or a number of blocks, got " + grid);
         }
 
+        java.util.Set<Variant> selected = Usage.parse(spec, () -> formsOf(forms));
+
         // Which forms can run here, and on what; the others are n/a for a stated reason.
         Map<Variant, String> unavailable = new EnumMap<>(Variant.class);
         Map<Variant, Device> deviceOf = new EnumMap<>(Variant.class);
         Map<Variant, Long> bytesOf = new EnumMap<>(Variant.class);
+        for (Variant v : Variant.values()) {
+            if (!selected.contains(v)) {
+                unavailable.put(v, "left out by --forms");
+            }
+        }
         NvccReference nvcc = null;
-        RuntimeStatus cuda = CudaRuntime.status();
-        if (!cuda.available()) {
-            unavailable.put(Variant.PTX, "CUDA unavailable: " + cuda.detail());
-            unavailable.put(Variant.NVCC, "CUDA unavailable: " + cuda.detail());
+        RuntimeStatus cuda = selected.contains(Variant.PTX) || selected.contains(Variant.NVCC) ? CudaRuntime.status() : null;
+        if (cuda == null) {
+            // neither CUDA form selected: CUDA is not even loaded
+        } else if (!cuda.available()) {
+            unavailable.putIfAbsent(Variant.PTX, "CUDA unavailable: " + cuda.detail());
+            unavailable.putIfAbsent(Variant.NVCC, "CUDA unavailable: " + cuda.detail());
         } else {
             CudaDevice gpu;
             try {
@@ -106,8 +122,10 @@ final class CompareCommand implements Callable<Integer> {
             }
             deviceOf.put(Variant.PTX, gpu);
             bytesOf.put(Variant.PTX, gpuBytes);
-            nvcc = NvccReference.find().orElse(null);
-            if (nvcc == null) {
+            nvcc = selected.contains(Variant.NVCC) ? NvccReference.find().orElse(null) : null;
+            if (!selected.contains(Variant.NVCC)) {
+                // left out
+            } else if (nvcc == null) {
                 unavailable.put(Variant.NVCC, "nvcc not on the PATH (set GRADSYNC_NVCC or add CUDA's bin folder)");
             } else {
                 try {
@@ -119,12 +137,14 @@ final class CompareCommand implements Callable<Integer> {
                 }
             }
         }
-        try {
-            OpenClDevice cl = BackendDevices.openCl(1).getFirst();
-            deviceOf.put(Variant.OPENCL, cl);
-            bytesOf.put(Variant.OPENCL, BackendDevices.isPocl(cl) ? cpuBytes : gpuBytes);
-        } catch (RuntimeException e) {
-            unavailable.put(Variant.OPENCL, Messages.firstLine(e));
+        if (selected.contains(Variant.OPENCL)) {
+            try {
+                OpenClDevice cl = BackendDevices.openCl(1).getFirst();
+                deviceOf.put(Variant.OPENCL, cl);
+                bytesOf.put(Variant.OPENCL, BackendDevices.isPocl(cl) ? cpuBytes : gpuBytes);
+            } catch (RuntimeException e) {
+                unavailable.put(Variant.OPENCL, Messages.firstLine(e));
+            }
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
@@ -163,6 +183,7 @@ final class CompareCommand implements Callable<Integer> {
         int ptxGoalMet = 0;
         int ptxCompared = 0;
         List<String> slowAverages = new ArrayList<>();
+        Map<String, Double> onJvm = new java.util.LinkedHashMap<>();
         // inputs of every kernel in host memory kept across kernels (see KernelCompare.HostMemory)
         Map<Long, KernelCompare.HostMemory> hostMemory = new java.util.HashMap<>();
         try {
@@ -191,6 +212,9 @@ final class CompareCommand implements Callable<Integer> {
                     }
                     cells.put(v, c);
                     row.append(' ').append(cellText(c, copy.getOrDefault(v, Double.NaN), !unavailable.containsKey(v)));
+                }
+                if (cells.get(Variant.JVM).ok()) {
+                    onJvm.put(k.name(), cells.get(Variant.JVM).gbPerSecond());
                 }
                 Cell ptx = cells.get(Variant.PTX);
                 Cell ref = cells.get(Variant.NVCC);
@@ -232,11 +256,33 @@ final class CompareCommand implements Callable<Integer> {
             out.println("# goal: fused averages >= 90% of copy bandwidth: " + (slowAverages.isEmpty() ? "all"
                     : "not met by " + String.join(", ", slowAverages)));
         }
+        if (onJvm.containsKey("average2") && onJvm.size() > 1) {
+            double half = onJvm.get("average2") / 2;
+            List<String> slow = onJvm.entrySet().stream().filter(e -> JVM_GOAL.matcher(e.getKey()).matches() && e.getValue() < half)
+                    .map(Map.Entry::getKey).toList();
+            out.printf(Locale.ROOT, "# goal: on the JVM, average3..8 and the 16-bit kernels >= half of average2 (%.1f GB/s): %s%n", half,
+                    slow.isEmpty() ? "all" : "not met by " + String.join(", ", slow));
+        }
         if (wrongTotal > 0) {
             out.println("# FAILED: " + wrongTotal + " elements differ from the Java reference");
         }
         out.flush();
         return wrongTotal == 0 ? 0 : 1;
+    }
+
+    /** The kernels the JVM goal covers: the fused averages of three or more and every bf16 / fp16 kernel. */
+    private static final java.util.regex.Pattern JVM_GOAL = java.util.regex.Pattern.compile("average[3-8]|.*(Bf16|F16)|(bf16|f16)ToF32|f32To(Bf16|F16)");
+
+    /** The forms named in {@code list} (ptx, nvcc, opencl, jvm). */
+    static java.util.Set<Variant> formsOf(String list) {
+        java.util.Set<Variant> set = java.util.EnumSet.noneOf(Variant.class);
+        for (String name : list.split(",", -1)) {
+            String n = name.trim().toLowerCase(Locale.ROOT);
+            Variant v = java.util.Arrays.stream(Variant.values()).filter(x -> x.name().toLowerCase(Locale.ROOT).equals(n)).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException("--forms: unknown form '" + name.trim() + "' (ptx, nvcc, opencl, jvm)"));
+            set.add(v);
+        }
+        return set;
     }
 
     /** "GB/s %copy" in 20 columns; "n/a" alone where the whole column is unavailable (its reason is above). */
@@ -246,7 +292,4 @@ final class CompareCommand implements Callable<Integer> {
         }
         return String.format(Locale.ROOT, "%12.2f %6.0f%%", c.gbPerSecond(), c.gbPerSecond() / copy * 100);
     }
-
-
-
 }

@@ -549,7 +549,7 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresBf16(KernelContext ctx, Bfloat16Array x, FloatArray result) {
-        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize(), true));
+        double sum = groupSum(ctx, squaresOfQuads16(x, ctx.globalIdx(), ctx.globalSize(), true));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
@@ -632,11 +632,7 @@ public final class GradientKernels {
             m = Math.max(m, v);
             s0 += square16(v, bf16);
         }
-        int infinity = bf16 ? 0x7f80 : 0x7c00;
-        if (m >= infinity) {
-            return m > infinity ? Double.NaN : Double.POSITIVE_INFINITY;
-        }
-        return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7));
+        return finiteOr(((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), m, bf16);
     }
 
     /**
@@ -669,10 +665,70 @@ public final class GradientKernels {
      * of threads in whole groups (the built-in launch), not one per element.
      */
     public static void sumOfSquaresF16(KernelContext ctx, HalfArray x, FloatArray result) {
-        double sum = groupSum(ctx, squares16(x, ctx.globalIdx(), ctx.globalSize(), false));
+        double sum = groupSum(ctx, squaresOfQuads16(x, ctx.globalIdx(), ctx.globalSize(), false));
         if (ctx.localIdx() == 0) {
             Atomics.add(result, 0, (float) sum);
         }
+    }
+
+    /**
+     * The sum of squares of a bf16 or fp16 array's elements {@code 4q .. 4q + 3} for quads
+     * {@code q = first, first + stride, ...}, four quads (sixteen loads) in flight, plus the last
+     * {@code n mod 4} elements in thread 0: as {@link #squares16}, in an order only the atomic sums
+     * may take. The four loads of a quad share one address (constant offsets), and a warp's loads
+     * of a step share their lines: these sums are bound by integer work (addresses, magnitude
+     * bits), not by memory.
+     */
+    private static double squaresOfQuads16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
+        int n = x.getSize();
+        int quads = n >> 2;
+        int count = first < quads ? (int) (((long) quads - first + stride - 1) / stride) : 0;
+        double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+        int m = 0;
+        int e = 4 * first;
+        int step = 4 * stride;
+        for (int groups = count / 4; groups > 0; groups--) {
+            int e1 = e + step;
+            int e2 = e1 + step;
+            int e3 = e2 + step;
+            int a0 = x.getBits(e) & 0x7fff, b0 = x.getBits(e + 1) & 0x7fff, c0 = x.getBits(e + 2) & 0x7fff, d0 = x.getBits(e + 3) & 0x7fff;
+            int a1 = x.getBits(e1) & 0x7fff, b1 = x.getBits(e1 + 1) & 0x7fff, c1 = x.getBits(e1 + 2) & 0x7fff, d1 = x.getBits(e1 + 3) & 0x7fff;
+            int a2 = x.getBits(e2) & 0x7fff, b2 = x.getBits(e2 + 1) & 0x7fff, c2 = x.getBits(e2 + 2) & 0x7fff, d2 = x.getBits(e2 + 3) & 0x7fff;
+            int a3 = x.getBits(e3) & 0x7fff, b3 = x.getBits(e3 + 1) & 0x7fff, c3 = x.getBits(e3 + 2) & 0x7fff, d3 = x.getBits(e3 + 3) & 0x7fff;
+            e = e3 + step;
+            m = Math.max(m, Math.max(Math.max(Math.max(a0, a1), Math.max(a2, a3)), Math.max(Math.max(b0, b1), Math.max(b2, b3))));
+            m = Math.max(m, Math.max(Math.max(Math.max(c0, c1), Math.max(c2, c3)), Math.max(Math.max(d0, d1), Math.max(d2, d3))));
+            s0 += (square16(a0, bf16) + square16(b0, bf16)) + (square16(c0, bf16) + square16(d0, bf16));
+            s1 += (square16(a1, bf16) + square16(b1, bf16)) + (square16(c1, bf16) + square16(d1, bf16));
+            s2 += (square16(a2, bf16) + square16(b2, bf16)) + (square16(c2, bf16) + square16(d2, bf16));
+            s3 += (square16(a3, bf16) + square16(b3, bf16)) + (square16(c3, bf16) + square16(d3, bf16));
+        }
+        for (int rest = count % 4; rest > 0; rest--) {
+            int a = x.getBits(e) & 0x7fff, b = x.getBits(e + 1) & 0x7fff, c = x.getBits(e + 2) & 0x7fff, d = x.getBits(e + 3) & 0x7fff;
+            e += step;
+            m = Math.max(m, Math.max(Math.max(a, b), Math.max(c, d)));
+            s0 += (square16(a, bf16) + square16(b, bf16)) + (square16(c, bf16) + square16(d, bf16));
+        }
+        if (first == 0) {
+            for (int i = 4 * quads; i < n; i++) {
+                int a = x.getBits(i) & 0x7fff;
+                m = Math.max(m, a);
+                s0 += square16(a, bf16);
+            }
+        }
+        return finiteOr((s0 + s1) + (s2 + s3), m, bf16);
+    }
+
+    /**
+     * {@code sum}, or what the squares would have made it, decided by the largest magnitude bits
+     * {@code m} among its elements: NaN if one is NaN, else infinity if one is infinite.
+     */
+    private static double finiteOr(double sum, int m, boolean bf16) {
+        int infinity = bf16 ? 0x7f80 : 0x7c00;
+        if (m >= infinity) {
+            return m > infinity ? Double.NaN : Double.POSITIVE_INFINITY;
+        }
+        return sum;
     }
 
     /**

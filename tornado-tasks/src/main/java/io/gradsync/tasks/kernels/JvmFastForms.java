@@ -7,7 +7,6 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Method;
 import java.nio.ByteOrder;
 
@@ -21,9 +20,11 @@ import java.nio.ByteOrder;
  * overlap), so as plain Java every element costs a scalar division and, for 16-bit types, some
  * twenty scalar conversion and rounding steps; and an average streams all its inputs at once, at
  * the same page offset as large allocations are, so that they compete for the same cache sets.
- * Here the arrays go through heap arrays a chunk at a time, two inputs at a time, in passes that
- * C2 vectorizes. Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which C2
- * does not vectorize) is a bulk copy between heap arrays.
+ * Here the arrays go through heap arrays a chunk at a time, two inputs at a time: bulk copies move
+ * the bytes between the arrays' memory and heap arrays, and every pass is a loop over heap arrays,
+ * which C2 vectorizes whatever it profiled (a loop reading a memory segment element by element did
+ * so only in some runs). Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which
+ * C2 does not vectorize) is a bulk copy between heap arrays too.
  *
  * <p>bf16 chunks are de-interleaved: a 32-bit word holds two bf16 values, whose float bits are its
  * low half shifted up and its high half masked, so element {@code 2p} of a chunk sits at {@code p}
@@ -36,8 +37,6 @@ final class JvmFastForms {
      */
     static final int CHUNK = 512;
     static final int HALF = CHUNK / 2;
-    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
-    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
     /** Runs a kernel's fast form; false where it does not apply (the caller then runs the kernel). */
     interface Form {
@@ -233,64 +232,70 @@ final class JvmFastForms {
         F16 {
             @Override
             void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
-                long base = 2L * at;
+                MemorySegment.copy(src, 2L * at, c.halvesView, 0, 2L * count);
+                short[] h = c.halves;
                 for (int i = 0; i < count; i++) {
-                    dst[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
+                    dst[i] = Float.float16ToFloat(h[i]);
                 }
             }
 
             @Override
             void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                MemorySegment.copy(src, 2L * at, c.halvesView, 0, 2L * count);
+                MemorySegment.copy(src2, 2L * at, c.halves2View, 0, 2L * count);
                 float[] x = c.f;
                 float[] y = c.f2;
-                long base = 2L * at;
+                short[] h = c.halves;
+                short[] h2 = c.halves2;
                 for (int i = 0; i < count; i++) {
-                    x[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
-                    y[i] = Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
+                    x[i] = Float.float16ToFloat(h[i]);
+                    y[i] = Float.float16ToFloat(h2[i]);
                 }
             }
 
             @Override
             void store(Chunk c, MemorySegment dst, int at, int count) {
                 float[] v = c.f;
-                long base = 2L * at;
-                for (int i = 0; i < count; i++) {
-                    dst.set(SHORT, base + 2L * i, Float.floatToFloat16(v[i]));
+                short[] h = c.halves;
+                for (int i = 0; i < CHUNK; i++) {
+                    h[i] = Float.floatToFloat16(v[i]);
                 }
+                MemorySegment.copy(c.halvesView, 0, dst, 2L * at, 2L * count);
             }
         },
         BF16 {
             @Override
             void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
+                MemorySegment.copy(src, 2L * at, c.wordsView, 0, 2L * count);
                 int[] b = c.bits;
-                long base = 2L * at;
+                int[] w = c.words;
                 for (int p = 0; p < count / 2; p++) {
-                    int w = src.get(INT, base + 4L * p);
-                    b[p] = w << 16;
-                    b[HALF + p] = w & 0xFFFF_0000;
+                    b[p] = w[p] << 16;
+                    b[HALF + p] = w[p] & 0xFFFF_0000;
                 }
                 if (count % 2 != 0) {
-                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
+                    b[count / 2] = w[count / 2] << 16; // the last element, in the low half of a word whose high half is stale
                 }
                 MemorySegment.copy(c.bitsView, 0, dstView, 0, 4L * CHUNK);
             }
 
             @Override
             void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                MemorySegment.copy(src, 2L * at, c.wordsView, 0, 2L * count);
+                MemorySegment.copy(src2, 2L * at, c.words2View, 0, 2L * count);
                 int[] b = c.bits;
                 int[] b2 = c.bits2;
-                long base = 2L * at;
+                int[] w = c.words;
+                int[] w2 = c.words2;
                 for (int p = 0; p < count / 2; p++) {
-                    int w = src.get(INT, base + 4L * p);
-                    int w2 = src2.get(INT, base + 4L * p);
-                    b[p] = w << 16;
-                    b[HALF + p] = w & 0xFFFF_0000;
-                    b2[p] = w2 << 16;
-                    b2[HALF + p] = w2 & 0xFFFF_0000;
+                    b[p] = w[p] << 16;
+                    b[HALF + p] = w[p] & 0xFFFF_0000;
+                    b2[p] = w2[p] << 16;
+                    b2[HALF + p] = w2[p] & 0xFFFF_0000;
                 }
                 if (count % 2 != 0) {
-                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
-                    b2[count / 2] = src2.get(SHORT, base + 2L * (count - 1)) << 16;
+                    b[count / 2] = w[count / 2] << 16;
+                    b2[count / 2] = w2[count / 2] << 16;
                 }
                 MemorySegment.copy(c.bitsView, 0, c.fView, 0, 4L * CHUNK);
                 MemorySegment.copy(c.bits2View, 0, c.f2View, 0, 4L * CHUNK);
@@ -311,7 +316,7 @@ final class JvmFastForms {
             void storeRoundedToOdd(Chunk c, MemorySegment dst, int at, int count) {
                 int[] w = c.words;
                 int[] b = c.bits;
-                int[] s = c.signs;
+                int[] s = c.errBits;
                 for (int p = 0; p < HALF; p++) { // the step to odd and the narrowing in one pass
                     int even = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[p], s[p]));
                     int odd = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[HALF + p], s[HALF + p]));
@@ -360,13 +365,22 @@ final class JvmFastForms {
         final float[] f2 = new float[CHUNK];
         final int[] bits = new int[CHUNK];
         final int[] bits2 = new int[CHUNK];
-        final int[] signs = new int[CHUNK];
+        final float[] err = new float[CHUNK];
+        final int[] errBits = new int[CHUNK];
         final int[] words = new int[HALF];
+        final int[] words2 = new int[HALF];
+        final short[] halves = new short[CHUNK];
+        final short[] halves2 = new short[CHUNK];
         final MemorySegment fView = MemorySegment.ofArray(f);
         final MemorySegment f2View = MemorySegment.ofArray(f2);
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
         final MemorySegment bits2View = MemorySegment.ofArray(bits2);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
+        final MemorySegment words2View = MemorySegment.ofArray(words2);
+        final MemorySegment halvesView = MemorySegment.ofArray(halves);
+        final MemorySegment halves2View = MemorySegment.ofArray(halves2);
+        final MemorySegment errView = MemorySegment.ofArray(err);
+        final MemorySegment errBitsView = MemorySegment.ofArray(errBits);
 
         /** From the bf16 layout (even elements in the first half, odd ones in the second) to element order, in {@code f}. */
         void unsplit() {
@@ -454,16 +468,43 @@ final class JvmFastForms {
         }
 
         /**
-         * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum as in {@link #divide}:
-         * {@code f[i]} and its bits {@code bits[i]} = the nearest float, {@code signs[i]} = the sign
-         * of the exact difference {@code d - (double) f}; {@link #toOdd} is the second step.
+         * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum as in {@link #divide} and
+         * a sum of floats (a multiple of 2^-149, as every sum of replicas is): {@code f[i]} and its
+         * bits {@code bits[i]} = a float next to the double quotient (the nearest, or the other float
+         * around it); {@code errBits[i]} = the bits of a float with the sign of the exact difference,
+         * zero where there is none and NaN where it is NaN. {@link #toOdd} is the second step, which
+         * only needs the two floats around the quotient.
+         *
+         * <p>For a whole {@code k} from 1 to 2^20 (the replica counts) there is no division: the float
+         * is that of {@code sum * (1 / k)}, and the difference {@code fma(-f, k, sum)}, exact as
+         * {@code f * k} is, and a multiple of 2^-149, so that as a float it keeps its sign. Its sign
+         * is also the double quotient's: a sum of floats is never within half a double's ulp of
+         * {@code f * k} without being equal to it. (Signs as ints cost C2's vector loops twice this.)
          */
         void divideToNearest(double k, boolean two) {
             double[] a = acc;
             float[] x = f;
             float[] y = f2;
             double r = exactReciprocal(k);
-            if (two) {
+            if (k >= 1 && k <= 0x1p20 && k == Math.rint(k)) {
+                double inverse = 1 / k;
+                float[] e = err;
+                if (two) {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double sum = (double) x[i] + y[i];
+                        float n = (float) (sum * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, sum);
+                    }
+                } else {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double sum = a[i] + x[i];
+                        float n = (float) (sum * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, sum);
+                    }
+                }
+            } else if (two) {
                 for (int i = 0; i < CHUNK; i++) {
                     nearest(i, quotient((double) x[i] + y[i], k, r));
                 }
@@ -473,34 +514,38 @@ final class JvmFastForms {
                 }
             }
             MemorySegment.copy(fView, 0, bitsView, 0, 4L * CHUNK);
+            MemorySegment.copy(errView, 0, errBitsView, 0, 4L * CHUNK);
         }
 
-        /** {@code bits[i] = toOdd(bits[i], signs[i])}. */
+        /** {@code bits[i] = toOdd(bits[i], errBits[i])}. */
         void roundToOdd() {
             int[] b = bits;
-            int[] s = signs;
+            int[] s = errBits;
             for (int i = 0; i < CHUNK; i++) {
                 b[i] = toOdd(b[i], s[i]);
             }
         }
 
         /**
-         * The float round-to-odd gives, from the nearest float's bits and the sign of what it is off
-         * by: one step toward the quotient where it is inexact and even. The sign is also 0 for a NaN
-         * or infinite quotient (the difference is NaN), which HalfFloats leaves as they are too; a NaN
-         * keeps its payload where a float holds it, as every NaN that sums of floats make does.
+         * The float round-to-odd gives, from a float next to the quotient (the nearest, or the other
+         * one around it) and the bits of a float with the sign of what it is off by: one step toward
+         * the quotient where it is inexact and even. The difference is also NaN for a NaN or infinite
+         * quotient, which HalfFloats leaves as they are too; a NaN keeps its payload where a float
+         * holds it, as every NaN that sums of floats make does. Integer operations only, for C2's
+         * vector loops.
          */
-        static int toOdd(int nearest, int sign) {
-            int negative = nearest >> 31;
-            int away = (sign ^ negative) - negative;      // +1: the quotient is the larger in magnitude
-            return nearest + (away & ((nearest & 1) - 1)); // only an even float moves
+        static int toOdd(int near, int errBits) {
+            int m = (errBits & 0x7fff_ffff) - 1;           // 0 .. 0x7f7fffff: nonzero, not NaN
+            int inexact = ~(m | (0x7f7f_ffff - m)) >>> 31;
+            int away = ((errBits ^ near) >> 31) | 1;         // +1: the quotient is the larger in magnitude
+            return near + (away & -(inexact & ~near & 1));  // only an even float moves
         }
 
-        /** {@code f[i]} = the float nearest {@code d}; {@code signs[i]} = the sign of what it is off by. */
+        /** {@code f[i]} = the float nearest {@code d}; {@code err[i]} = the sign of what it is off by, as a float. */
         private void nearest(int i, double d) {
             float n = (float) d;
             f[i] = n;
-            signs[i] = (int) Math.signum(d - n);
+            err[i] = (float) Math.signum(d - n);
         }
 
         /** {@code sum / k}; by the product with {@code r} where that is exact (nonzero). */

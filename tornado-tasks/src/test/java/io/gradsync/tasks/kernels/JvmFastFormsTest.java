@@ -79,26 +79,29 @@ class JvmFastFormsTest {
         }
     }
 
+    /** Sums of floats as the averages make them: edge values, then sums of two to eight random floats of any bits. */
     @Test
     void roundToOddOnDoublesMatchesHalfFloats() {
         SplittableRandom rnd = new SplittableRandom(11);
         List<Double> values = new ArrayList<>();
-        for (long bits : new long[] {0, 0x8000_0000_0000_0000L, 1, 0x7FF0_0000_0000_0000L, 0xFFF0_0000_0000_0000L,
-                0x7FF8_0000_0000_0000L, 0xFFF8_0000_0000_0000L, Double.doubleToRawLongBits(Float.MAX_VALUE),
-                Double.doubleToRawLongBits(Math.nextUp((double) Float.MAX_VALUE)), Double.doubleToRawLongBits(0x1p128),
-                Double.doubleToRawLongBits(0x1p-150), Double.doubleToRawLongBits(0x1.8p-150), Double.doubleToRawLongBits(0x1p-149),
-                Double.doubleToRawLongBits(0x1p-126), Double.doubleToRawLongBits(Double.MAX_VALUE)}) {
-            values.add(Double.longBitsToDouble(bits));
-            values.add(-Double.longBitsToDouble(bits));
+        for (double d : new double[] {0, Double.POSITIVE_INFINITY, Double.NaN, Float.MAX_VALUE, (double) Float.MAX_VALUE + Float.MAX_VALUE,
+                8.0 * Float.MAX_VALUE, (double) Float.MAX_VALUE + Math.ulp(Float.MAX_VALUE) / 2, 0x1p-149, 3 * 0x1p-149, 0x1p-126, 0x1p-133,
+                0x1p24 + 0x1p-149, 1 + 0x1p-52, 3 * (1 + 0x1p-23), 7 * (1 + 0x1p-23) + 0x1p-40}) {
+            values.add(d);
+            values.add(-d);
         }
         for (int i = 0; i < 400_000; i++) {
-            double d = switch (i % 4) {
-                case 0 -> Double.longBitsToDouble(rnd.nextLong());                               // any double
-                case 1 -> Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(-160, 140)) * (rnd.nextBoolean() ? 1 : -1);
-                case 2 -> (double) Float.intBitsToFloat(rnd.nextInt()) + Math.scalb((double) rnd.nextInt(-3, 4), -rnd.nextInt(24, 60));
-                default -> (double) Float.intBitsToFloat(rnd.nextInt());                          // exact, NaNs included
-            };
-            values.add(d);
+            double sum = 0;
+            int scale = rnd.nextInt(-150, 128); // one magnitude for all the replicas (cancellation, near ties), or any bits
+            for (int j = 0, n = rnd.nextInt(2, 9); j < n; j++) {
+                float v = switch (i % 3) {
+                    case 0 -> Float.intBitsToFloat(rnd.nextInt());
+                    case 1 -> Math.scalb((float) rnd.nextGaussian(), scale);
+                    default -> Math.scalb((float) rnd.nextInt(-4096, 4097), scale - 12); // few bits: exact quotients and ties
+                };
+                sum += v;
+            }
+            values.add(sum);
         }
         JvmFastForms.Chunk c = new JvmFastForms.Chunk();
         for (double k : new double[] {1, 2, 0.25, 3, 7, -5, 0x1p-100, 1e30}) {

@@ -34,7 +34,10 @@ import java.util.Set;
  *       results and stops ptxas from contracting a multiply and an add into an fma (Java does not).
  *       Denormals are kept (no {@code .ftz}).</li>
  *   <li>Addresses are 64-bit: {@code mul.wide.s32} of the int index by the element size added to
- *       the array's base pointer, the same sequence nvcc emits.</li>
+ *       the array's base pointer, the same sequence nvcc emits. An index that the block computed
+ *       as another int plus a constant (0 to 2^24) takes that int's address with the constant as
+ *       the immediate offset, so that {@code x[i]}, {@code x[i + 1]}, ... share one address: the two
+ *       differ only where {@code i + c} overflows, an index out of range either way.</li>
  *   <li>Loads are plain {@code ld.global} unless the caller names the array as non-coherent
  *       ({@link #entry(KernelIr, int, Set)}): then {@code ld.global.nc}, the read-only data
  *       cache path nvcc takes for a {@code const T* __restrict__} argument. That cache is not kept
@@ -63,6 +66,11 @@ public final class PtxEmitter {
     private final StringBuilder out = new StringBuilder();
     private final Map<String, Integer> counters = new HashMap<>();
     private final Map<Integer, String> varRegs = new HashMap<>();
+    /** In the block being emitted: int variables known to be another one plus a constant (see {@link #address}). */
+    private final Map<Var, IndexOffset> indexOffsets = new HashMap<>();
+
+    private record IndexOffset(Var base, long plus) {
+    }
     private final Map<String, String> arrayBase = new HashMap<>();
     private final Map<String, String> arrayLen = new HashMap<>();
     /** Arrays loaded through the non-coherent (read-only data cache) path. */
@@ -377,8 +385,10 @@ public final class PtxEmitter {
                 Block b = blocks.get(i);
                 Block next = i + 1 < blocks.size() ? blocks.get(i + 1) : null;
                 out.append(label(b)).append(":\n");
+                indexOffsets.clear();
                 for (Insn insn : b.insns()) {
                     emitInsn(insn);
+                    noteIndexOffset(insn);
                 }
                 emitTerminator(b.terminator(), next);
             }
@@ -1134,11 +1144,45 @@ public final class PtxEmitter {
             long off = (long) c.intValue() * bytes;
             return off == 0 ? "[" + base + "]" : "[" + base + "+" + off + "]";
         }
+        IndexOffset known = indexOffsets.get((Var) index);
+        Var from = known != null ? known.base() : (Var) index;
         String off = fresh(RegClass.B64);
         String addr = fresh(RegClass.B64);
-        line("mul.wide.s32 " + off + ", " + reg((Var) index) + ", " + bytes);
+        line("mul.wide.s32 " + off + ", " + reg(from) + ", " + bytes);
         line("add.s64 " + addr + ", " + base + ", " + off);
-        return "[" + addr + "]";
+        return known != null && known.plus() != 0 ? "[" + addr + "+" + known.plus() * bytes + "]" : "[" + addr + "]";
+    }
+
+    /**
+     * After {@code insn}: what it makes known about an int index (its result is another int plus a
+     * constant, or a copy of such), and what it makes stale (offsets from a variable it assigns).
+     */
+    private void noteIndexOffset(Insn insn) {
+        Var d = ElementwiseLoop.def(insn);
+        if (d == null) {
+            return;
+        }
+        IndexOffset found = null;
+        if (d.type() == IrType.I32) {
+            if (insn instanceof Insn.Binary b && b.op() == BinOp.ADD) {
+                Operand x = b.a() instanceof Const ? b.b() : b.a();
+                Operand c = b.a() instanceof Const ? b.a() : b.b();
+                if (x instanceof Var v && c instanceof Const k && k.intValue() >= 0 && k.intValue() <= 1 << 24) {
+                    IndexOffset via = indexOffsets.get(v);
+                    found = via != null ? new IndexOffset(via.base(), via.plus() + k.intValue()) : new IndexOffset(v, k.intValue());
+                    if (found.plus() > 1 << 24) {
+                        found = null;
+                    }
+                }
+            } else if (insn instanceof Insn.Move m && m.src() instanceof Var v) {
+                found = indexOffsets.get(v);
+            }
+        }
+        indexOffsets.remove(d);
+        indexOffsets.values().removeIf(o -> o.base().equals(d));
+        if (found != null && !found.base().equals(d)) {
+            indexOffsets.put(d, found);
+        }
     }
 
     private void emitLoad(Insn.Load l) {
