@@ -318,8 +318,8 @@ final class JvmFastForms {
                 int[] b = c.bits;
                 int[] s = c.errBits;
                 for (int p = 0; p < HALF; p++) { // the step to odd and the narrowing in one pass
-                    int even = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[p], s[p]));
-                    int odd = HalfFloats.bf16InHighHalf(Chunk.toOdd(b[HALF + p], s[HALF + p]));
+                    int even = Chunk.bf16OfNear(b[p], s[p]);
+                    int odd = Chunk.bf16OfNear(b[HALF + p], s[HALF + p]);
                     w[p] = (even >>> 16) | (odd & 0xFFFF_0000);
                 }
                 MemorySegment.copy(c.wordsView, 0, dst, 2L * at, 2L * count);
@@ -539,6 +539,21 @@ final class JvmFastForms {
             int inexact = ~(m | (0x7f7f_ffff - m)) >>> 31;
             int away = ((errBits ^ near) >> 31) | 1;         // +1: the quotient is the larger in magnitude
             return near + (away & -(inexact & ~near & 1));  // only an even float moves
+        }
+
+        /**
+         * {@code HalfFloats.bf16InHighHalf(toOdd(near, errBits))} in fewer steps: the step to odd
+         * changes the bf16 only where the float is a bf16 tie, and there it breaks the tie toward
+         * the quotient instead of to even.
+         */
+        static int bf16OfNear(int near, int errBits) {
+            int m = (errBits & 0x7fff_ffff) - 1;
+            int inexact = ~(m | (0x7f7f_ffff - m)) >>> 31;
+            int away = ~(errBits ^ near) >>> 31;                           // 1: the quotient is the larger in magnitude
+            int even = (near >>> 16) & 1;                                   // ties to even, where exact
+            int up = even ^ ((even ^ away) & -inexact);
+            int nan = (0x7F80_0000 - (near & 0x7FFF_FFFF)) >> 31;          // a NaN is cut, not rounded
+            return (near + ((0x7FFF + up) & ~nan)) | (nan & 0x0040_0000);
         }
 
         /** {@code f[i]} = the float nearest {@code d}; {@code err[i]} = the sign of what it is off by, as a float. */

@@ -79,6 +79,32 @@ class JvmFastFormsTest {
         }
     }
 
+    /** The fused step to odd and bf16 rounding is the two steps, for floats around every kind of tie and every kind of difference. */
+    @Test
+    void bf16OfNearIsToOddThenRounding() {
+        SplittableRandom rnd = new SplittableRandom(13);
+        float[] errs = {0f, -0f, 1f, -1f, Float.MIN_VALUE, -Float.MIN_VALUE, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN, 3e-30f, -7e20f};
+        int[] lows = {0, 1, 0x7FFE, 0x7FFF, 0x8000, 0x8001, 0x8002, 0xFFFE, 0xFFFF};
+        for (int i = 0; i < 200_000; i++) {
+            int high = rnd.nextInt() & 0xFFFF_0000;
+            int near = i % 4 == 0 ? rnd.nextInt() : high | lows[rnd.nextInt(lows.length)];
+            if (i % 50 == 0) {
+                near = (rnd.nextBoolean() ? 0 : 0x8000_0000) | (rnd.nextBoolean() ? 0x7F80_0000 : 0x7F80_0000 | rnd.nextInt(1, 1 << 23));
+            }
+            int err = Float.floatToRawIntBits(i % 3 == 0 ? Float.intBitsToFloat(rnd.nextInt()) : errs[rnd.nextInt(errs.length)]);
+            float e = Float.intBitsToFloat(err);
+            if (Float.isInfinite(Float.intBitsToFloat(near)) && e != 0 && !Float.isNaN(e) && (err ^ near) >= 0) {
+                continue; // no quotient lies beyond an infinity
+            }
+            if (Float.isNaN(Float.intBitsToFloat(near)) && !Float.isNaN(e)) {
+                continue; // a NaN quotient is off by NaN
+            }
+            assertEquals(HalfFloats.bf16InHighHalf(JvmFastForms.Chunk.toOdd(near, err)) & 0xFFFF_0000,
+                    JvmFastForms.Chunk.bf16OfNear(near, err) & 0xFFFF_0000,
+                    "near 0x" + Integer.toHexString(near) + " err 0x" + Integer.toHexString(err));
+        }
+    }
+
     /** Sums of floats as the averages make them: edge values, then sums of two to eight random floats of any bits. */
     @Test
     void roundToOddOnDoublesMatchesHalfFloats() {
