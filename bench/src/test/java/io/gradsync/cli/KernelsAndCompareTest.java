@@ -73,4 +73,25 @@ class KernelsAndCompareTest {
             }
         }
     }
+
+    @Test
+    void compareFormsJvmTimesOnlyTheJvmAndEndsWithItsGoal() {
+        CliRun r = CliRun.of("compare", "--forms", "jvm", "--kernels", "average2,average3Bf16", "--cpu-size", "256K",
+                "--warmup", "1", "--iters", "3");
+        assertEquals(0, r.exitCode(), r.err());
+        for (String form : List.of("ptx (generated):", "nvcc -O3 (CUDA C):", "opencl (generated):")) {
+            assertTrue(r.out().contains(String.format("# %-20s n/a (left out by --forms)", form)), form + " in " + r.out());
+        }
+        Optional<String> row = r.out().lines().filter(l -> l.startsWith(" average3Bf16 ")).findFirst();
+        assertTrue(row.isPresent() && row.get().chars().filter(c -> c == '%').count() == 1, "one figure, the JVM's: " + r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("# goal: on the JVM, average3..8 and the 16-bit kernels >= half of average2 (")),
+                r.out());
+    }
+
+    @Test
+    void compareRefusesAnUnknownForm() {
+        CliRun r = CliRun.of("compare", "--forms", "jvm,cuda", "--kernels", "average2");
+        assertEquals(2, r.exitCode(), r.out());
+        assertTrue(r.err().contains("--forms: unknown form 'cuda' (ptx, nvcc, opencl, jvm)"), r.err());
+    }
 }
