@@ -7,6 +7,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Method;
 import java.nio.ByteOrder;
 
@@ -20,17 +21,18 @@ import java.nio.ByteOrder;
  * overlap), so as plain Java every element costs a scalar division and, for 16-bit types, some
  * twenty scalar conversion and rounding steps; and an average streams all its inputs at once, at
  * the same page offset as large allocations are, so that they compete for the same cache sets.
- * Here the arrays go through heap arrays a chunk at a time, two inputs at a time: bulk copies move
- * the bytes between the arrays' memory and heap arrays, and every pass is a loop over heap arrays,
- * which C2 vectorizes whatever it profiled (a loop reading a memory segment element by element did
- * so only in some runs). Reinterpreting bits ({@code Float.floatToRawIntBits} and the like, which
- * C2 does not vectorize) is a bulk copy between heap arrays too.
+ * Here the arrays go through heap arrays a chunk at a time, two inputs at a time, in passes that
+ * C2 vectorizes (each reads or writes one memory segment at most). Reinterpreting bits
+ * ({@code Float.floatToRawIntBits} and the like, which C2 does not vectorize) is a bulk copy
+ * between heap arrays.
  *
  * <p>bf16 chunks are de-interleaved: a 32-bit word holds two bf16 values, whose float bits are its
  * low half shifted up and its high half masked, so element {@code 2p} of a chunk sits at {@code p}
  * and element {@code 2p + 1} at {@code HALF + p}, in every array of the kernel alike.
  */
 final class JvmFastForms {
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     /**
      * Elements per chunk: few enough that the scratch (15 KiB) stays in L1 beside the lines streaming
      * through. A constant, so that C2 sees the two halves of a bf16 chunk apart.
@@ -232,70 +234,64 @@ final class JvmFastForms {
         F16 {
             @Override
             void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
-                MemorySegment.copy(src, 2L * at, c.halvesView, 0, 2L * count);
-                short[] h = c.halves;
+                long base = 2L * at;
                 for (int i = 0; i < count; i++) {
-                    dst[i] = Float.float16ToFloat(h[i]);
+                    dst[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
                 }
             }
 
             @Override
             void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
-                MemorySegment.copy(src, 2L * at, c.halvesView, 0, 2L * count);
-                MemorySegment.copy(src2, 2L * at, c.halves2View, 0, 2L * count);
                 float[] x = c.f;
                 float[] y = c.f2;
-                short[] h = c.halves;
-                short[] h2 = c.halves2;
+                long base = 2L * at;
                 for (int i = 0; i < count; i++) {
-                    x[i] = Float.float16ToFloat(h[i]);
-                    y[i] = Float.float16ToFloat(h2[i]);
+                    x[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
+                    y[i] = Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
                 }
             }
 
             @Override
             void store(Chunk c, MemorySegment dst, int at, int count) {
                 float[] v = c.f;
-                short[] h = c.halves;
-                for (int i = 0; i < CHUNK; i++) {
-                    h[i] = Float.floatToFloat16(v[i]);
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    dst.set(SHORT, base + 2L * i, Float.floatToFloat16(v[i]));
                 }
-                MemorySegment.copy(c.halvesView, 0, dst, 2L * at, 2L * count);
             }
         },
         BF16 {
             @Override
             void load(Chunk c, MemorySegment src, int at, int count, float[] dst, MemorySegment dstView) {
-                MemorySegment.copy(src, 2L * at, c.wordsView, 0, 2L * count);
                 int[] b = c.bits;
-                int[] w = c.words;
+                long base = 2L * at;
                 for (int p = 0; p < count / 2; p++) {
-                    b[p] = w[p] << 16;
-                    b[HALF + p] = w[p] & 0xFFFF_0000;
+                    int w = src.get(INT, base + 4L * p);
+                    b[p] = w << 16;
+                    b[HALF + p] = w & 0xFFFF_0000;
                 }
                 if (count % 2 != 0) {
-                    b[count / 2] = w[count / 2] << 16; // the last element, in the low half of a word whose high half is stale
+                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
                 }
                 MemorySegment.copy(c.bitsView, 0, dstView, 0, 4L * CHUNK);
             }
 
             @Override
             void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
-                MemorySegment.copy(src, 2L * at, c.wordsView, 0, 2L * count);
-                MemorySegment.copy(src2, 2L * at, c.words2View, 0, 2L * count);
                 int[] b = c.bits;
                 int[] b2 = c.bits2;
-                int[] w = c.words;
-                int[] w2 = c.words2;
+                long base = 2L * at;
                 for (int p = 0; p < count / 2; p++) {
-                    b[p] = w[p] << 16;
-                    b[HALF + p] = w[p] & 0xFFFF_0000;
-                    b2[p] = w2[p] << 16;
-                    b2[HALF + p] = w2[p] & 0xFFFF_0000;
+                    int w = src.get(INT, base + 4L * p);
+                    int w2 = src2.get(INT, base + 4L * p);
+                    b[p] = w << 16;
+                    b[HALF + p] = w & 0xFFFF_0000;
+                    b2[p] = w2 << 16;
+                    b2[HALF + p] = w2 & 0xFFFF_0000;
                 }
                 if (count % 2 != 0) {
-                    b[count / 2] = w[count / 2] << 16;
-                    b2[count / 2] = w2[count / 2] << 16;
+                    b[count / 2] = src.get(SHORT, base + 2L * (count - 1)) << 16;
+                    b2[count / 2] = src2.get(SHORT, base + 2L * (count - 1)) << 16;
                 }
                 MemorySegment.copy(c.bitsView, 0, c.fView, 0, 4L * CHUNK);
                 MemorySegment.copy(c.bits2View, 0, c.f2View, 0, 4L * CHUNK);
@@ -368,17 +364,11 @@ final class JvmFastForms {
         final float[] err = new float[CHUNK];
         final int[] errBits = new int[CHUNK];
         final int[] words = new int[HALF];
-        final int[] words2 = new int[HALF];
-        final short[] halves = new short[CHUNK];
-        final short[] halves2 = new short[CHUNK];
         final MemorySegment fView = MemorySegment.ofArray(f);
         final MemorySegment f2View = MemorySegment.ofArray(f2);
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
         final MemorySegment bits2View = MemorySegment.ofArray(bits2);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
-        final MemorySegment words2View = MemorySegment.ofArray(words2);
-        final MemorySegment halvesView = MemorySegment.ofArray(halves);
-        final MemorySegment halves2View = MemorySegment.ofArray(halves2);
         final MemorySegment errView = MemorySegment.ofArray(err);
         final MemorySegment errBitsView = MemorySegment.ofArray(errBits);
 

@@ -8,6 +8,7 @@ import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.kernels.JvmFastForms.Form;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
 
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
@@ -35,6 +36,9 @@ final class JvmReductions {
             default -> null;
         };
     }
+
+    private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
     /** Chunks of {@link JvmFastForms#CHUNK} elements spread over the cores, a task per run of them. */
     private static int tasks(int chunks) {
@@ -116,28 +120,18 @@ final class JvmReductions {
         boolean bad = IntStream.range(0, tasks).parallel().anyMatch(task -> {
             long from = (long) chunks * task / tasks * CHUNK;
             long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
-            // a chunk at a time into a heap array (see JvmFastForms), then a loop over that array
-            int[] words = new int[CHUNK];
-            short[] halves = new short[CHUNK];
-            MemorySegment wordsView = MemorySegment.ofArray(words);
-            MemorySegment halvesView = MemorySegment.ofArray(halves);
-            int m = 0;
-            int any = 0;
-            for (long at = from; at < to; at += CHUNK) {
-                int count = (int) Math.min(CHUNK, to - at);
-                if (wide) {
-                    MemorySegment.copy(seg, 4 * at, wordsView, 0, 4L * count);
-                    for (int i = 0; i < count; i++) {
-                        m = Math.max(m, words[i] & 0x7fffffff);
-                    }
-                } else {
-                    MemorySegment.copy(seg, 2 * at, halvesView, 0, 2L * count);
-                    for (int i = 0; i < count; i++) {
-                        any |= (halves[i] & 0x7fff) + carry;
-                    }
+            if (wide) {
+                int m = 0;
+                for (long i = from; i < to; i++) {
+                    m = Math.max(m, seg.get(INT, 4 * i) & 0x7fffffff);
                 }
+                return m >= 0x7f800000;
             }
-            return wide ? m >= 0x7f800000 : (any & 0x8000) != 0;
+            int any = 0;
+            for (long i = from; i < to; i++) {
+                any |= (seg.get(SHORT, 2 * i) & 0x7fff) + carry;
+            }
+            return (any & 0x8000) != 0;
         });
         if (bad) {
             flag.set(0, 1);
