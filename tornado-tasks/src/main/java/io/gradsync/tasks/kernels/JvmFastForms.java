@@ -7,6 +7,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
 import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Method;
 import java.nio.ByteOrder;
@@ -43,6 +44,34 @@ final class JvmFastForms {
     /** Runs a kernel's fast form; false where it does not apply (the caller then runs the kernel). */
     interface Form {
         boolean run(Object[] args);
+    }
+
+    static {
+        // Every kind of memory segment and array class loaded before any form is compiled: C2
+        // compiles a call on a MemorySegment or KernelArray as the one implementation it has seen
+        // loaded, and loading another (the first heap segment of doubles, the first fp16 array)
+        // throws away all such compiled code at once, which then runs interpreted until C2 gets to
+        // it again: seconds, with every core busy.
+        Object[] arrays = {new byte[1], new short[1], new char[1], new int[1], new float[1], new long[1], new double[1]};
+        for (Object a : arrays) {
+            switch (a) {
+                case byte[] b -> MemorySegment.ofArray(b);
+                case short[] b -> MemorySegment.ofArray(b);
+                case char[] b -> MemorySegment.ofArray(b);
+                case int[] b -> MemorySegment.ofArray(b);
+                case float[] b -> MemorySegment.ofArray(b);
+                case long[] b -> MemorySegment.ofArray(b);
+                case double[] b -> MemorySegment.ofArray(b);
+                default -> throw new AssertionError(a);
+            }
+        }
+        for (Class<?> c : KernelArray.class.getPermittedSubclasses()) {
+            try {
+                MethodHandles.lookup().ensureInitialized(c);
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+        }
     }
 
     private JvmFastForms() {
