@@ -431,7 +431,6 @@ public final class GradientKernels {
         return m;
     }
 
-
     /**
      * The sum of {@code value} over the threads of this work group, in fp64, by a tree in
      * group-local memory (any group size up to 1024): every thread of the group must call it,
@@ -556,10 +555,11 @@ public final class GradientKernels {
     }
 
     /**
-     * As {@link #squares} for bf16 and fp16 ({@code x} either: the parent type is enough), with
-     * sixteen loads in flight. Each element's magnitude comes from its bits ({@link #magnitude16});
-     * the largest magnitude bits, kept beside the sums, decide NaN and infinity at the end as the
-     * squares would have: NaN if any element is NaN, else infinity if any is infinite.
+     * As {@link #squares} for bf16 and fp16 ({@code x} either: the parent type is enough), the same
+     * elements into the same eight sums. Each square comes from the element's magnitude bits
+     * ({@link #square16}); the largest magnitude bits, kept beside the sums, decide NaN and
+     * infinity at the end as the squares would have: NaN if any element is NaN, else infinity if
+     * any is infinite.
      */
     private static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
@@ -568,45 +568,7 @@ public final class GradientKernels {
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int m = 0;
         int i = first;
-        // sixteen loads in flight (a 16-bit load brings half a float's bytes), two groups of eight in order
-        for (int groups = count / 16; groups > 0; groups--) {
-            int v0 = x.getBits(i) & 0x7fff;
-            int v1 = x.getBits(i + stride) & 0x7fff;
-            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
-            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
-            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
-            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
-            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
-            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
-            int w0 = x.getBits(i + 8 * stride) & 0x7fff;
-            int w1 = x.getBits(i + 9 * stride) & 0x7fff;
-            int w2 = x.getBits(i + 10 * stride) & 0x7fff;
-            int w3 = x.getBits(i + 11 * stride) & 0x7fff;
-            int w4 = x.getBits(i + 12 * stride) & 0x7fff;
-            int w5 = x.getBits(i + 13 * stride) & 0x7fff;
-            int w6 = x.getBits(i + 14 * stride) & 0x7fff;
-            int w7 = x.getBits(i + 15 * stride) & 0x7fff;
-            i += 16 * stride;
-            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
-            m = Math.max(m, Math.max(Math.max(Math.max(w0, w1), Math.max(w2, w3)), Math.max(Math.max(w4, w5), Math.max(w6, w7))));
-            s0 += square16(v0, bf16);
-            s1 += square16(v1, bf16);
-            s2 += square16(v2, bf16);
-            s3 += square16(v3, bf16);
-            s4 += square16(v4, bf16);
-            s5 += square16(v5, bf16);
-            s6 += square16(v6, bf16);
-            s7 += square16(v7, bf16);
-            s0 += square16(w0, bf16);
-            s1 += square16(w1, bf16);
-            s2 += square16(w2, bf16);
-            s3 += square16(w3, bf16);
-            s4 += square16(w4, bf16);
-            s5 += square16(w5, bf16);
-            s6 += square16(w6, bf16);
-            s7 += square16(w7, bf16);
-        }
-        if ((count & 8) != 0) {
+        for (int groups = count / 8; groups > 0; groups--) {
             int v0 = x.getBits(i) & 0x7fff;
             int v1 = x.getBits(i + stride) & 0x7fff;
             int v2 = x.getBits(i + 2 * stride) & 0x7fff;
