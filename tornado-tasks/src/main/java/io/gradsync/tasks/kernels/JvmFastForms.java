@@ -7,14 +7,14 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.invoke.MethodHandles;
 import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandles;
 import java.lang.reflect.Method;
 import java.nio.ByteOrder;
 
 /**
- * JVM-only forms of the fused averages and of the element-wise 16-bit kernels of
- * {@link GradientKernels}: the same arithmetic in the same order, so the same bits (NaN payloads
+ * JVM-only forms of the fused averages, the element-wise 16-bit kernels and the conversions of
+ * {@link GradientKernels} (the reductions' are {@link JvmReductions}): the same arithmetic in the same order, so the same bits (NaN payloads
  * aside, which no form of a kernel pins down), as the kernel methods, which stay the reference and
  * the source of the device forms.
  *
@@ -52,19 +52,13 @@ final class JvmFastForms {
         // loaded, and loading another (the first heap segment of doubles, the first fp16 array)
         // throws away all such compiled code at once, which then runs interpreted until C2 gets to
         // it again: seconds, with every core busy.
-        Object[] arrays = {new byte[1], new short[1], new char[1], new int[1], new float[1], new long[1], new double[1]};
-        for (Object a : arrays) {
-            switch (a) {
-                case byte[] b -> MemorySegment.ofArray(b);
-                case short[] b -> MemorySegment.ofArray(b);
-                case char[] b -> MemorySegment.ofArray(b);
-                case int[] b -> MemorySegment.ofArray(b);
-                case float[] b -> MemorySegment.ofArray(b);
-                case long[] b -> MemorySegment.ofArray(b);
-                case double[] b -> MemorySegment.ofArray(b);
-                default -> throw new AssertionError(a);
-            }
-        }
+        MemorySegment.ofArray(new byte[1]);
+        MemorySegment.ofArray(new short[1]);
+        MemorySegment.ofArray(new char[1]);
+        MemorySegment.ofArray(new int[1]);
+        MemorySegment.ofArray(new float[1]);
+        MemorySegment.ofArray(new long[1]);
+        MemorySegment.ofArray(new double[1]);
         for (Class<?> c : KernelArray.class.getPermittedSubclasses()) {
             try {
                 MethodHandles.lookup().ensureInitialized(c);

@@ -42,5 +42,4 @@ public final class KernelIrs {
     public static Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel) {
         return ACCESS.get().elementwiseLoop(kernel);
     }
-
 }

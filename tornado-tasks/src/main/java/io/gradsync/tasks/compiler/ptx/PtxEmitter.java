@@ -68,9 +68,6 @@ public final class PtxEmitter {
     private final Map<Integer, String> varRegs = new HashMap<>();
     /** In the block being emitted: int variables known to be another one plus a constant (see {@link #address}). */
     private final Map<Var, IndexOffset> indexOffsets = new HashMap<>();
-
-    private record IndexOffset(Var base, long plus) {
-    }
     private final Map<String, String> arrayBase = new HashMap<>();
     private final Map<String, String> arrayLen = new HashMap<>();
     /** Arrays loaded through the non-coherent (read-only data cache) path. */
@@ -1151,6 +1148,9 @@ public final class PtxEmitter {
         line("mul.wide.s32 " + off + ", " + reg(from) + ", " + bytes);
         line("add.s64 " + addr + ", " + base + ", " + off);
         return known != null && known.plus() != 0 ? "[" + addr + "+" + known.plus() * bytes + "]" : "[" + addr + "]";
+    }
+
+    private record IndexOffset(Var base, long plus) {
     }
 
     /**
