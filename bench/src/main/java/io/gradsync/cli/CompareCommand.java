@@ -108,12 +108,10 @@ final class CompareCommand implements Callable<Integer> {
         }
         NvccReference nvcc = null;
         RuntimeStatus cuda = selected.contains(Variant.PTX) || selected.contains(Variant.NVCC) ? CudaRuntime.status() : null;
-        if (cuda == null) {
-            // neither CUDA form selected: CUDA is not even loaded
-        } else if (!cuda.available()) {
+        if (cuda != null && !cuda.available()) {
             unavailable.putIfAbsent(Variant.PTX, "CUDA unavailable: " + cuda.detail());
             unavailable.putIfAbsent(Variant.NVCC, "CUDA unavailable: " + cuda.detail());
-        } else {
+        } else if (cuda != null) {
             CudaDevice gpu;
             try {
                 gpu = CudaRuntime.device(device);
@@ -122,18 +120,18 @@ final class CompareCommand implements Callable<Integer> {
             }
             deviceOf.put(Variant.PTX, gpu);
             bytesOf.put(Variant.PTX, gpuBytes);
-            nvcc = selected.contains(Variant.NVCC) ? NvccReference.find().orElse(null) : null;
-            if (!selected.contains(Variant.NVCC)) {
-                // left out
-            } else if (nvcc == null) {
-                unavailable.put(Variant.NVCC, "nvcc not on the PATH (set GRADSYNC_NVCC or add CUDA's bin folder)");
-            } else {
-                try {
-                    nvcc.cubin(gpu.smVersion());
-                    deviceOf.put(Variant.NVCC, gpu);
-                    bytesOf.put(Variant.NVCC, gpuBytes);
-                } catch (RuntimeException e) {
-                    unavailable.put(Variant.NVCC, Messages.firstLine(e));
+            if (selected.contains(Variant.NVCC)) {
+                nvcc = NvccReference.find().orElse(null);
+                if (nvcc == null) {
+                    unavailable.put(Variant.NVCC, "nvcc not on the PATH (set GRADSYNC_NVCC or add CUDA's bin folder)");
+                } else {
+                    try {
+                        nvcc.cubin(gpu.smVersion());
+                        deviceOf.put(Variant.NVCC, gpu);
+                        bytesOf.put(Variant.NVCC, gpuBytes);
+                    } catch (RuntimeException e) {
+                        unavailable.put(Variant.NVCC, Messages.firstLine(e));
+                    }
                 }
             }
         }
