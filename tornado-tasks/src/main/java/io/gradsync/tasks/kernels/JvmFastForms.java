@@ -186,8 +186,10 @@ final class JvmFastForms {
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
             t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
-            boolean two = in.length == 2; // else acc + f: the sum so far and the last replica
-            if (!two) {
+            Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : Sum.ACC;
+            if (sum == Sum.THREE) {
+                t.load(c, in[2].segment(), at, count, c.f3, c.f3View);
+            } else if (sum == Sum.ACC) {
                 c.sumFirstTwo();
                 int last = in.length - 1;
                 for (int j = 2; j < last; j += 2) { // the replicas between, two at a time where there are two
@@ -202,10 +204,13 @@ final class JvmFastForms {
                 t.load(c, in[last].segment(), at, count, c.f, c.fView);
             }
             if (t == Type.F32) {
-                c.divide(k, two);
+                c.divide(k, sum);
+                t.store(c, out.segment(), at, count);
+            } else if (sum == Sum.TWO && k == 2) {
+                c.halfSum();
                 t.store(c, out.segment(), at, count);
             } else {
-                c.divideToNearest(k, two);
+                c.divideToNearest(k, sum);
                 t.storeRoundedToOdd(c, out.segment(), at, count);
             }
         }
@@ -377,11 +382,22 @@ final class JvmFastForms {
         }
     }
 
+    /** Where an average's sum of replicas is when it is divided: it ends in the division's pass. */
+    enum Sum {
+        /** {@code f[i] + f2[i]}: two replicas. */
+        TWO,
+        /** {@code f[i] + f2[i] + f3[i]}: three. */
+        THREE,
+        /** {@code acc[i] + f[i]}: the sum of all but the last, and the last. */
+        ACC
+    }
+
     /** One call's scratch: a chunk in heap arrays, with byte views for the bulk copies; the passes over it. */
     static final class Chunk {
         final double[] acc = new double[CHUNK];
         final float[] f = new float[CHUNK];
         final float[] f2 = new float[CHUNK];
+        final float[] f3 = new float[CHUNK];
         final int[] bits = new int[CHUNK];
         final int[] bits2 = new int[CHUNK];
         final float[] err = new float[CHUNK];
@@ -389,6 +405,7 @@ final class JvmFastForms {
         final int[] words = new int[HALF];
         final MemorySegment fView = MemorySegment.ofArray(f);
         final MemorySegment f2View = MemorySegment.ofArray(f2);
+        final MemorySegment f3View = MemorySegment.ofArray(f3);
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
         final MemorySegment bits2View = MemorySegment.ofArray(bits2);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
@@ -463,25 +480,59 @@ final class JvmFastForms {
             }
         }
 
-        /** {@code f[i] = (float) (sum / k)}, the sum {@code f[i] + f2[i]} ({@code two}) or {@code acc[i] + f[i]}. */
-        void divide(double k, boolean two) {
+        /**
+         * {@code f[i] = f[i] * 0.5f + f2[i] * 0.5f}: for two 16-bit replicas and {@code k = 2}, a float
+         * that rounds to the 16-bit type as the kernel's quotient does, in float arithmetic. The
+         * halves are exact floats (the 16-bit types' smallest subnormals are 2^-133 and 2^-24), and so
+         * is their sum where the two exponents are at most 16 (bf16) or 13 (fp16) apart: it then has
+         * at most 24 significant bits. Further apart, the smaller half is too small to move the
+         * larger one to the nearest point halfway between two 16-bit values, and the float sum is
+         * not one of those points either: both round to the larger half. Neither sum overflows.
+         */
+        void halfSum() {
+            float[] a = f;
+            float[] b = f2;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = a[i] * 0.5f + b[i] * 0.5f;
+            }
+        }
+
+        /** {@code acc[i]} = the whole sum of the replicas (see {@link Sum}). */
+        void sumIntoAcc(Sum sum) {
             double[] a = acc;
             float[] x = f;
             float[] y = f2;
-            double r = exactReciprocal(k);
-            if (two) {
-                for (int i = 0; i < CHUNK; i++) {
-                    x[i] = (float) quotient((double) x[i] + y[i], k, r);
+            float[] z = f3;
+            switch (sum) {
+                case TWO -> sumFirstTwo();
+                case THREE -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        a[i] = (double) x[i] + y[i] + z[i];
+                    }
                 }
-            } else {
+                case ACC -> add();
+            }
+        }
+
+        /** {@code f[i] = (float) (sum / k)}, the sum of the replicas (see {@link Sum}). */
+        void divide(double k, Sum sum) {
+            double[] a = acc;
+            float[] x = f;
+            double r = exactReciprocal(k);
+            if (sum == Sum.ACC) {
                 for (int i = 0; i < CHUNK; i++) {
                     x[i] = (float) quotient(a[i] + x[i], k, r);
+                }
+            } else {
+                sumIntoAcc(sum);
+                for (int i = 0; i < CHUNK; i++) {
+                    x[i] = (float) quotient(a[i], k, r);
                 }
             }
         }
 
         /**
-         * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum as in {@link #divide} and
+         * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum of the replicas and
          * a sum of floats (a multiple of 2^-149, as every sum of replicas is): {@code f[i]} and its
          * bits {@code bits[i]} = a float next to the double quotient (the nearest, or the other float
          * around it); {@code errBits[i]} = the bits of a float with the sign of the exact difference,
@@ -494,36 +545,45 @@ final class JvmFastForms {
          * is also the double quotient's: a sum of floats is never within half a double's ulp of
          * {@code f * k} without being equal to it. (Signs as ints cost C2's vector loops twice this.)
          */
-        void divideToNearest(double k, boolean two) {
+        void divideToNearest(double k, Sum sum) {
             double[] a = acc;
             float[] x = f;
             float[] y = f2;
-            double r = exactReciprocal(k);
+            float[] z = f3;
+            float[] e = err;
             if (k >= 1 && k <= 0x1p20 && k == Math.rint(k)) {
                 double inverse = 1 / k;
-                float[] e = err;
-                if (two) {
-                    for (int i = 0; i < CHUNK; i++) {
-                        double sum = (double) x[i] + y[i];
-                        float n = (float) (sum * inverse);
-                        x[i] = n;
-                        e[i] = (float) Math.fma(-n, k, sum);
+                switch (sum) { // a loop per sum: its first steps fused with the last
+                    case TWO -> {
+                        for (int i = 0; i < CHUNK; i++) {
+                            double s = (double) x[i] + y[i];
+                            float n = (float) (s * inverse);
+                            x[i] = n;
+                            e[i] = (float) Math.fma(-n, k, s);
+                        }
                     }
-                } else {
-                    for (int i = 0; i < CHUNK; i++) {
-                        double sum = a[i] + x[i];
-                        float n = (float) (sum * inverse);
-                        x[i] = n;
-                        e[i] = (float) Math.fma(-n, k, sum);
+                    case THREE -> {
+                        for (int i = 0; i < CHUNK; i++) {
+                            double s = (double) x[i] + y[i] + z[i];
+                            float n = (float) (s * inverse);
+                            x[i] = n;
+                            e[i] = (float) Math.fma(-n, k, s);
+                        }
                     }
-                }
-            } else if (two) {
-                for (int i = 0; i < CHUNK; i++) {
-                    nearest(i, quotient((double) x[i] + y[i], k, r));
+                    case ACC -> {
+                        for (int i = 0; i < CHUNK; i++) {
+                            double s = a[i] + x[i];
+                            float n = (float) (s * inverse);
+                            x[i] = n;
+                            e[i] = (float) Math.fma(-n, k, s);
+                        }
+                    }
                 }
             } else {
+                sumIntoAcc(sum);
+                double r = exactReciprocal(k);
                 for (int i = 0; i < CHUNK; i++) {
-                    nearest(i, quotient(a[i] + x[i], k, r));
+                    nearest(i, quotient(a[i], k, r));
                 }
             }
             MemorySegment.copy(fView, 0, bitsView, 0, 4L * CHUNK);
@@ -555,18 +615,21 @@ final class JvmFastForms {
         }
 
         /**
-         * {@code HalfFloats.bf16InHighHalf(toOdd(near, errBits))} in fewer steps: the step to odd
-         * changes the bf16 only where the float is a bf16 tie, and there it breaks the tie toward
-         * the quotient instead of to even.
+         * {@code HalfFloats.bf16InHighHalf(toOdd(near, errBits))} in fewer steps, for the floats that
+         * {@link #divideToNearest} leaves from bf16 replicas: the step to odd changes the bf16 only
+         * where the float is a bf16 tie, and there it breaks the tie toward the quotient instead of
+         * to even. The difference is NaN only where {@code near} is an infinity, whose bf16 no
+         * rounding bias changes, or a NaN, which arithmetic leaves quiet, with its low 16 bits zero
+         * as every NaN's made from bf16 values is (payloads move between float and double by their
+         * upper bits): the bias then carries into neither the exponent nor the sign, and the NaN
+         * stays quiet.
          */
         static int bf16OfNear(int near, int errBits) {
-            int m = (errBits & 0x7fff_ffff) - 1;
-            int inexact = ~(m | (0x7f7f_ffff - m)) >>> 31;
-            int away = ~(errBits ^ near) >>> 31;                           // 1: the quotient is the larger in magnitude
-            int even = (near >>> 16) & 1;                                   // ties to even, where exact
-            int up = even ^ ((even ^ away) & -inexact);
-            int nan = (0x7F80_0000 - (near & 0x7FFF_FFFF)) >> 31;          // a NaN is cut, not rounded
-            return (near + ((0x7FFF + up) & ~nan)) | (nan & 0x0040_0000);
+            int e = errBits << 1;                  // zero where the float is the quotient
+            int inexact = (e | -e) >> 31;          // all ones where it is not
+            int away = ~(errBits ^ near) >>> 31;   // 1: the quotient is the larger in magnitude
+            int even = (near >>> 16) & 1;          // ties to even, where exact
+            return near + 0x7FFF + (even ^ ((even ^ away) & inexact));
         }
 
         /** {@code f[i]} = the float nearest {@code d}; {@code err[i]} = the sign of what it is off by, as a float. */
