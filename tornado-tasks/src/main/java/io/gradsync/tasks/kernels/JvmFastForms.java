@@ -182,11 +182,12 @@ final class JvmFastForms {
             return false;
         }
         Type t = Type.of(out);
+        Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : Sum.ACC;
+        boolean halves = t != Type.F32 && sum == Sum.TWO && k == 2;
         Chunk c = new Chunk();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
             t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
-            Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : Sum.ACC;
             if (sum == Sum.THREE) {
                 t.load(c, in[2].segment(), at, count, c.f3, c.f3View);
             } else if (sum == Sum.ACC) {
@@ -206,7 +207,7 @@ final class JvmFastForms {
             if (t == Type.F32) {
                 c.divide(k, sum);
                 t.store(c, out.segment(), at, count);
-            } else if (sum == Sum.TWO && k == 2) {
+            } else if (halves) {
                 c.halfSum();
                 t.store(c, out.segment(), at, count);
             } else {

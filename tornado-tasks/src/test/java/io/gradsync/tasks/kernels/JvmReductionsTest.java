@@ -44,7 +44,7 @@ class JvmReductionsTest {
     void partialsBitForBit(String name) {
         Random rnd = new Random();
         for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}, {100_000, 999},
-                {1_000_003, 40_000}}) { // the last: groups of blocks whose rows differ by one
+                {1_000_003, 40_000}}) { // the last: many blocks to a task, whose rows differ by one
             KernelArray x = input(name, c[0], rnd, c[0] == 100_000 ? 1e-4 : 0); // NaN and infinities in some slots
             DoubleArray want = new DoubleArray(c[1]);
             DoubleArray got = new DoubleArray(c[1]);
