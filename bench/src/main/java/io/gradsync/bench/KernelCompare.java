@@ -581,6 +581,36 @@ public final class KernelCompare {
         }
     }
 
+    /** A kernel's JVM figure, and that of the reference kernel timed in alternation with it. */
+    public record Beside(Cell cell, double referenceGbPerSecond) {
+        /** The kernel's GB/s as a fraction of the reference's. */
+        public double ratio() {
+            return cell.gbPerSecond() / referenceGbPerSecond;
+        }
+    }
+
+    /**
+     * As {@link #onJvm}, with {@code reference} (prepared and warmed) timed call for call between
+     * the kernel's timed calls: on a shared host whose speed drifts over a table, the two medians
+     * then come from the same stretch of time, and their ratio compares the kernels alone.
+     */
+    public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+            Warmup.untilSteady(r.warmup(), 5, k::launch);
+            reference.launch(); // its lines back in the caches, as the kernel's are
+            double[] mine = new double[r.timed()];
+            double[] theirs = new double[r.timed()];
+            for (int i = 0; i < r.timed(); i++) {
+                mine[i] = microsOf(k::launch);
+                theirs[i] = microsOf(reference::launch);
+            }
+            double micros = median(mine);
+            double referenceMicros = median(theirs);
+            return new Beside(new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null),
+                    reference.trafficBytes() / (referenceMicros * 1e3));
+        }
+    }
+
     /** One kernel ready to run as Java: off-heap arrays with random non-zero values, split per core. */
     public static final class OnJvm implements AutoCloseable {
         private final Arena arena;
@@ -590,6 +620,13 @@ public final class KernelCompare {
         private OnJvm(Arena arena, long trafficBytes) {
             this.arena = arena;
             this.trafficBytes = trafficBytes;
+        }
+
+        /** {@code spec} prepared and warmed up as {@link #onJvm} warms it, for {@link #onJvmBeside}. */
+        public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r) {
+            OnJvm k = prepare(spec, bytes);
+            Warmup.untilSteady(r.warmup(), 5, k::launch);
+            return k;
         }
 
         public static OnJvm prepare(KernelSpec spec, long bytes) {
@@ -683,11 +720,15 @@ public final class KernelCompare {
         Warmup.untilSteady(r.warmup(), 5, work);
         double[] micros = new double[r.timed()];
         for (int i = 0; i < r.timed(); i++) {
-            long t0 = System.nanoTime();
-            work.run();
-            micros[i] = (System.nanoTime() - t0) / 1e3;
+            micros[i] = microsOf(work);
         }
         return median(micros);
+    }
+
+    private static double microsOf(Runnable work) {
+        long t0 = System.nanoTime();
+        work.run();
+        return (System.nanoTime() - t0) / 1e3;
     }
 
     /** The launch every device form of {@code spec} gets, so that their times compare like with like. */

@@ -62,11 +62,13 @@ class KernelsAndCompareTest {
         for (String kernel : List.of("average4", "sumIntoBf16", "sumOfSquaresPartials")) {
             Optional<String> row = r.out().lines().filter(l -> l.startsWith(" " + kernel + " ")).findFirst();
             assertTrue(row.isPresent(), kernel + " row in " + r.out());
-            // the JVM column (before ptx/nvcc and the check) always has a figure: "GB/s %"
+            // the JVM column (before ptx/nvcc, jvm/avg2 and the check) always has a figure: "GB/s %"
             String[] cells = row.get().trim().split("\\s+");
-            String jvmPercent = cells[cells.length - 3];
+            String jvmPercent = cells[cells.length - 4];
             // (a figure, not n/a; a loaded CI machine may make it tiny)
-            assertTrue(jvmPercent.endsWith("%") && Double.parseDouble(cells[cells.length - 4]) >= 0, row.get());
+            assertTrue(jvmPercent.endsWith("%") && Double.parseDouble(cells[cells.length - 5]) >= 0, row.get());
+            // average2 is timed beside the kernels the JVM goal covers, and only beside those
+            assertEquals(!kernel.equals("sumOfSquaresPartials"), cells[cells.length - 2].endsWith("%"), row.get());
             if (openCl) {
                 assertTrue(row.get().chars().filter(c -> c == '%').count() >= 2, "opencl and jvm figures: " + row.get());
                 assertTrue(row.get().endsWith("  ok"), "the generated OpenCL C computes what the Java does: " + row.get());
@@ -83,8 +85,13 @@ class KernelsAndCompareTest {
             assertTrue(r.out().contains(String.format("# %-20s n/a (left out by --forms)", form)), form + " in " + r.out());
         }
         Optional<String> row = r.out().lines().filter(l -> l.startsWith(" average3Bf16 ")).findFirst();
-        assertTrue(row.isPresent() && row.get().chars().filter(c -> c == '%').count() == 1, "one figure, the JVM's: " + r.out());
-        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("# goal: on the JVM, average3..8 and the 16-bit kernels >= half of average2 (")),
+        // the JVM's figure and its ratio to average2 timed beside it
+        assertTrue(row.isPresent() && row.get().chars().filter(c -> c == '%').count() == 2, "the JVM's figures only: " + r.out());
+        String[] cells = row.get().trim().split("\\s+");
+        assertTrue(Double.parseDouble(cells[cells.length - 2].replace("%", "")) > 0, row.get());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("# goal: on the JVM, average3..8 and the 16-bit kernels >= half of average2 timed"
+                + " beside each: ") && l.contains("(lowest average3Bf16, ")), r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.startsWith("# goal: on the JVM, average3..8 and the 16-bit kernels >= half of average2's row (")),
                 r.out());
     }
 

@@ -50,6 +50,18 @@ public final class JvmKernels {
 
     /** Runs {@code spec} with {@code args} over {@code shape}'s grid (its own threads, not the padding). */
     public static void run(KernelSpec spec, LaunchShape shape, Object... args) {
+        runAsWritten(spec, shape, true, args);
+    }
+
+    /**
+     * As {@link #run}, but always the kernel's own Java method, never the JVM form of a built-in
+     * kernel: the reference that those forms and the device forms are checked against.
+     */
+    public static void runAsWritten(KernelSpec spec, LaunchShape shape, Object... args) {
+        runAsWritten(spec, shape, false, args);
+    }
+
+    private static void runAsWritten(KernelSpec spec, LaunchShape shape, boolean fastForm, Object[] args) {
         Method m = spec.method();
         m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
         int ctxIndex = -1;
@@ -62,7 +74,7 @@ public final class JvmKernels {
         if (args.length != types.length - (ctxIndex >= 0 ? 1 : 0)) {
             throw new IllegalArgumentException(spec.name() + " takes " + (types.length - (ctxIndex >= 0 ? 1 : 0)) + " arguments, got " + args.length);
         }
-        JvmFastForms.Form fast = FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null);
+        JvmFastForms.Form fast = fastForm ? FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null) : null;
         if (fast != null && fast.run(args)) {
             return;
         }

@@ -207,27 +207,26 @@ final class JvmReductions {
         IntStream.range(0, tasks).parallel().forEach(task -> {
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();
             float[] f = c.f;
-            // the running sums and cuts of slot p0 + i sit where a chunk load puts element i
+            // the running sums of slot p0 + i sit where a chunk load puts element i
             double[][] s = new double[8][CHUNK];
-            int[] cut = new int[CHUNK];
             double[] sums = new double[CHUNK];
             double[] ordered = new double[CHUNK];
             MemorySegment sumsView = MemorySegment.ofArray(sums);
             MemorySegment orderedView = MemorySegment.ofArray(ordered);
+            MemorySegment s0View = MemorySegment.ofArray(s[0]);
             for (int block = (int) ((long) blocks * task / tasks); block < (long) blocks * (task + 1) / tasks; block++) {
                 int p0 = block * CHUNK;
                 int width = Math.min(CHUNK, slots - p0);
                 int rows = p0 < n ? (int) (((long) n - p0 + slots - 1) / slots) : 0;
-                // a slot sums rows elements, or one fewer where the last row ends before it: fewer to the right
-                int fewest = elements(p0 + width - 1, rows, slots, n);
-                int sharedCut = fewest - fewest % 8;
-                if (sharedCut < rows) { // some rows go where each slot's count says
-                    for (int i = 0; i < width; i++) {
-                        int count = elements(p0 + i, rows, slots, n);
-                        cut[slot(t, i)] = count - count % 8;
-                    }
-                }
-                for (int r = Math.min(rows, sharedCut); r < 8; r++) { // sums the rows below do not start
+                // the block's first `full` slots sum `rows` elements, the others one fewer (a block spans fewer than `slots`)
+                int full = (int) Math.max(0, Math.min(width, (long) n - (long) (rows - 1) * slots - p0));
+                int fullCut = rows - rows % 8; // where a slot's last whole group of eight ends
+                int sharedCut = full < width ? Math.max(0, (rows - 1) - (rows - 1) % 8) : fullCut;
+                // the positions of the full slots' elements after a chunk load: [0, fullEnd) and [HALF, HALF + fullOddEnd) for bf16
+                int fullEnd = t == JvmFastForms.Type.BF16 ? (full + 1) / 2 : full;
+                int fullOddEnd = full / 2;
+                // sums the rows below do not start; below eight elements a slot has only sum 0
+                for (int r = Math.min(rows, sharedCut); r < (fullCut == 0 ? 1 : 8); r++) {
                     java.util.Arrays.fill(s[r], 0.0);
                 }
                 for (int j = 0; j < rows; j++) {
@@ -243,37 +242,48 @@ final class JvmReductions {
                             a[i] = (double) f[i] * f[i];
                         }
                     } else if (j < sharedCut) {
-                        double[] a = s[j & 7];
-                        for (int i = 0; i < CHUNK; i++) {
-                            a[i] += (double) f[i] * f[i];
+                        addSquares(s[j & 7], f, 0, CHUNK);
+                    } else if (j < fullCut) { // into sum j mod 8 for the full slots, sum 0 for the others
+                        if (t == JvmFastForms.Type.BF16) {
+                            addSquares(s[j & 7], f, 0, fullEnd);
+                            addSquares(s[0], f, fullEnd, JvmFastForms.HALF);
+                            addSquares(s[j & 7], f, JvmFastForms.HALF, JvmFastForms.HALF + fullOddEnd);
+                            addSquares(s[0], f, JvmFastForms.HALF + fullOddEnd, CHUNK);
+                        } else {
+                            addSquares(s[j & 7], f, 0, fullEnd);
+                            addSquares(s[0], f, fullEnd, CHUNK);
                         }
-                    } else {
-                        for (int i = 0; i < CHUNK; i++) {
-                            s[j < cut[i] ? j & 7 : 0][i] += (double) f[i] * f[i];
-                        }
+                    } else { // past every slot's last whole group
+                        addSquares(s[0], f, 0, CHUNK);
                     }
                 }
                 double[] s0 = s[0], s1 = s[1], s2 = s[2], s3 = s[3], s4 = s[4], s5 = s[5], s6 = s[6], s7 = s[7];
-                for (int k = 0; k < CHUNK; k++) { // the kernels' order of the eight sums, in a vector loop
-                    sums[k] = ((s0[k] + s1[k]) + (s2[k] + s3[k])) + ((s4[k] + s5[k]) + (s6[k] + s7[k]));
+                double[] total = s0; // the other seven zero: s0 + 0.0 is s0
+                if (fullCut > 0) {
+                    total = sums;
+                    for (int k = 0; k < CHUNK; k++) { // the kernels' order of the eight sums, in a vector loop
+                        sums[k] = ((s0[k] + s1[k]) + (s2[k] + s3[k])) + ((s4[k] + s5[k]) + (s6[k] + s7[k]));
+                    }
                 }
                 if (t == JvmFastForms.Type.BF16) {
                     for (int q = 0; q < JvmFastForms.HALF; q++) { // back to slot order
-                        ordered[2 * q] = sums[q];
-                        ordered[2 * q + 1] = sums[JvmFastForms.HALF + q];
+                        ordered[2 * q] = total[q];
+                        ordered[2 * q + 1] = total[JvmFastForms.HALF + q];
                     }
                     MemorySegment.copy(orderedView, 0, partials.segment(), 8L * p0, 8L * width);
                 } else {
-                    MemorySegment.copy(sumsView, 0, partials.segment(), 8L * p0, 8L * width);
+                    MemorySegment.copy(fullCut > 0 ? sumsView : s0View, 0, partials.segment(), 8L * p0, 8L * width);
                 }
             }
         });
         return true;
     }
 
-    /** How many of {@code n} elements slot {@code p} of {@code slots} sums, {@code rows} being the most. */
-    private static int elements(long p, int rows, int slots, int n) {
-        return p >= n ? 0 : p + (long) (rows - 1) * slots < n ? rows : rows - 1;
+    /** {@code a[i] += f[i] * f[i]} in fp64 for {@code i} in {@code [from, to)}. */
+    private static void addSquares(double[] a, float[] f, int from, int to) {
+        for (int i = from; i < to; i++) {
+            a[i] += (double) f[i] * f[i];
+        }
     }
 
     /** Slot {@code p} of {@code P} gets {@code x[p] + x[p + P] + ...} in that order, as the kernel adds them. */

@@ -44,7 +44,9 @@ class JvmReductionsTest {
     void partialsBitForBit(String name) {
         Random rnd = new Random();
         for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}, {100_000, 999},
-                {1_000_003, 40_000}}) { // the last: many blocks to a task, whose rows differ by one
+                {1_000_003, 40_000}, // many blocks to a task, whose rows differ by one
+                // slots of eight and seven elements, nine and eight, sixteen and fifteen, four and three, the boundary inside a block
+                {7 * 4096 + 1501, 4096}, {8 * 2000 + 700, 2000}, {15 * 1024 + 513, 1024}, {3 * 5000 + 1234, 5000}}) {
             KernelArray x = input(name, c[0], rnd, c[0] == 100_000 ? 1e-4 : 0); // NaN and infinities in some slots
             DoubleArray want = new DoubleArray(c[1]);
             DoubleArray got = new DoubleArray(c[1]);
@@ -53,6 +55,38 @@ class JvmReductionsTest {
             kernel(spec(name), c[1], x, want);
             JvmKernels.run(spec(name), spec(name).launchShape(c[1]), x, got);
             assertEquals(-1, KernelArgs.firstDifference(want, got), name + " n=" + c[0] + " slots=" + c[1]);
+        }
+    }
+
+    /**
+     * Which of the eight running sums each element goes to, where a block's slots differ in their
+     * count: values spread over 2^-14 .. 2^14, so that their squares' sums in fp64 depend on the
+     * order (they are exact for most ordinary 16-bit data). The slots to the boundary's left, at an
+     * even and an odd place, sum one element more, which goes to its own running sum.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
+    void partialsOrderWhereSlotsDifferInCount(String name) {
+        Random rnd = new Random();
+        Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
+        int slots = 1024;
+        for (int rows : new int[] {3, 8, 9, 16, 17}) {
+            for (int boundary : new int[] {512 + 101, 512 + 100}) { // in the second block, at an odd and an even slot
+                for (int repeat = 0; repeat < 6; repeat++) {
+                    int n = (rows - 1) * slots + boundary;
+                    KernelArray x = KernelArgs.allocate(type, n);
+                    for (int i = 0; i < n; i++) {
+                        KernelArgs.setFloat(x, i, (float) Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(29) - 14));
+                    }
+                    DoubleArray want = new DoubleArray(slots);
+                    DoubleArray got = new DoubleArray(slots);
+                    KernelArgs.poison(want);
+                    KernelArgs.poison(got);
+                    kernel(spec(name), slots, x, want);
+                    JvmKernels.run(spec(name), spec(name).launchShape(slots), x, got);
+                    assertEquals(-1, KernelArgs.firstDifference(want, got), name + " rows=" + rows + " boundary=" + boundary);
+                }
+            }
         }
     }
 

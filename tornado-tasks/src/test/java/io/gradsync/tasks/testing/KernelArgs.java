@@ -189,7 +189,10 @@ public final class KernelArgs {
         runOnJvm(m, k, args, new LaunchShape(grid, localSize, 1, 1, 1, 1, globalSize, 1, 1));
     }
 
-    /** The Java method over {@code shape} as JVM devices run it ({@link JvmKernels}); {@code args} has null at a KernelContext. */
+    /**
+     * The Java method itself over {@code shape}, as JVM devices run it but never by a built-in's JVM
+     * form ({@link JvmKernels#runAsWritten}); {@code args} has null at a KernelContext.
+     */
     public static void runOnJvm(Method m, CompiledKernel k, Object[] args, LaunchShape shape) {
         m.setAccessible(true);
         java.util.List<Object> given = new java.util.ArrayList<>();
@@ -199,7 +202,7 @@ public final class KernelArgs {
             }
         }
         try {
-            JvmKernels.run(new KernelSpec(m.getName(), m, k == null ? (hasContext(m) ? KernelStyle.CONTEXT : KernelStyle.SERIAL) : k.style(), 0),
+            JvmKernels.runAsWritten(new KernelSpec(m.getName(), m, k == null ? (hasContext(m) ? KernelStyle.CONTEXT : KernelStyle.SERIAL) : k.style(), 0),
                     shape, given.toArray());
         } catch (RuntimeException e) {
             throw new AssertionError("JVM reference run of " + m + " failed", e);
