@@ -182,7 +182,7 @@ final class JvmFastForms {
             return false;
         }
         Type t = Type.of(out);
-        Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : Sum.ACC;
+        Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;
         boolean halves = t != Type.F32 && sum == Sum.TWO && k == 2;
         Chunk c = new Chunk();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
@@ -190,19 +190,18 @@ final class JvmFastForms {
             t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
             if (sum == Sum.THREE) {
                 t.load(c, in[2].segment(), at, count, c.f3, c.f3View);
-            } else if (sum == Sum.ACC) {
+            } else if (sum != Sum.TWO) {
                 c.sumFirstTwo();
-                int last = in.length - 1;
-                for (int j = 2; j < last; j += 2) { // the replicas between, two at a time where there are two
-                    if (j + 1 < last) {
-                        t.loadTwo(c, in[j].segment(), in[j + 1].segment(), at, count);
-                        c.addTwo();
-                    } else {
-                        t.load(c, in[j].segment(), at, count, c.f, c.fView);
-                        c.add();
-                    }
+                int rest = sum == Sum.ACC_TWO ? in.length - 2 : in.length - 1; // the replicas the division's pass adds
+                for (int j = 2; j < rest; j += 2) { // those between, two at a time (an even count)
+                    t.loadTwo(c, in[j].segment(), in[j + 1].segment(), at, count);
+                    c.addTwo();
                 }
-                t.load(c, in[last].segment(), at, count, c.f, c.fView);
+                if (sum == Sum.ACC_TWO) {
+                    t.loadTwo(c, in[rest].segment(), in[rest + 1].segment(), at, count);
+                } else {
+                    t.load(c, in[rest].segment(), at, count, c.f, c.fView);
+                }
             }
             if (t == Type.F32) {
                 c.divide(k, sum);
@@ -389,8 +388,10 @@ final class JvmFastForms {
         TWO,
         /** {@code f[i] + f2[i] + f3[i]}: three. */
         THREE,
-        /** {@code acc[i] + f[i]}: the sum of all but the last, and the last. */
-        ACC
+        /** {@code acc[i] + f[i]}: the sum of all but the last, and the last (an odd count). */
+        ACC,
+        /** {@code acc[i] + f[i] + f2[i]}: the sum of all but the last two, and those two (an even count). */
+        ACC_TWO
     }
 
     /** One call's scratch: a chunk in heap arrays, with byte views for the bulk copies; the passes over it. */
@@ -472,15 +473,6 @@ final class JvmFastForms {
             }
         }
 
-        /** {@code acc[i] += f[i]}: the next replica. */
-        void add() {
-            double[] a = acc;
-            float[] x = f;
-            for (int i = 0; i < CHUNK; i++) {
-                a[i] += x[i];
-            }
-        }
-
         /**
          * {@code f[i] = f[i] * 0.5f + f2[i] * 0.5f}: for two 16-bit replicas and {@code k = 2}, a float
          * that rounds to the 16-bit type as the kernel's quotient does, in float arithmetic. The
@@ -511,7 +503,12 @@ final class JvmFastForms {
                         a[i] = (double) x[i] + y[i] + z[i];
                     }
                 }
-                case ACC -> add();
+                case ACC -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        a[i] += x[i];
+                    }
+                }
+                case ACC_TWO -> addTwo();
             }
         }
 
@@ -523,6 +520,11 @@ final class JvmFastForms {
             if (sum == Sum.ACC) {
                 for (int i = 0; i < CHUNK; i++) {
                     x[i] = (float) quotient(a[i] + x[i], k, r);
+                }
+            } else if (sum == Sum.ACC_TWO) {
+                float[] y = f2;
+                for (int i = 0; i < CHUNK; i++) {
+                    x[i] = (float) quotient(a[i] + x[i] + y[i], k, r);
                 }
             } else {
                 sumIntoAcc(sum);
@@ -574,6 +576,14 @@ final class JvmFastForms {
                     case ACC -> {
                         for (int i = 0; i < CHUNK; i++) {
                             double s = a[i] + x[i];
+                            float n = (float) (s * inverse);
+                            x[i] = n;
+                            e[i] = (float) Math.fma(-n, k, s);
+                        }
+                    }
+                    case ACC_TWO -> {
+                        for (int i = 0; i < CHUNK; i++) {
+                            double s = a[i] + x[i] + y[i];
                             float n = (float) (s * inverse);
                             x[i] = n;
                             e[i] = (float) Math.fma(-n, k, s);
