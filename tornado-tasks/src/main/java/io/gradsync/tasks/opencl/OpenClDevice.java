@@ -52,6 +52,7 @@ public final class OpenClDevice implements Device {
     private final long memoryBytes;
     private final boolean gpu;
     private final boolean correctlyRoundedDivSqrt;
+    private final boolean nvidiaGpu;
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
 
     static {
@@ -98,15 +99,18 @@ public final class OpenClDevice implements Device {
         long[] fp = {0};
         clGetDeviceInfo(id, CL.CL_DEVICE_SINGLE_FP_CONFIG, Sizeof.cl_ulong, Pointer.to(fp), null);
         this.correctlyRoundedDivSqrt = (fp[0] & CL.CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
+        this.nvidiaGpu = gpu && stringInfo(id, CL.CL_DEVICE_VENDOR).toUpperCase(java.util.Locale.ROOT).contains("NVIDIA");
     }
 
     /**
      * The options every program is built with: Java's f32 division and sqrt are correctly rounded,
      * and OpenCL's are not unless asked for (NVIDIA's are 1-2 ulp off without the option). A
-     * device that cannot give them reports it, and its build then has to do without.
+     * device that cannot give them reports it, and its build then has to do without. NVIDIA's GPUs
+     * also get their float atomic add as a PTX instruction (see the emitter's preamble).
      */
     String buildOptions() {
-        return correctlyRoundedDivSqrt ? io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
+        String options = correctlyRoundedDivSqrt ? io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
+        return nvidiaGpu ? (options + " " + io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTION_PTX_ATOMICS).trim() : options;
     }
 
     /** Whether f32 division and sqrt are correctly rounded here (Java's results). */

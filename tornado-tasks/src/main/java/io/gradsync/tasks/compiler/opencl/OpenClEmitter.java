@@ -36,6 +36,8 @@ import java.util.List;
 public final class OpenClEmitter {
     /** Build option making f32 division and sqrt correctly rounded, as in Java. */
     public static final String BUILD_OPTIONS_IEEE_DIV_SQRT = "-cl-fp32-correctly-rounded-divide-sqrt";
+    /** The build option that gives float atomic adds as PTX instructions, for NVIDIA's OpenCL (which takes inline PTX). */
+    public static final String BUILD_OPTION_PTX_ATOMICS = "-D GS_PTX_ATOMICS";
 
     private static final String PREAMBLE = """
             #pragma OPENCL FP_CONTRACT OFF
@@ -82,7 +84,16 @@ public final class OpenClEmitter {
                 vstore_half_rte(f, 0, (__private half*)&h);
                 return (int)(short)h;
             }
-            /* Atomic float add by compare-and-swap on the bits (OpenCL 1.2 has no float atomics). */
+            /*
+             * Atomic float add (relaxed, device scope). OpenCL 1.2 has none: NVIDIA's OpenCL takes its PTX
+             * instruction inline (GS_PTX_ATOMICS, set by the runtime there); elsewhere a compare-and-swap
+             * loop on the bits, which thousands of contending groups serialize.
+             */
+            #ifdef GS_PTX_ATOMICS
+            static inline void gs_atomic_add_f32(volatile __global float* p, float v) {
+                asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory");
+            }
+            #else
             static inline void gs_atomic_add_f32(volatile __global float* p, float v) {
                 volatile __global uint* u = (volatile __global uint*)p;
                 uint old = *u;
@@ -92,6 +103,7 @@ public final class OpenClEmitter {
                     old = seen;
                 }
             }
+            #endif
             """;
 
     /** The atomics of {@link Insn.Atomic} on int and float (32-bit, core OpenCL 1.2). */
@@ -120,7 +132,15 @@ public final class OpenClEmitter {
                     old = seen;
                 }
             }
+            #ifdef GS_PTX_ATOMICS
+            static inline float gs_atomic_add_f(volatile __global float* p, float v) {
+                float old;
+                asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(p), "f"(v) : "memory");
+                return old;
+            }
+            #else
             static inline float gs_atomic_add_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 0); }
+            #endif
             static inline float gs_atomic_max_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 1); }
             static inline float gs_atomic_min_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 2); }
             """;
