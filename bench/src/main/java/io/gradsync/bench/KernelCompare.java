@@ -736,7 +736,10 @@ public final class KernelCompare {
         return grid > 0 && spec.style() != KernelStyle.CONTEXT ? new LaunchShape(grid, LaunchShape.DEFAULT_BLOCK) : spec.launchShape(n);
     }
 
-    /** The Java method once over whole arrays: the reference every device form is checked against. */
+    /**
+     * The Java method once over whole arrays: the reference every device form is checked against
+     * (through the built-ins' JVM forms, which their tests hold to the methods' bits).
+     */
     static void runJava(KernelSpec spec, List<Arg> args, MemorySegment[] segments, int n) {
         if (spec.style() == KernelStyle.CONTEXT) {
             LaunchShape shape = spec.launchShape(n);
