@@ -596,7 +596,7 @@ public final class KernelCompare {
      */
     public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r) {
         try (OnJvm k = OnJvm.prepare(spec, bytes)) {
-            Warmup.untilSteady(r.warmup(), 5, k::launch);
+            warmUp(k::launch, r);
             reference.launch(); // its lines back in the caches, as the kernel's are
             double[] mine = new double[r.timed()];
             double[] theirs = new double[r.timed()];
@@ -625,7 +625,7 @@ public final class KernelCompare {
         /** {@code spec} prepared and warmed up as {@link #onJvm} warms it, for {@link #onJvmBeside}. */
         public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r) {
             OnJvm k = prepare(spec, bytes);
-            Warmup.untilSteady(r.warmup(), 5, k::launch);
+            warmUp(k::launch, r);
             return k;
         }
 
@@ -715,14 +715,20 @@ public final class KernelCompare {
     }
 
     private static double timeOnHost(Runnable work, Repeats r) {
-        // by time as well as by count, as bench warms up: a few calls of a long loop can leave a Java
-        // kernel in on-stack-replaced or not yet recompiled code
-        Warmup.untilSteady(r.warmup(), 5, work);
+        warmUp(work, r);
         double[] micros = new double[r.timed()];
         for (int i = 0; i < r.timed(); i++) {
             micros[i] = microsOf(work);
         }
         return median(micros);
+    }
+
+    /**
+     * By time as well as by count, as bench warms up, and until steady: a few calls of a long loop
+     * can leave a Java kernel in on-stack-replaced or not yet recompiled code.
+     */
+    private static void warmUp(Runnable work, Repeats r) {
+        Warmup.untilSteady(r.warmup(), 5, work);
     }
 
     private static double microsOf(Runnable work) {

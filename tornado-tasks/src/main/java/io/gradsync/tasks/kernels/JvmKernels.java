@@ -50,7 +50,7 @@ public final class JvmKernels {
 
     /** Runs {@code spec} with {@code args} over {@code shape}'s grid (its own threads, not the padding). */
     public static void run(KernelSpec spec, LaunchShape shape, Object... args) {
-        runAsWritten(spec, shape, true, args);
+        execute(spec, shape, true, args);
     }
 
     /**
@@ -58,10 +58,11 @@ public final class JvmKernels {
      * kernel: the reference that those forms and the device forms are checked against.
      */
     public static void runAsWritten(KernelSpec spec, LaunchShape shape, Object... args) {
-        runAsWritten(spec, shape, false, args);
+        execute(spec, shape, false, args);
     }
 
-    private static void runAsWritten(KernelSpec spec, LaunchShape shape, boolean fastForm, Object[] args) {
+    /** {@link #run} ({@code fastForm}: a built-in's JVM form where it has one) or {@link #runAsWritten}. */
+    private static void execute(KernelSpec spec, LaunchShape shape, boolean fastForm, Object[] args) {
         Method m = spec.method();
         m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
         int ctxIndex = -1;
