@@ -2,10 +2,13 @@ package io.gradsync.sync;
 
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.jvm.JvmBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -54,14 +57,19 @@ final class ReplicaCheck {
                     throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
                             + g.name() + "' is in a closed buffer");
                 }
+                if (g.buffer() instanceof JvmBuffer jvm && !jvm.segment().scope().isAlive()) {
+                    throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name()
+                            + "' wraps a segment whose arena is closed (the memory is gone)");
+                }
             }
             if (replica.stream() != null && replica.stream().isClosed()) {
                 throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
             }
-            checkNoOverlap(r, expected, grads);
-            if (r == 0) {
-                continue;
-            }
+        }
+        checkNoOverlap(replicas);
+        for (int r = 1; r < replicas.size(); r++) {
+            Device expected = devices.get(r);
+            List<Gradient> grads = replicas.get(r).gradients();
             if (grads.size() != first.gradients().size()) {
                 throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): has " + grads.size()
                         + " gradients, replica 0 has " + first.gradients().size());
@@ -86,35 +94,54 @@ final class ReplicaCheck {
     }
 
     /**
-     * Two gradients of one replica that share bytes would be averaged twice, or one would read the
-     * other's half-written result. Buffers with an address are compared by address (two wrappers
-     * can alias one allocation); others (OpenCL) by buffer.
+     * Two gradients that share bytes, in one replica or in two, would be averaged twice, or one
+     * would read the other's half-written result. Buffers with an address are compared by address
+     * (two wrappers can alias one allocation, and logical devices share a GPU's address space);
+     * others (OpenCL) by buffer.
      */
-    private static void checkNoOverlap(int r, Device device, List<Gradient> grads) {
-        if (grads.size() < 2) {
-            return;
-        }
-        record Span(Object space, long start, long end, Gradient g) {
-        }
-        List<Span> spans = new ArrayList<>(grads.size());
-        for (Gradient g : grads) {
-            if (g.count() == 0) {
-                continue;
-            }
-            boolean addressed = g.buffer().device().runtime() != DeviceRuntime.OPENCL;
-            long start = addressed ? g.address() : g.byteOffset();
-            spans.add(new Span(addressed ? device.runtime() : g.buffer(), start, start + g.byteSize(), g));
-        }
-        spans.sort(Comparator.comparingInt((Span s) -> System.identityHashCode(s.space())).thenComparingLong(Span::start));
-        for (int i = 1; i < spans.size(); i++) {
-            Span a = spans.get(i - 1);
-            Span b = spans.get(i);
-            if (a.space() == b.space() && b.start() < a.end()) {
-                throw new IllegalArgumentException("replica " + r + " (" + device.id() + "): gradients '" + a.g().name()
-                        + "' and '" + b.g().name() + "' overlap (" + (Math.min(a.end(), b.end()) - b.start())
-                        + " bytes in common); each byte may belong to one gradient only");
+    private static void checkNoOverlap(List<Replica> replicas) {
+        Map<Object, List<Span>> bySpace = new IdentityHashMap<>();
+        for (int r = 0; r < replicas.size(); r++) {
+            for (Gradient g : replicas.get(r).gradients()) {
+                if (g.count() == 0) {
+                    continue;
+                }
+                Device device = g.buffer().device();
+                boolean addressed = device.runtime() != DeviceRuntime.OPENCL;
+                long start = addressed ? g.address() : g.byteOffset();
+                bySpace.computeIfAbsent(addressed ? device.runtime() : g.buffer(), k -> new ArrayList<>())
+                        .add(new Span(start, start + g.byteSize(), r, g));
             }
         }
+        for (List<Span> spans : bySpace.values()) {
+            spans.sort(Comparator.comparingLong(Span::start));
+            Span reach = spans.getFirst(); // of the spans so far, the one that ends last
+            for (int i = 1; i < spans.size(); i++) {
+                Span b = spans.get(i);
+                if (b.start() < reach.end()) {
+                    throw overlap(reach, b);
+                }
+                if (b.end() > reach.end()) {
+                    reach = b;
+                }
+            }
+        }
+    }
+
+    private record Span(long start, long end, int replica, Gradient g) {
+        String of() {
+            return "replica " + replica + " (" + g.buffer().device().id() + ")";
+        }
+    }
+
+    private static IllegalArgumentException overlap(Span a, Span b) {
+        long common = Math.min(a.end(), b.end()) - b.start();
+        if (a.replica() == b.replica()) {
+            return new IllegalArgumentException(a.of() + ": gradients '" + a.g().name() + "' and '" + b.g().name() + "' overlap ("
+                    + common + " bytes in common); each byte may belong to one gradient only");
+        }
+        return new IllegalArgumentException("gradient '" + a.g().name() + "' of " + a.of() + " and gradient '" + b.g().name()
+                + "' of " + b.of() + " overlap (" + common + " bytes in common); replicas must not share memory");
     }
 
     private static String ids(List<? extends Device> devices) {

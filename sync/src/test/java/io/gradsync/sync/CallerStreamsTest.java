@@ -92,20 +92,23 @@ class CallerStreamsTest {
         try (GradientSynchronizer sync = backend.make().apply(n, devices)) {
             for (int round = 0; round < 3; round++) {
                 CallerStreamSetup s = new CallerStreamSetup(devices, round);
-                // the caller's "backward" finishes only later: the sync must wait for it on the device, not
-                // see the poison (cpu averages on the host, so its call returns only after the release)
-                Thread releaser = Thread.ofPlatform().start(() -> {
-                    sleep(50);
+                // the caller's "backward" finishes only once released after the call has returned: the sync
+                // must wait for it on the device, not see the poison. The fallback releases it should the
+                // call (wrongly) wait for it on the host, so that the test fails instead of hanging.
+                Thread fallback = Thread.ofPlatform().daemon().start(() -> {
+                    sleep(30_000);
                     s.release.countDown();
                 });
                 SyncHandle h = sync.synchronizeAsync(s.replicas);
                 boolean returnedBeforeRelease = s.release.getCount() > 0;
+                boolean doneBeforeRelease = h.isDone();
                 s.consumeAfter();
-                if (!opencl) { // cpu too: its host pipeline runs in the background, the caller's streams wait on a host flag
-                    assertTrue(returnedBeforeRelease, "the call returned without waiting for the caller's work on the host");
-                    assertFalse(h.isDone(), "done before the caller's work it follows");
+                s.release.countDown();
+                if (!opencl) { // cpu too: its host pipeline runs in the background, the caller's streams wait on the device
+                    assertTrue(returnedBeforeRelease, "the call waited on the host for the caller's work (it returned only after the release)");
+                    assertFalse(doneBeforeRelease, "done before the caller's work it follows");
                 }
-                releaser.join();
+                fallback.interrupt();
                 assertTrue(s.consumed.await(30, TimeUnit.SECONDS), "the caller's stream ran on after the average");
                 h.await();
                 assertTrue(h.isDone());
@@ -125,6 +128,7 @@ class CallerStreamsTest {
         final List<DeviceStream> streams = new ArrayList<>();
         final List<io.gradsync.tasks.device.DeviceBuffer> buffers = new ArrayList<>();
         final List<io.gradsync.tasks.device.HostBuffer> seen = new ArrayList<>();
+        final List<io.gradsync.tasks.device.HostBuffer> staged = new ArrayList<>();
         final CountDownLatch release = new CountDownLatch(1);
         final CountDownLatch consumed;
         final int round;
@@ -155,10 +159,10 @@ class CallerStreamsTest {
                 grad.segment().copyFrom(host.segment());
                 st.copyFromHost(grad, 0, b, 0, (long) N * 4);
                 seen.add(grad);
+                staged.add(host); // closed with the setup: the stream's copies from it may not have run yet
                 streams.add(st);
                 buffers.add(b);
                 replicas.add(Replica.on(d).add("w", b, DType.FP32).stream(st).build());
-                host.close();
             }
         }
 
@@ -205,9 +209,11 @@ class CallerStreamsTest {
 
         @Override
         public void close() {
+            streams.forEach(DeviceStream::synchronize);
             streams.forEach(DeviceStream::close);
             buffers.forEach(io.gradsync.tasks.device.DeviceBuffer::close);
             seen.forEach(io.gradsync.tasks.device.HostBuffer::close);
+            staged.forEach(io.gradsync.tasks.device.HostBuffer::close);
         }
     }
 
@@ -320,8 +326,61 @@ class CallerStreamsTest {
             JvmBuffer w1 = ((JvmDevice) devices.get(0)).wrap(seg);
             JvmBuffer w2 = ((JvmDevice) devices.get(0)).wrap(seg.asSlice(1024));
             List<Replica> aliased = List.of(Replica.on(devices.get(0)).add(new Gradient("x", w1, 0, 512, DType.FP32))
-                    .add(new Gradient("y", w2, 0, 16, DType.FP32)).build(), bad.get(1));
+                    .add(new Gradient("y", w2, 0, 16, DType.FP32)).build(),
+                    Replica.on(devices.get(1)).add(new Gradient("x", f.buffers.get(1), 0, 512, DType.FP32))
+                            .add(new Gradient("y", f.buffers.get(1), 4 * 512, 16, DType.FP32)).build());
             assertMessage(() -> sync.synchronize(aliased), "'x' and 'y' overlap");
+            f.assertUnchanged();
+        }
+    }
+
+    /** Replica 1's gradient starts 1,024 elements into replica 0's: rejected, naming both, nothing moved. */
+    @ParameterizedTest(name = "async {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void replicasThatShareMemoryAreRejectedNamingBoth(boolean async) {
+        List<Device> devices = devices(2, false);
+        int count = 4096;
+        MemorySegment seg = arena.allocate(4L * (count + 1024), 64);
+        for (long i = 0; i < count + 1024; i++) {
+            seg.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
+        }
+        MemorySegment before = Arena.ofAuto().allocate(seg.byteSize()).copyFrom(seg);
+        List<Replica> replicas = List.of(
+                Replica.on(devices.get(0)).add("w", ((JvmDevice) devices.get(0)).wrap(seg.asSlice(0, 4L * count)), DType.FP32).build(),
+                Replica.on(devices.get(1)).add("w", ((JvmDevice) devices.get(1)).wrap(seg.asSlice(4L * 1024, 4L * count)), DType.FP32).build());
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices)) {
+            assertMessage(() -> {
+                if (async) {
+                    sync.synchronizeAsync(replicas).await();
+                } else {
+                    sync.synchronize(replicas);
+                }
+            }, "gradient 'w' of replica 0 (jvm:0) and gradient 'w' of replica 1 (jvm:1) overlap (12288 bytes in common)");
+        }
+        assertEquals(-1L, seg.mismatch(before), "a rejected call moved data");
+    }
+
+    /** A wrapped segment whose arena was closed is refused before anything moves (it would be read as zeros). */
+    @ParameterizedTest(name = "async {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {false, true})
+    void aClosedArenaIsRefusedBeforeAnythingMoves(boolean async) {
+        List<Device> devices = devices(3, false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 300_000, DType.FP32, 5)) {
+            Arena gone = Arena.ofShared();
+            MemorySegment seg = gone.allocate(4L * 300_000, 64);
+            List<Replica> replicas = new ArrayList<>(f.replicas);
+            replicas.set(1, Replica.on(devices.get(1)).add(f.replicas.get(1).gradients().getFirst().name(),
+                    ((JvmDevice) devices.get(1)).wrap(seg), DType.FP32).build());
+            gone.close();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> {
+                if (async) {
+                    sync.synchronizeAsync(replicas).await();
+                } else {
+                    sync.synchronize(replicas);
+                }
+            });
+            assertTrue(e.getMessage().contains("replica 1 (jvm:1)") && e.getMessage().contains("arena is closed"), e.getMessage());
             f.assertUnchanged();
         }
     }

@@ -338,7 +338,9 @@ public final class ExecutionPlan implements AutoCloseable {
                 }
                 case JvmStream js -> {
                     Object[] a = jvmArgs.toArray();
-                    yield () -> js.submit(() -> JvmKernels.run(spec, shape, a));
+                    String what = "task '" + run.name() + "' (kernel " + run.kernel().getDeclaringClass().getSimpleName() + "."
+                            + run.kernel().getName() + ")";
+                    yield () -> js.submit(what, () -> JvmKernels.run(spec, shape, a));
                 }
                 default -> throw new IllegalArgumentException("no kernel launcher for " + device.id());
             };
