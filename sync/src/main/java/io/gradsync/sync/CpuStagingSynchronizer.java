@@ -4,6 +4,7 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.device.HostFlag;
 import io.gradsync.tasks.device.HostMemory;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
@@ -56,6 +57,10 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private StagingPlan plan;
     /** Set when a worker fails, so that the others stop waiting. */
     private volatile boolean failed;
+    /** {@link #queueAhead}'s events, per device and chunk, and the count of chunks its flags have been raised past. */
+    private DeviceEvent[][] aheadDown = new DeviceEvent[0][];
+    private DeviceEvent[][] aheadUp = new DeviceEvent[0][];
+    private int flagBase;
 
     CpuStagingSynchronizer(List<? extends Device> devices, SyncOptions options) {
         super(devices, options.waitForCaller());
@@ -175,23 +180,41 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
         }
         AtomicInteger next = new AtomicInteger();
-        Runnable work = () -> {
+        RuntimeException failure = onWorkers(chunks.size(), () -> runChunks(replicas, chunks, next));
+        long t3 = System.nanoTime();
+        stats.phase("pipeline", t3 - t1);
+        if (failure != null) {
+            throw settle(failure);
+        }
+        for (int r = 0; r < up.length; r++) {
+            up[r].record(done[r]); // after the last uploads; the next call's slots wait on their own events
+        }
+        return done;
+    }
+
+    /**
+     * Runs {@code work} on this thread and on as many helpers as the chunks keep busy; returns the
+     * first failure (every worker has stopped by then), or null. A failing worker sets
+     * {@link #failed}, so that the others stop waiting for chunks that will never come.
+     */
+    private RuntimeException onWorkers(int chunks, Runnable work) {
+        Runnable guarded = () -> {
             try {
-                runChunks(replicas, chunks, next);
+                work.run();
             } catch (RuntimeException | Error e) {
-                failed = true; // releases workers spinning on chunks that will never be queued
+                failed = true;
                 throw e;
             }
         };
         failed = false;
-        int helpers = workers == null ? 0 : Math.min(options.threads(), Math.min(slots, chunks.size())) - 1;
+        int helpers = workers == null ? 0 : Math.max(0, Math.min(options.threads(), Math.min(slots, chunks)) - 1);
         List<Future<?>> running = new ArrayList<>(helpers);
         for (int i = 0; i < helpers; i++) {
-            running.add(workers.submit(work));
+            running.add(workers.submit(guarded));
         }
         RuntimeException failure = null;
         try {
-            work.run();
+            guarded.run();
         } catch (RuntimeException e) {
             failure = e;
         }
@@ -208,18 +231,151 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                 throw new IllegalStateException("interrupted during host staging", e);
             }
         }
-        long t3 = System.nanoTime();
-        stats.phase("pipeline", t3 - t1);
-        if (failure != null) {
-            for (DeviceStream st : down) {
-                st.synchronize();
+        return failure;
+    }
+
+    /**
+     * After a failure: waits for this backend's own streams, so that no copy of the call is still
+     * running when the caller hears of it, and reports their own failures (sticky on JVM devices)
+     * with it rather than in the next call.
+     */
+    private RuntimeException settle(RuntimeException failure) {
+        for (DeviceStream[] streams : new DeviceStream[][] {down, up}) {
+            for (DeviceStream st : streams) {
+                try {
+                    st.synchronize();
+                } catch (RuntimeException e) {
+                    if (e != failure && e.getCause() != failure) {
+                        failure.addSuppressed(e);
+                    }
+                }
             }
-            throw failure;
         }
-        for (int r = 0; r < up.length; r++) {
-            up[r].record(done[r]); // after the last uploads; the next call's slots wait on their own events
+        return failure;
+    }
+
+    /**
+     * The asynchronous call on the caller's streams: every chunk's copies are queued now, in an
+     * order that keeps each wait behind what its release needs. Per chunk k and device: a wait for
+     * the sum of chunk k - slots (its staging slot is then free), the copies down, an event; then a
+     * wait for the sum of chunk k, the copies up, an event. The flags count summed chunks across
+     * calls ({@link #flagBase}), raised by the background sums in chunk order.
+     */
+    @Override
+    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags) {
+        long t0 = System.nanoTime();
+        List<Gradient> layout = replicas.getFirst().gradients();
+        if (plan == null || !plan.fits(layout)) {
+            plan = StagingPlan.of(layout, chunkBytesFor(layout), cellBytes());
         }
-        return done;
+        List<StagingPlan.Chunk> chunks = plan.chunks();
+        chunkSquares = null;
+        int n = devices.size();
+        reserveAheadEvents(chunks.size());
+        int base = flagBase;
+        flagBase += chunks.size();
+        awaitCallerWork(down);
+        int queued = 0;
+        RuntimeException failure = null;
+        try {
+            for (int k = 0; k < chunks.size(); k++) {
+                int slot = k % slots;
+                for (int r = 0; r < n; r++) {
+                    if (k >= slots) {
+                        down[r].waitUntil(flags[r], base + k - slots + 1);
+                    }
+                    copyDown(replicas.get(r).gradients(), chunks.get(k), r, slot);
+                    down[r].record(aheadDown[r][k]);
+                }
+                queued = k + 1;
+                for (int r = 0; r < n; r++) {
+                    up[r].waitUntil(flags[r], base + k + 1);
+                    copyUp(replicas.get(r).gradients(), chunks.get(k), r, slot);
+                    up[r].record(aheadUp[r][k]);
+                }
+            }
+            for (int r = 0; r < n; r++) {
+                up[r].record(done[r]);
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        stats.phase("queue ahead", System.nanoTime() - t0);
+        int summable = queued;
+        RuntimeException queueFailure = failure;
+        Runnable background = () -> sumAhead(chunks, summable, base, flags, queueFailure);
+        return new Ahead(failure == null && !chunks.isEmpty() ? done : null, background);
+    }
+
+    /** The host's part of {@link #queueAhead}: sums the first {@code summable} chunks as their copies arrive. */
+    private void sumAhead(List<StagingPlan.Chunk> chunks, int summable, int base, HostFlag[] flags, RuntimeException queueFailure) {
+        long t0 = System.nanoTime();
+        boolean[] summed = new boolean[summable];
+        int[] prefix = {0};
+        AtomicInteger next = new AtomicInteger();
+        RuntimeException failure = onWorkers(summable, () -> {
+            try {
+                MemorySegment[] in = new MemorySegment[devices.size()];
+                for (int k = next.getAndIncrement(); k < summable && !failed; k = next.getAndIncrement()) {
+                    for (DeviceEvent[] row : aheadDown) {
+                        row[k].synchronize();
+                    }
+                    if (k >= slots) {
+                        for (DeviceEvent[] row : aheadUp) {
+                            row[k - slots].synchronize(); // the result slot's last copies up are done
+                        }
+                    }
+                    reduce(chunks.get(k), k % slots, in, k);
+                    synchronized (summed) { // raise the flags to the chunks summed without a gap
+                        summed[k] = true;
+                        while (prefix[0] < summable && summed[prefix[0]]) {
+                            prefix[0]++;
+                        }
+                        for (HostFlag f : flags) {
+                            f.raise(base + prefix[0]);
+                        }
+                    }
+                }
+            } catch (RuntimeException | Error e) {
+                raiseAll(flags, base + chunks.size()); // no device waits for ever on a sum that will not come
+                throw e;
+            }
+        });
+        raiseAll(flags, base + chunks.size());
+        stats.phase("pipeline", System.nanoTime() - t0);
+        if (failure == null) {
+            failure = queueFailure;
+        }
+        if (failure != null) {
+            throw settle(failure);
+        }
+    }
+
+    private static void raiseAll(HostFlag[] flags, int value) {
+        for (HostFlag f : flags) {
+            f.raise(value);
+        }
+    }
+
+    /** Per device, one event per chunk for each direction: {@link #queueAhead} records all of a call's at once. */
+    private void reserveAheadEvents(int chunks) {
+        int have = aheadDown.length == 0 ? 0 : aheadDown[0].length;
+        if (have >= chunks) {
+            return;
+        }
+        int n = devices.size();
+        if (aheadDown.length == 0) {
+            aheadDown = new DeviceEvent[n][0];
+            aheadUp = new DeviceEvent[n][0];
+        }
+        for (int r = 0; r < n; r++) {
+            aheadDown[r] = java.util.Arrays.copyOf(aheadDown[r], chunks);
+            aheadUp[r] = java.util.Arrays.copyOf(aheadUp[r], chunks);
+            for (int k = have; k < chunks; k++) {
+                aheadDown[r][k] = devices.get(r).createEvent();
+                aheadUp[r][k] = devices.get(r).createEvent();
+            }
+        }
     }
 
     /**
@@ -290,15 +446,9 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
 
     private void download(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
         int slot = k % slots;
-        long base = slot * options.chunkBytes();
         for (int r = 0; r < replicas.size(); r++) {
-            List<Gradient> grads = replicas.get(r).gradients();
             synchronized (down[r]) {
-                for (StagingPlan.Piece p : chunk.pieces()) {
-                    Gradient g = grads.get(p.gradient());
-                    down[r].copyToHost(g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), staging[r],
-                            base + p.slotOffset(), p.bytes());
-                }
+                copyDown(replicas.get(r).gradients(), chunk, r, slot);
                 down[r].record(downloaded[r][slot]);
             }
         }
@@ -307,19 +457,31 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
 
     private void upload(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
         int slot = k % slots;
-        long base = slot * options.chunkBytes();
         for (int r = 0; r < replicas.size(); r++) {
-            List<Gradient> grads = replicas.get(r).gradients();
             synchronized (up[r]) {
-                for (StagingPlan.Piece p : chunk.pieces()) {
-                    Gradient g = grads.get(p.gradient());
-                    up[r].copyFromHost(result, base + p.slotOffset(), g.buffer(),
-                            g.byteOffset() + p.first() * p.dtype().bytes(), p.bytes());
-                }
+                copyUp(replicas.get(r).gradients(), chunk, r, slot);
                 up[r].record(uploaded[r][slot]);
             }
         }
         uploadQueued.set(slot, k);
+    }
+
+    /** Queues device r's copies of {@code chunk} into its staging slot. */
+    private void copyDown(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot) {
+        long base = slot * options.chunkBytes();
+        for (StagingPlan.Piece p : chunk.pieces()) {
+            Gradient g = grads.get(p.gradient());
+            down[r].copyToHost(g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), staging[r], base + p.slotOffset(), p.bytes());
+        }
+    }
+
+    /** Queues the copies of {@code chunk}'s result slot into device r's gradients. */
+    private void copyUp(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot) {
+        long base = slot * options.chunkBytes();
+        for (StagingPlan.Piece p : chunk.pieces()) {
+            Gradient g = grads.get(p.gradient());
+            up[r].copyFromHost(result, base + p.slotOffset(), g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), p.bytes());
+        }
     }
 
     /** Sums one chunk across replicas into the result slot, on the calling worker. */
@@ -367,7 +529,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
                 }
             }
         }
-        for (DeviceEvent[][] events : new DeviceEvent[][][] {downloaded, uploaded, {done}}) {
+        for (DeviceEvent[][] events : new DeviceEvent[][][] {downloaded, uploaded, {done}, aheadDown, aheadUp}) {
             for (DeviceEvent[] row : events) {
                 for (DeviceEvent e : row) {
                     if (e != null) {

@@ -33,11 +33,9 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     private List<Replica> current;
     /** The completion of the last asynchronous call, until a later call has seen it finish. */
     private DeviceEvent[] pending;
-    /** Host-averaging backends: the background call in flight, its caller events recorded at the call, the flags its callers wait on. */
+    /** Host-averaging backends: the background call in flight, and per device the flag its queued copies wait on. */
     private Future<?> pendingOnHost;
-    private DeviceEvent[] recorded;
     private final HostFlag[] flags;
-    private int generation;
     private ExecutorService hostWorker;
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
@@ -78,12 +76,9 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
         }
     }
 
-    /** Replica r's caller stream marked now (or at the call, for a call run in the background), or (no stream) its device waited for where asked and null. */
+    /** Replica r's caller stream marked now, or (no stream) its device waited for where asked and null. */
     private DeviceEvent callerReady(int r) {
         DeviceStream caller = current.get(r).stream();
-        if (recorded != null && caller != null) {
-            return recorded[r];
-        }
         if (caller == null) {
             if (waitForCaller) {
                 devices.get(r).synchronize();
@@ -155,41 +150,68 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
     }
 
     /**
-     * A host-averaging backend's asynchronous call: the caller's streams are marked and made to wait
-     * for a host flag now, on the calling thread; the average runs on a background thread, which
-     * raises the flags once the replicas hold it (or it failed). Returns null where some device
-     * has no host flags: the caller then gets the synchronous form's behaviour.
+     * A host-averaging backend's asynchronous call. Where a replica names a stream, every copy the
+     * call needs is queued now, on the calling thread, gated by host flags that the background
+     * sums raise ({@link #queueAhead}): work that the flags' release depends on is then never queued
+     * behind a wait for them (streams share the GPU's hardware queues, so a wait can hold up another
+     * stream's later work), and the caller's streams wait for events of copies already queued.
+     * Without streams the whole call runs on a background thread, nothing waiting on the device.
+     * Returns null where some device has no host flags: the caller then gets the synchronous form.
      */
     private SyncHandle startOnHost(List<Replica> replicas) {
         checkOpen();
         ReplicaCheck.check(replicas, devices);
         awaitPendingOnHost();
-        int n = devices.size();
-        try {
-            for (int r = 0; r < n; r++) {
-                if (replicas.get(r).stream() != null && flags[r] == null) {
-                    flags[r] = devices.get(r).createHostFlag();
+        boolean streams = replicas.stream().anyMatch(r -> r.stream() != null);
+        long t0 = System.nanoTime();
+        Runnable background;
+        if (streams) {
+            try {
+                for (int r = 0; r < flags.length; r++) {
+                    if (flags[r] == null) {
+                        flags[r] = devices.get(r).createHostFlag();
+                    }
+                }
+            } catch (UnsupportedOperationException e) {
+                return null;
+            }
+            Ahead ahead;
+            current = replicas;
+            try {
+                ahead = queueAhead(replicas, flags);
+            } finally {
+                current = null;
+            }
+            if (ahead.done() != null) {
+                for (int r = 0; r < replicas.size(); r++) {
+                    DeviceStream caller = replicas.get(r).stream();
+                    if (caller != null) {
+                        caller.waitFor(ahead.done()[r]); // the caller's next work runs after the last copy back
+                    }
                 }
             }
-        } catch (UnsupportedOperationException e) {
-            return null;
-        }
-        int g = ++generation;
-        DeviceEvent[] marks = new DeviceEvent[n];
-        current = replicas;
-        try {
-            for (int r = 0; r < n; r++) {
-                DeviceStream caller = replicas.get(r).stream();
-                if (caller != null) {
-                    marks[r] = callerReady(r);
-                    caller.waitUntil(flags[r], g); // the caller's next work runs once the background call raises it
+            background = () -> {
+                ahead.background().run();
+                if (ahead.done() != null) {
+                    for (DeviceEvent e : distinct(ahead.done())) {
+                        e.synchronize();
+                    }
                 }
-            }
-        } catch (UnsupportedOperationException e) {
-            raiseFlags(replicas, g); // release what already waits, then do it synchronously
-            return null;
-        } finally {
-            current = null;
+            };
+        } else {
+            background = () -> {
+                current = replicas;
+                try {
+                    DeviceEvent[] done = average(replicas);
+                    if (done != null) {
+                        for (DeviceEvent e : distinct(done)) {
+                            e.synchronize();
+                        }
+                    }
+                } finally {
+                    current = null;
+                }
+            };
         }
         if (hostWorker == null) {
             hostWorker = Executors.newSingleThreadExecutor(r -> {
@@ -198,34 +220,29 @@ abstract class LocalSynchronizer<D extends Device> implements GradientSynchroniz
                 return t;
             });
         }
-        long t0 = System.nanoTime();
         Future<?> f = hostWorker.submit(() -> {
-            current = replicas;
-            recorded = marks;
-            try {
-                DeviceEvent[] done = average(replicas);
-                if (done != null) {
-                    for (DeviceEvent e : distinct(done)) {
-                        e.synchronize();
-                    }
-                }
-                stats.call(bytesOf(replicas), System.nanoTime() - t0);
-            } finally {
-                recorded = null;
-                current = null;
-                raiseFlags(replicas, g); // on failure too: a caller's stream must never wait for ever
-            }
+            background.run();
+            stats.call(bytesOf(replicas), System.nanoTime() - t0);
         });
         pendingOnHost = f;
         return new FutureHandle(backend(), devices, f);
     }
 
-    private void raiseFlags(List<Replica> replicas, int g) {
-        for (int r = 0; r < replicas.size(); r++) {
-            if (replicas.get(r).stream() != null && flags[r] != null) {
-                flags[r].raise(g);
-            }
-        }
+    /**
+     * What {@link #queueAhead} leaves: per replica the event after its last copy back (null when
+     * nothing was queued whole), and the host's part, to run on the background thread (it throws
+     * what failed, the queueing's failure included, once no device waits on the flags any more).
+     */
+    protected record Ahead(DeviceEvent[] done, Runnable background) {
+    }
+
+    /**
+     * Host-averaging backends ({@link #averagesOnHost}): queues all of a call's device work now,
+     * after {@link #awaitCallerWork}, the waits on {@code flags} (one per device) placed only
+     * behind the work their release needs.
+     */
+    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags) {
+        throw new UnsupportedOperationException(backend().label() + " averages on the devices");
     }
 
     /** Waits for the background call in flight; its failure is its handle's to report. */

@@ -55,6 +55,51 @@ class CpuStagingSynchronizerTest {
     }
 
     /**
+     * The asynchronous call on the caller's streams queues every chunk's copies at once, far more
+     * chunks than the ring has slots, behind caller streams that are still busy: exact every round,
+     * whether the stream waits for the caller's device or not.
+     */
+    @Test
+    void asyncOnBusyCallerStreamsQueuesEveryChunkAheadAndStaysExact() {
+        devices = JvmRuntime.createDevices(3);
+        long[] counts = {1, 5, 1000, 3, 2049, 77_777, 2, 1024};
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP32, DType.FP16, DType.FP32};
+        for (boolean wait : new boolean[] {true, false}) {
+            List<io.gradsync.tasks.device.DeviceStream> streams = new java.util.ArrayList<>();
+            try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL.withWaitForCaller(wait));
+                    ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+                List<Replica> replicas = new java.util.ArrayList<>();
+                for (int r = 0; r < devices.size(); r++) {
+                    streams.add(devices.get(r).createStream());
+                    replicas.add(f.replicas.get(r).withStream(streams.get(r)));
+                }
+                for (int round = 0; round < 3; round++) {
+                    for (var s : streams) {
+                        ((io.gradsync.tasks.jvm.JvmStream) s).submit("earlier work", () -> sleep(20));
+                    }
+                    SyncHandle h = sync.synchronizeAsync(replicas);
+                    h.await();
+                    streams.forEach(io.gradsync.tasks.device.DeviceStream::synchronize);
+                    f.assertAveraged(); // averaging an average changes nothing beyond rounding
+                }
+                assertEquals(true, sync.stats().phases().containsKey("queue ahead"), "the copies were not queued ahead: " + sync.stats());
+                sync.synchronize(replicas); // the synchronous form after the asynchronous one, on the same staging
+                f.assertAveraged();
+            } finally {
+                streams.forEach(io.gradsync.tasks.device.DeviceStream::close);
+            }
+        }
+    }
+
+    private static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Work the caller queued on a device, still writing a gradient, finishes before the average
      * reads it; with {@link SyncOptions#waitForCaller()} off nothing is waited for (the caller has
      * said its work is done), shown by a queued write that cannot run until synchronize returned.

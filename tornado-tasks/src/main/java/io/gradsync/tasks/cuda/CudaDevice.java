@@ -62,6 +62,11 @@ public final class CudaDevice implements Device {
             public jcuda.driver.CUstream stream(CudaStream stream) {
                 return stream.handle();
             }
+
+            @Override
+            public int onStream(CudaStream stream, java.util.function.ToIntFunction<jcuda.driver.CUstream> call) {
+                return stream.enqueue(call);
+            }
         });
     }
 

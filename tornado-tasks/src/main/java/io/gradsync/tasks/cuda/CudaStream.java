@@ -17,6 +17,8 @@ import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.ToIntFunction;
 import jcuda.Pointer;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUresult;
@@ -29,7 +31,8 @@ import jcuda.driver.CUstream_flags;
  * ({@link CudaDevice#wrapStream}: close forgets it, never destroys it).
  *
  * <p>Thread-safety: every method may be called from any thread; work queued from several threads
- * at once lands in some order, as with CUDA streams themselves.
+ * at once lands in some order, as with CUDA streams themselves. Closing while another thread
+ * queues work waits for that call, and later calls throw {@link IllegalStateException}.
  */
 public final class CudaStream implements DeviceStream {
     /** Pageable memory goes through ByteBuffers, which stop at 2 GiB. */
@@ -38,6 +41,8 @@ public final class CudaStream implements DeviceStream {
     private final CudaDevice device;
     private final CUstream stream;
     private final boolean owned;
+    /** Held shared by every driver call on the stream, exclusively by close. */
+    private final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
     private volatile boolean closed;
 
     CudaStream(CudaDevice device) {
@@ -82,14 +87,15 @@ public final class CudaStream implements DeviceStream {
         dst.checkRange(dstOffset, bytes, "copyToHost destination");
         device.bind();
         if (dst instanceof CudaHostBuffer pinned) {
-            check(cuMemcpyDtoHAsync(pinned.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+            check(enqueue(st -> cuMemcpyDtoHAsync(pinned.pointer(dstOffset), from.pointer(srcOffset), bytes, st)),
                     "cuMemcpyDtoHAsync", device.id());
             return;
         }
         for (long done = 0; done < bytes; done += PAGEABLE_PIECE) {
             long n = Math.min(PAGEABLE_PIECE, bytes - done);
             Pointer host = Pointer.to(dst.segment().asSlice(dstOffset + done, n).asByteBuffer());
-            check(cuMemcpyDtoHAsync(host, from.pointer(srcOffset + done), n, handle()), "cuMemcpyDtoHAsync", device.id());
+            long at = srcOffset + done;
+            check(enqueue(st -> cuMemcpyDtoHAsync(host, from.pointer(at), n, st)), "cuMemcpyDtoHAsync", device.id());
         }
     }
 
@@ -100,14 +106,15 @@ public final class CudaStream implements DeviceStream {
         dst.checkRange(dstOffset, bytes, "copyFromHost destination");
         device.bind();
         if (src instanceof CudaHostBuffer pinned) {
-            check(cuMemcpyHtoDAsync(to.pointer(dstOffset), pinned.pointer(srcOffset), bytes, handle()),
+            check(enqueue(st -> cuMemcpyHtoDAsync(to.pointer(dstOffset), pinned.pointer(srcOffset), bytes, st)),
                     "cuMemcpyHtoDAsync", device.id());
             return;
         }
         for (long done = 0; done < bytes; done += PAGEABLE_PIECE) {
             long n = Math.min(PAGEABLE_PIECE, bytes - done);
             Pointer host = Pointer.to(src.segment().asSlice(srcOffset + done, n).asByteBuffer());
-            check(cuMemcpyHtoDAsync(to.pointer(dstOffset + done), host, n, handle()), "cuMemcpyHtoDAsync", device.id());
+            long at = dstOffset + done;
+            check(enqueue(st -> cuMemcpyHtoDAsync(to.pointer(at), host, n, st)), "cuMemcpyHtoDAsync", device.id());
         }
     }
 
@@ -128,10 +135,10 @@ public final class CudaStream implements DeviceStream {
         dst.checkRange(dstOffset, bytes, "copy destination");
         device.bind();
         if (from.device() == to.device()) {
-            check(cuMemcpyDtoDAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+            check(enqueue(st -> cuMemcpyDtoDAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, st)),
                     "cuMemcpyDtoDAsync", device.id());
         } else {
-            check(cuMemcpyAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, handle()),
+            check(enqueue(st -> cuMemcpyAsync(to.pointer(dstOffset), from.pointer(srcOffset), bytes, st)),
                     "cuMemcpyAsync(" + from.device().id() + " -> " + to.device().id() + ")", device.id());
         }
     }
@@ -145,7 +152,7 @@ public final class CudaStream implements DeviceStream {
                     + offset + " and " + bytes);
         }
         device.bind();
-        check(cuMemsetD32Async(to.pointer(offset), value, bytes / 4, handle()), "cuMemsetD32Async", device.id());
+        check(enqueue(st -> cuMemsetD32Async(to.pointer(offset), value, bytes / 4, st)), "cuMemsetD32Async", device.id());
     }
 
     @Override
@@ -155,7 +162,7 @@ public final class CudaStream implements DeviceStream {
             throw new IllegalArgumentException("event of " + e.device().id() + " recorded on a stream of " + device.id());
         }
         device.bind();
-        check(cuEventRecord(e.handle(), handle()), "cuEventRecord", device.id());
+        check(enqueue(st -> cuEventRecord(e.handle(), st)), "cuEventRecord", device.id());
     }
 
     /** Events of other GPUs are allowed: that is how streams of different GPUs are ordered. */
@@ -163,7 +170,7 @@ public final class CudaStream implements DeviceStream {
     public void waitFor(DeviceEvent event) {
         CudaEvent e = event(event);
         device.bind();
-        check(cuStreamWaitEvent(handle(), e.handle(), 0), "cuStreamWaitEvent", device.id());
+        check(enqueue(st -> cuStreamWaitEvent(st, e.handle(), 0)), "cuStreamWaitEvent", device.id());
     }
 
     /** {@code cuStreamWaitValue32} (GEQ, wrap-safe) on the flag's mapped word: the GPU polls host memory. */
@@ -173,7 +180,7 @@ public final class CudaStream implements DeviceStream {
             throw new IllegalArgumentException("a cuda stream of " + device.id() + " waits only for host flags of its GPU");
         }
         device.bind();
-        int rc = cuStreamWaitValue32(handle(), f.mapped(), value, CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ);
+        int rc = enqueue(st -> cuStreamWaitValue32(st, f.mapped(), value, CUstreamWaitValue_flags.CU_STREAM_WAIT_VALUE_GEQ));
         if (rc == CUresult.CUDA_ERROR_NOT_SUPPORTED) {
             throw new UnsupportedOperationException(device.id() + " does not support stream memory operations (cuStreamWaitValue32)");
         }
@@ -183,17 +190,37 @@ public final class CudaStream implements DeviceStream {
     @Override
     public void synchronize() {
         device.bind();
-        check(cuStreamSynchronize(handle()), "cuStreamSynchronize", device.id());
+        check(enqueue(st -> cuStreamSynchronize(st)), "cuStreamSynchronize", device.id());
     }
 
+    /**
+     * Runs one driver call on the stream's handle with the stream held open: {@link #close} waits
+     * for calls in flight, so that no call reaches a destroyed stream. Returns the call's result code.
+     */
+    int enqueue(ToIntFunction<CUstream> call) {
+        lock.readLock().lock();
+        try {
+            checkOpen();
+            return call.applyAsInt(stream);
+        } finally {
+            lock.readLock().unlock();
+        }
+    }
+
+    /** Waits for the calls in flight on other threads (a wait in {@link #synchronize} among them), then destroys an owned stream. */
     @Override
-    public synchronized void close() {
-        if (!closed) {
-            closed = true;
-            if (owned) {
-                device.bind();
-                check(cuStreamDestroy(stream), "cuStreamDestroy", device.id());
+    public void close() {
+        lock.writeLock().lock();
+        try {
+            if (!closed) {
+                closed = true;
+                if (owned) {
+                    device.bind();
+                    check(cuStreamDestroy(stream), "cuStreamDestroy", device.id());
+                }
             }
+        } finally {
+            lock.writeLock().unlock();
         }
     }
 

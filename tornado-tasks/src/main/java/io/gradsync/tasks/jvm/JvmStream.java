@@ -192,7 +192,7 @@ public final class JvmStream implements DeviceStream {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
         worker.shutdown();
         device.forget(this);
     }

@@ -81,13 +81,69 @@ abstract class DeviceContractTest {
     void eventsAreReusableAndTimeTheWorkBetweenThem() {
         Device d = devices().getFirst();
         try (DeviceBuffer buf = d.allocate(8 << 20); DeviceStream s = d.createStream();
-                DeviceEvent start = d.createEvent(); DeviceEvent end = d.createEvent()) {
+                DeviceEvent start = d.createEvent(); DeviceEvent middle = d.createEvent(); DeviceEvent end = d.createEvent()) {
             for (int i = 0; i < 3; i++) {
                 s.record(start);
                 s.fill32(buf, 0, 8 << 20, i);
+                s.record(middle);
+                s.fill32(buf, 0, 8 << 20, i + 1);
                 s.record(end);
                 end.synchronize();
-                assertTrue(end.elapsedMillisSince(start) >= 0);
+                double first = middle.elapsedMillisSince(start);
+                double second = end.elapsedMillisSince(middle);
+                double whole = end.elapsedMillisSince(start);
+                // the clocks only move forward: each stretch holds work, and the stretches add up
+                assertTrue(first > 0 && second > 0, "round " + i + ": " + first + " ms, then " + second + " ms");
+                assertEquals(first + second, whole, 1e-3 + 1e-6 * whole, "round " + i + ": the stretches do not add up");
+                assertEquals(-whole, start.elapsedMillisSince(end), 1e-3 + 1e-6 * whole, "round " + i + ": not antisymmetric");
+            }
+        }
+    }
+
+    /**
+     * A stream closed while other threads queue work on it: each call either lands or throws
+     * {@link IllegalStateException} naming the closed stream, and nothing reaches a destroyed
+     * native stream (which could crash the JVM).
+     */
+    @Test
+    void closingAStreamWhileOthersQueueWorkIsSafe() throws Exception {
+        Device d = devices().getFirst();
+        try (DeviceBuffer buf = d.allocate(1 << 16)) {
+            for (int round = 0; round < 20; round++) {
+                DeviceStream s = d.createStream();
+                java.util.concurrent.CountDownLatch start = new java.util.concurrent.CountDownLatch(1);
+                java.util.List<Thread> threads = new java.util.ArrayList<>();
+                java.util.Queue<Throwable> wrong = new java.util.concurrent.ConcurrentLinkedQueue<>();
+                for (int t = 0; t < 4; t++) {
+                    int word = t;
+                    threads.add(Thread.ofPlatform().start(() -> {
+                        try {
+                            start.await();
+                            for (int i = 0; i < 10_000; i++) {
+                                s.fill32(buf, 0, 1 << 16, word);
+                                if (i % 64 == 0) {
+                                    try (DeviceEvent e = s.record()) {
+                                        e.synchronize();
+                                    }
+                                }
+                            }
+                        } catch (IllegalStateException e) {
+                            if (!String.valueOf(e.getMessage()).contains("closed")) {
+                                wrong.add(e);
+                            }
+                        } catch (Throwable e) {
+                            wrong.add(e);
+                        }
+                    }));
+                }
+                start.countDown();
+                Thread.sleep(round % 3);
+                s.close();
+                for (Thread t : threads) {
+                    t.join();
+                }
+                assertTrue(wrong.isEmpty(), () -> "round: " + wrong);
+                assertTrue(s.isClosed());
             }
         }
     }

@@ -49,7 +49,7 @@ public final class CudaFunction {
                     + " block=" + java.util.Arrays.toString(block) + " (at most 1024 threads a block, 64 in z, 65535 blocks in y and z)");
         }
         CudaHandles.bind(device);
-        check(cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2], sharedBytes, CudaHandles.stream(stream), parameters, null),
-                "cuLaunchKernel(" + name + ")", device.id());
+        check(CudaHandles.onStream(stream, st -> cuLaunchKernel(function, grid[0], grid[1], grid[2], block[0], block[1], block[2],
+                sharedBytes, st, parameters, null)), "cuLaunchKernel(" + name + ")", device.id());
     }
 }

@@ -73,7 +73,7 @@ public final class CudaGraph implements AutoCloseable {
             throw new IllegalStateException("graph captured on " + device.id() + " is closed");
         }
         CudaHandles.bind(stream.device());
-        check(cuGraphLaunch(exec, CudaHandles.stream(stream)), "cuGraphLaunch", stream.device().id());
+        check(CudaHandles.onStream(stream, st -> cuGraphLaunch(exec, st)), "cuGraphLaunch", stream.device().id());
     }
 
     @Override

@@ -3,6 +3,7 @@ package io.gradsync.tasks.cuda.driver;
 import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
+import java.util.function.ToIntFunction;
 import jcuda.driver.CUstream;
 
 /**
@@ -17,7 +18,11 @@ public final class CudaHandles {
         /** Makes the device's primary context current on this thread. */
         void bind(CudaDevice device);
 
+        /** The handle of a stream whose close the caller controls (one of its own). */
         CUstream stream(CudaStream stream);
+
+        /** Runs a driver call on the stream's handle with the stream held open (its close waits); returns the result code. */
+        int onStream(CudaStream stream, ToIntFunction<CUstream> call);
     }
 
     private static final Installed<Access> ACCESS = new Installed<>("CUDA handle", CudaDevice.class);
@@ -36,5 +41,9 @@ public final class CudaHandles {
 
     public static CUstream stream(CudaStream stream) {
         return ACCESS.get().stream(stream);
+    }
+
+    public static int onStream(CudaStream stream, ToIntFunction<CUstream> call) {
+        return ACCESS.get().onStream(stream, call);
     }
 }
