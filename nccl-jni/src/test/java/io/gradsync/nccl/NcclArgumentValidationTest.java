@@ -132,7 +132,7 @@ class NcclArgumentValidationTest {
         Thread caller = Thread.ofPlatform().start(comm::count);
         entered.await();
         Thread closer = Thread.ofPlatform().start(comm::close);
-        Thread.sleep(50);
+        awaitBlocked(closer); // the close has reached the lock held by the call in flight
         assertTrue(rec.calls.isEmpty(), "destroy must wait for the call in flight: " + rec.calls);
         release.countDown();
         caller.join();
@@ -156,5 +156,16 @@ class NcclArgumentValidationTest {
         assertEquals(1, ex.getSuppressed().length);
         assertTrue(a.isClosed() && b.isClosed() && c.isClosed());
         assertEquals(java.util.List.of("destroy -1"), ok.calls);
+    }
+
+    /** Waits (up to 30 s) until {@code t} blocks or waits: deterministic where a sleep would only hope. */
+    private static void awaitBlocked(Thread t) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
+        while (t.getState() == Thread.State.NEW || t.getState() == Thread.State.RUNNABLE) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError(t + " never blocked; it is " + t.getState());
+            }
+            Thread.sleep(1);
+        }
     }
 }

@@ -11,8 +11,6 @@ import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.KernelSources;
 import io.gradsync.tasks.kernels.KernelSpec;
-import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 
 import java.io.IOException;
 import java.lang.foreign.ValueLayout;
@@ -31,7 +29,8 @@ import io.gradsync.tasks.compiler.KernelCompiler;
 /**
  * Writes GPU check cases for machines that have a GPU but no JVM: the PTX module of all built-in
  * kernels, random inputs and the JVM reference outputs, read by {@code src/test/cuda/ptxrun.cu}.
- * Run with {@code -Dtest=GpuCaseWriter -Dgradsync.gpuCases=DIR}.
+ * Run its {@code main} with the module's test class path and a folder:
+ * {@code java -cp tornado-tasks/target/test-classes:tornado-tasks/target/classes:... io.gradsync.tasks.testing.GpuCaseWriter DIR}.
  */
 class GpuCaseWriter {
 
@@ -39,10 +38,16 @@ class GpuCaseWriter {
     private final StringBuilder cases = new StringBuilder();
     private int id;
 
-    @Test
-    @EnabledIfSystemProperty(named = "gradsync.gpuCases", matches = ".+")
-    void writeCases() throws Exception {
-        dir = Path.of(System.getProperty("gradsync.gpuCases"));
+    /** Writes the cases into the folder {@code args[0]}. A tool, not a test: it checks nothing itself. */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 1) {
+            throw new IllegalArgumentException("usage: GpuCaseWriter DIR");
+        }
+        new GpuCaseWriter().writeCases(Path.of(args[0]));
+    }
+
+    private void writeCases(Path into) throws Exception {
+        dir = into;
         Files.createDirectories(dir);
         Class<?> features = Class.forName("io.gradsync.tasks.compiler.FeatureKernels");
         List<CompiledKernel> all = new ArrayList<>(KernelSources.compileAll());

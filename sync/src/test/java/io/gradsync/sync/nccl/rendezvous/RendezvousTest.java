@@ -35,12 +35,22 @@ class RendezvousTest {
     private ExecutorService pool;
     /** Rank 0's socket, bound before any rank starts: no other process can take the port meanwhile. */
     private ServerSocket listening;
+    /** Released once per connection rank 0 accepts. */
+    private java.util.concurrent.Semaphore accepted;
     private int port;
 
     @BeforeEach
     void setUp() throws IOException {
         pool = Executors.newCachedThreadPool();
-        listening = new ServerSocket(0);
+        accepted = new java.util.concurrent.Semaphore(0);
+        listening = new ServerSocket(0) {
+            @Override
+            public java.net.Socket accept() throws IOException {
+                java.net.Socket s = super.accept();
+                accepted.release();
+                return s;
+            }
+        };
         port = listening.getLocalPort();
     }
 
@@ -123,7 +133,7 @@ class RendezvousTest {
     void worldSizeMismatchFailsEveryRankNamingBothSizes() throws Exception {
         Future<NcclUniqueId> zero = start(config(0, 3), Duration.ofSeconds(20), randomId());
         Future<NcclUniqueId> one = start(config(1, 3), Duration.ofSeconds(20), randomId());
-        Thread.sleep(300); // rank 1 is in, so it must hear of the failure too
+        assertTrue(accepted.tryAcquire(30, TimeUnit.SECONDS), "rank 1 never reached rank 0"); // it is in, so it must hear of the failure too
         Future<NcclUniqueId> stray = start(config(2, 4), Duration.ofSeconds(20), randomId());
         for (Future<NcclUniqueId> f : List.of(zero, one, stray)) {
             assertMentions(failure(f), "world size mismatch", "WORLD_SIZE=4", "WORLD_SIZE=3");
