@@ -216,14 +216,14 @@ final class BenchCommand implements Callable<Integer> {
         if (warmup < 0 || iterations < 1) {
             throw Usage.error(spec, "--warmup must be >= 0 and --iters >= 1, got " + warmup + " and " + iterations);
         }
-        DeviceRuntime rt = Usage.parse(spec, () -> parseRuntime(runtime));
-        int n = launch != null ? 1 : devices != null ? devices : defaultDeviceCount(rt);
+        DeviceRuntime rt = requireRuntime(spec, runtime);
+        int n = launch != null ? 1 : devices != null ? devices : defaultDeviceCount(spec, rt);
         if (n < 1) {
             throw Usage.error(spec, "--devices must be at least 1, got " + n);
         }
         List<DType> types = Usage.parse(spec, () -> parseTypes(dtypes));
         List<MixedModel> models = Usage.parse(spec, () -> models(types)); // empty: the --sizes sweep
-        List<Long> sizeList = models.isEmpty() ? Usage.parse(spec, () -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
+        List<Long> sizeList = models.isEmpty() ? Usage.parse(spec, "--sizes", () -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
         for (long size : sizeList) {
             for (DType t : types) {
                 if (size < t.bytes()) {
@@ -233,6 +233,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         SyncOptions options = Usage.parse(spec, this::options);
         List<SyncBackend> chosen = Usage.parse(spec, () -> chooseBackends(backends, n));
+        if (plot != null && plot.toString().isEmpty()) {
+            throw Usage.error(spec, "--plot needs a file name, got ''");
+        }
         if (plot != null && !plot.getFileName().toString().toLowerCase(Locale.ROOT).endsWith(".png")) {
             throw Usage.error(spec, "--plot: '" + plot + "' does not end in .png");
         }
@@ -499,13 +502,8 @@ final class BenchCommand implements Callable<Integer> {
 
     static List<DType> parseTypes(String text) {
         List<DType> types = new ArrayList<>();
-        for (String t : text.split(",")) {
-            if (!t.isBlank()) {
-                types.add(DType.parse(t));
-            }
-        }
-        if (types.isEmpty()) {
-            throw new IllegalArgumentException("no dtype given in '" + text + "'");
+        for (String t : Usage.items("--dtype", text)) {
+            types.add(prefixed("--dtype", () -> DType.parse(t)));
         }
         return types;
     }
@@ -552,6 +550,11 @@ final class BenchCommand implements Callable<Integer> {
         return list;
     }
 
+    /** {@code change} applied to {@code options}; its IllegalArgumentException names {@code option}. */
+    private static <T> T with(T options, String option, java.util.function.UnaryOperator<T> change) {
+        return prefixed(option, () -> change.apply(options));
+    }
+
     private static <T> T prefixed(String option, java.util.function.Supplier<T> parse) {
         try {
             return parse.get();
@@ -565,16 +568,16 @@ final class BenchCommand implements Callable<Integer> {
     private SyncOptions options() {
         SyncOptions o = SyncOptions.defaults();
         if (openClStep != null) {
-            o = o.withOpenClStepBytes(Sizes.parse(openClStep));
+            o = with(o, "--opencl-step", x -> x.withOpenClStepBytes(Sizes.parse(openClStep)));
         }
         if (chunk != null) {
-            o = o.withChunkBytes(Sizes.parse(chunk));
+            o = with(o, "--chunk", x -> x.withChunkBytes(Sizes.parse(chunk)));
         }
         if (slots != null) {
-            o = o.withSlots(slots);
+            o = with(o, "--slots", x -> x.withSlots(slots));
         }
         if (threads != null) {
-            o = o.withThreads(threads);
+            o = with(o, "--threads", x -> x.withThreads(threads));
         }
         if (layoutCheck != null) {
             o = o.withLayoutCheck(switch (layoutCheck.trim().toLowerCase(Locale.ROOT)) {
@@ -587,7 +590,7 @@ final class BenchCommand implements Callable<Integer> {
         if (ptxOneShot != null || ptxGather != null || ptxNoPeer || ptxNoGraph || ptxGatherLanes != null) {
             PtxOptions p = o.ptx();
             if (ptxOneShot != null) {
-                p = p.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot));
+                p = with(p, "--ptx-one-shot", x -> x.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot)));
             }
             if (ptxGather != null) {
                 p = p.withGather(switch (ptxGather.trim().toLowerCase(Locale.ROOT)) {
@@ -623,6 +626,16 @@ final class BenchCommand implements Callable<Integer> {
         return o;
     }
 
+    /** --runtime, parsed and usable here: an unavailable runtime is a usage error saying why. */
+    static DeviceRuntime requireRuntime(CommandSpec spec, String text) {
+        DeviceRuntime rt = Usage.parse(spec, () -> parseRuntime(text));
+        var status = DeviceCatalog.status(rt);
+        if (!status.available()) {
+            throw Usage.error(spec, "--runtime " + rt.label() + ": unavailable here: " + status.detail());
+        }
+        return rt;
+    }
+
     static DeviceRuntime parseRuntime(String text) {
         String t = text.trim().toLowerCase(Locale.ROOT);
         if (t.equals("auto")) {
@@ -636,22 +649,36 @@ final class BenchCommand implements Callable<Integer> {
         throw new IllegalArgumentException("unknown runtime '" + text + "'; valid: cuda, opencl, jvm, auto");
     }
 
-    private static int defaultDeviceCount(DeviceRuntime rt) {
-        return rt == DeviceRuntime.JVM ? 4 : DeviceCatalog.listed(rt).size();
+    /** Without --devices: every device of the runtime (4 JVM devices); none there is a usage error, not "--devices 0". */
+    static int defaultDeviceCount(CommandSpec spec, DeviceRuntime rt) {
+        int n = rt == DeviceRuntime.JVM ? 4 : DeviceCatalog.listed(rt).size();
+        if (n < 1) {
+            throw Usage.error(spec, "--runtime " + rt.label() + " lists no devices here; give --devices or another --runtime");
+        }
+        return n;
     }
 
-    /** 'all' is every backend that can average {@code n} replicas; otherwise the list as given. */
+    /**
+     * 'all' is every backend that can average {@code n} replicas; otherwise the list as given.
+     *
+     * @throws IllegalArgumentException for an unknown or empty item, or single named for several devices
+     */
     static List<SyncBackend> chooseBackends(String text, int n) {
         Set<SyncBackend> chosen = new LinkedHashSet<>();
-        for (String part : text.split(",")) {
-            if (part.trim().equalsIgnoreCase("all")) {
+        for (String part : Usage.items("--backend", text)) {
+            if (part.equalsIgnoreCase("all")) {
                 for (SyncBackend b : SyncBackend.values()) {
                     if (b != SyncBackend.AUTO && (b == SyncBackend.SINGLE) == (n == 1)) {
                         chosen.add(b);
                     }
                 }
             } else {
-                chosen.add(SyncBackend.parse(part));
+                SyncBackend b = prefixed("--backend", () -> SyncBackend.parse(part));
+                if (b == SyncBackend.SINGLE && n != 1) { // asked for by name: a usage error, not a skipped backend
+                    throw new IllegalArgumentException("--backend " + part + " takes exactly one device, got " + n
+                            + "; use --devices 1, or cpu, ptx, opencl or nccl to average several");
+                }
+                chosen.add(b);
             }
         }
         return List.copyOf(chosen);

@@ -43,12 +43,29 @@ public final class Gradsync {
         return message.strip().replaceAll("\\s*\\R\\s*", "; ");
     }
 
-    /** Version from the jar manifest when packaged. */
+    /** Version from the jar manifest when packaged, else from the build's version.properties. */
     static final class Version implements CommandLine.IVersionProvider {
         @Override
         public String[] getVersion() {
             String v = Gradsync.class.getPackage().getImplementationVersion();
-            return new String[] {"gradsync " + (v == null ? "dev" : v) + " on Java " + Runtime.version()};
+            return new String[] {"gradsync " + (v != null ? v : built()) + " on Java " + Runtime.version()};
+        }
+
+        /** target/classes has no manifest: the version Maven wrote into the resource, or "dev" where unfiltered. */
+        static String built() {
+            try (java.io.InputStream in = Gradsync.class.getResourceAsStream("version.properties")) {
+                if (in != null) {
+                    java.util.Properties p = new java.util.Properties();
+                    p.load(in);
+                    String v = p.getProperty("version", "");
+                    if (!v.isBlank() && !v.startsWith("${")) {
+                        return v;
+                    }
+                }
+            } catch (java.io.IOException e) {
+                // unreadable: fall through to "dev"
+            }
+            return "dev";
         }
     }
 }

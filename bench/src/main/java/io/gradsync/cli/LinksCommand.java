@@ -36,24 +36,24 @@ final class LinksCommand implements Callable<Integer> {
 
     @Override
     public Integer call() {
-        DeviceRuntime rt = Usage.parse(spec, () -> BenchCommand.parseRuntime(runtime));
-        if (!DeviceCatalog.status(rt).available()) {
-            throw Usage.error(spec, "--runtime " + rt.label() + ": " + DeviceCatalog.status(rt).describe());
+        if (repeats < 1) { // the median of no copies is no figure
+            throw Usage.error(spec, "--repeats must be at least 1, got " + repeats);
         }
-        int n = devices != null ? devices : rt == DeviceRuntime.JVM ? 2 : DeviceCatalog.listed(rt).size();
+        DeviceRuntime rt = BenchCommand.requireRuntime(spec, runtime);
+        int n = devices != null ? devices : rt == DeviceRuntime.JVM ? 2 : BenchCommand.defaultDeviceCount(spec, rt);
         if (n < 1) {
             throw Usage.error(spec, "--devices must be at least 1, got " + n);
         }
-        long bytes = Usage.parse(spec, () -> Sizes.parse(size));
+        long bytes = Usage.parse(spec, "--size", () -> Sizes.parse(size));
         // per device: two device buffers and a pinned one; JVM devices' memory is host memory
         Preflight.fits(spec, "--size " + size + " on " + n + " devices",
                 Preflight.times(Preflight.times(bytes, n), rt == DeviceRuntime.JVM ? 3 : 1), Preflight.times(bytes, 2),
                 rt == DeviceRuntime.CUDA ? DeviceCatalog.gpus(rt) : List.of());
-        List<? extends Device> selected = DeviceCatalog.select(rt, n);
+        List<? extends Device> selected = Usage.parse(spec, "--devices " + n, () -> DeviceCatalog.select(rt, n));
         try {
             System.out.printf(Locale.ROOT, "# links: %d x %s (%s), %s per copy, median of %d%n", n, rt.label(),
-                    selected.getFirst().name(), Sizes.format(Sizes.parse(size)), repeats);
-            for (LinkProbe.Link link : LinkProbe.measure(selected, Sizes.parse(size), repeats)) {
+                    selected.getFirst().name(), Sizes.format(bytes), repeats);
+            for (LinkProbe.Link link : LinkProbe.measure(selected, bytes, repeats)) {
                 System.out.printf(Locale.ROOT, "  %-32s %9.1f GB/s%n", link.name(), link.gbPerSecond());
             }
             return 0;

@@ -20,6 +20,9 @@ final class Preflight {
 
     /** {@code file} can be created or replaced: its folder exists (it is not created) and takes a new file. */
     static void writableFile(CommandSpec spec, String option, Path file) {
+        if (file.toString().isEmpty()) { // --json= : the empty path is the working folder
+            throw Usage.error(spec, option + " needs a file name, got ''");
+        }
         Path parent = file.toAbsolutePath().getParent();
         if (parent == null || !Files.isDirectory(parent)) {
             throw Usage.error(spec, option + " " + file + ": the folder " + parent + " does not exist");
@@ -32,6 +35,9 @@ final class Preflight {
 
     /** {@code dir} exists and takes new files, or can be made in a folder that exists. */
     static void writableDirectory(CommandSpec spec, String option, Path dir) {
+        if (dir.toString().isEmpty()) { // not the working folder by accident
+            throw Usage.error(spec, option + " needs a folder name, got ''");
+        }
         Path at = dir.toAbsolutePath();
         if (Files.exists(at) && !Files.isDirectory(at)) {
             throw Usage.error(spec, option + " " + dir + ": is a file, not a folder");

@@ -5,7 +5,6 @@ import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.Synchronizers;
-import io.gradsync.tasks.DeviceCatalog;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.bench.BackendDevices;
 import io.gradsync.tasks.device.DeviceRuntime;
@@ -23,7 +22,9 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /** {@code gradsync train}: data-parallel training of an MLP on synthetic data, timing the gradient sync. */
 @Command(name = "train", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
@@ -34,6 +35,9 @@ import picocli.CommandLine.Option;
         footer = {"", "Examples:", "  gradsync train", "  gradsync train --backend all --devices 4 --steps 500 --dtype bf16",
             "  gradsync train --runtime cuda --layers 1024,4096,4096,4096,1000 --batch 1024"})
 public final class TrainCommand implements Callable<Integer> {
+
+    @Spec
+    CommandSpec spec;
 
     @Option(names = "--backend", defaultValue = "auto", paramLabel = "LIST",
             description = "Backends to train with, one run each: auto, cpu, ptx, opencl, nccl, single, or all (default: ${DEFAULT-VALUE}).")
@@ -48,7 +52,7 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--steps", defaultValue = "200", paramLabel = "N", description = "Optimizer steps (default: ${DEFAULT-VALUE}).")
     int steps;
 
-    @Option(names = "--batch", defaultValue = "256", paramLabel = "N", description = "Global batch, split evenly over the replicas (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--batch", defaultValue = "256", paramLabel = "N", description = "Global batch, split evenly over the replicas: a multiple of --devices (default: ${DEFAULT-VALUE}).")
     int batch;
 
     @Option(names = "--dtype", defaultValue = "fp32", paramLabel = "TYPE", description = "Gradient dtype in the buckets: fp32, bf16, fp16 (default: ${DEFAULT-VALUE}); weights stay fp32.")
@@ -66,7 +70,7 @@ public final class TrainCommand implements Callable<Integer> {
     @Option(names = "--bucket", defaultValue = "25M", paramLabel = "SIZE", description = "Largest gradient bucket (default: ${DEFAULT-VALUE}).")
     String bucket;
 
-    @Option(names = "--max-norm", defaultValue = "0", paramLabel = "NORM", description = "Clip gradients to this global norm; 0 for none (default).")
+    @Option(names = "--max-norm", defaultValue = "0", paramLabel = "NORM", description = "Clip gradients to this global norm, > 0; 0 for none (default).")
     double maxNorm;
 
     @Option(names = "--samples", defaultValue = "16384", paramLabel = "N", description = "Size of the synthetic data set (default: ${DEFAULT-VALUE}).")
@@ -84,37 +88,61 @@ public final class TrainCommand implements Callable<Integer> {
         RendezvousConfig launch = RendezvousConfig.isLaunched() ? RendezvousConfig.fromEnvironment() : null;
         PrintStream out = launch == null || launch.rank() == 0 ? System.out
                 : new PrintStream(OutputStream.nullOutputStream());
+        // Every input is checked before any device is touched, as a usage error (exit 2, the help named).
         if (steps < 1) {
-            throw new IllegalArgumentException("--steps must be at least 1, got " + steps);
+            throw Usage.error(spec, "--steps must be at least 1, got " + steps);
         }
-        DeviceRuntime rt = BenchCommand.parseRuntime(runtime);
-        int n = launch != null ? 1 : devices != null ? devices : rt == DeviceRuntime.JVM ? 4 : DeviceCatalog.listed(rt).size();
+        if (batch < 1) {
+            throw Usage.error(spec, "--batch must be at least 1, got " + batch);
+        }
+        if (samples < 1) {
+            throw Usage.error(spec, "--samples must be at least 1, got " + samples);
+        }
+        // NaN passes every comparison: without the finite check it would train unclipped
+        if (!Double.isFinite(maxNorm) || maxNorm < 0) {
+            throw Usage.error(spec, "--max-norm must be a finite number >= 0 (0: no clipping), got " + maxNorm);
+        }
+        if (learningRate != null && !(Float.isFinite(learningRate) && learningRate > 0)) {
+            throw Usage.error(spec, "--lr must be a finite number > 0, got " + learningRate);
+        }
+        DeviceRuntime rt = BenchCommand.requireRuntime(spec, runtime);
+        int n = launch != null ? 1 : devices != null ? devices : rt == DeviceRuntime.JVM ? 4 : BenchCommand.defaultDeviceCount(spec, rt);
         if (n < 1) {
-            throw new IllegalArgumentException("--devices must be at least 1, got " + n);
+            throw Usage.error(spec, "--devices must be at least 1, got " + n);
         }
+        List<SyncBackend> chosen = Usage.parse(spec, () -> BenchCommand.chooseBackends(backends, n));
         DataParallelTrainer.Optimizer opt = switch (optimizer.trim().toLowerCase(Locale.ROOT)) {
             case "sgd" -> DataParallelTrainer.Optimizer.SGD;
             case "adam" -> DataParallelTrainer.Optimizer.ADAM;
-            default -> throw new IllegalArgumentException("--optimizer: '" + optimizer + "' is neither sgd nor adam");
+            default -> throw Usage.error(spec, "--optimizer: '" + optimizer + "' is neither sgd nor adam");
         };
         float lr = learningRate != null ? learningRate : opt == DataParallelTrainer.Optimizer.ADAM ? 1e-3f : 0.05f;
         List<Integer> widths = new ArrayList<>();
-        for (String w : layers.split(",")) {
+        for (String w : Usage.parse(spec, () -> Usage.items("--layers", layers))) {
+            int width;
             try {
-                widths.add(Integer.parseInt(w.trim()));
+                width = Integer.parseInt(w);
             } catch (NumberFormatException e) {
-                throw new IllegalArgumentException("--layers: '" + w.trim() + "' is not a width in " + layers);
+                throw Usage.error(spec, "--layers: '" + w + "' is not a width in " + layers);
             }
+            if (width < 1) {
+                throw Usage.error(spec, "--layers: width " + width + " in " + layers + " is not at least 1");
+            }
+            widths.add(width);
         }
-        long bucketBytes = Sizes.parse(bucket);
+        if (widths.size() < 2 || widths.getLast() < 2) {
+            throw Usage.error(spec, "--layers: need features, any hidden widths and at least 2 classes, got " + layers);
+        }
+        long bucketBytes = Usage.parse(spec, "--bucket", () -> Sizes.parse(bucket));
         if (bucketBytes < io.gradsync.sync.bucket.GradientBuckets.ALIGN_BYTES) {
-            throw new IllegalArgumentException("--bucket: " + bucket + " is smaller than a bucket's alignment ("
+            throw Usage.error(spec, "--bucket: " + bucket + " is smaller than a bucket's alignment ("
                     + io.gradsync.sync.bucket.GradientBuckets.ALIGN_BYTES + " bytes)");
         }
-        var config = new DataParallelTrainer.Config(widths, batch, DType.parse(dtype), opt, lr, bucketBytes, maxNorm, seed);
+        DType gradType = Usage.parse(spec, "--dtype", () -> DType.parse(dtype));
+        var config = Usage.parse(spec, () -> new DataParallelTrainer.Config(widths, batch, gradType, opt, lr, bucketBytes, maxNorm, seed));
         int world = launch != null ? launch.worldSize() : n;
         if (batch % world != 0) {
-            throw new IllegalArgumentException("--batch " + batch + " does not split evenly over " + world + " devices");
+            throw Usage.error(spec, "--batch " + batch + " does not split evenly over " + world + " devices");
         }
         SyntheticData data = SyntheticData.generate(seed, samples, widths.getFirst(), widths.getLast());
         // each backend on its own runtime, as in bench: opencl on OpenCL devices (PoCL without GPUs),
@@ -128,7 +156,7 @@ public final class TrainCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "# gradsync train: %d x %s (%s), MLP %s, batch %d (%d per replica), %s gradients, %s lr %s, %d steps%n",
                     world, main.getFirst().runtime().label(), main.getFirst().name(), widths, batch, batch / world,
                     config.gradType().label(), opt.name().toLowerCase(Locale.ROOT), lr, steps);
-            for (SyncBackend backend : BenchCommand.chooseBackends(backends, n)) {
+            for (SyncBackend backend : chosen) {
                 List<? extends Device> selected;
                 try {
                     selected = here != null ? here : pool.devicesFor(backend);

@@ -40,15 +40,76 @@ class GradsyncCliTest {
         "compare --size 1Q                              | '1Q'",
         "kernels --emit sass --out /tmp/never-written   | 'sass'",
         "kernels --emit ptx                             | --out",
+        "kernels --emit ptx --out=                      | --out needs a folder name",
+        "bench --backend single --devices 2             | --backend single takes exactly one device, got 2",
+        "bench --json=                                  | --json needs a file name, got ''",
+        "bench --plot=                                  | --plot needs a file name, got ''",
+        "bench --dtype fp32,,bf16                       | --dtype: empty item in 'fp32,,bf16'",
+        "bench --dtype fp32,                            | --dtype: empty item",
+        "bench --backend cpu,,opencl                    | --backend: empty item in 'cpu,,opencl'",
+        "bench --sizes 1M,,16M                          | --sizes: empty item in '1M,,16M'",
+        "bench --sizes 99999999999999999999             | 8 EiB or more",
+        "bench --chunk 1K                               | --chunk: ",
+        "bench --slots 1                                | --slots: ",
+        "bench --threads 0                              | --threads: ",
+        "bench --opencl-step 100                        | --opencl-step: ",
+        "links --repeats 0                              | --repeats must be at least 1, got 0",
+        "links --repeats -1                             | --repeats must be at least 1, got -1",
+        "links --size 1Q                                | --size: not a size: '1Q'",
+        "links --runtime jvm --devices 0                | --devices must be at least 1",
+        "train --steps 0                                | --steps must be at least 1",
+        "train --steps x                                | 'x' is not an int",
+        "train --max-norm -1                            | --max-norm must be a finite number >= 0",
+        "train --max-norm NaN                           | --max-norm must be a finite number >= 0",
+        "train --max-norm Infinity                      | --max-norm must be a finite number >= 0",
+        "train --lr 0                                   | --lr must be a finite number > 0",
+        "train --lr NaN                                 | --lr must be a finite number > 0",
+        "train --batch 0                                | --batch must be at least 1",
+        "train --samples -5                             | --samples must be at least 1",
+        "train --runtime jvm --devices 0                | --devices must be at least 1",
+        "train --runtime jvm --devices 3 --batch 10     | --batch 10 does not split evenly over 3",
+        "train --layers 8,,4                            | --layers: empty item in '8,,4'",
+        "train --layers 8,0,4                           | --layers: width 0",
+        "train --layers 8                               | --layers: need features",
+        "train --layers 8,x,4                           | 'x' is not a width",
+        "train --optimizer rmsprop                      | 'rmsprop'",
+        "train --dtype fp32,                            | --dtype: ",
+        "train --bucket 1Q                              | --bucket: not a size: '1Q'",
+        "train --bucket 1                               | --bucket: 1 is smaller",
+        "train --backend cpu,,single                    | --backend: empty item",
+        "train --backend single --runtime jvm --devices 2 | --backend single takes exactly one device, got 2",
+        "train --runtime tpu                            | 'tpu'",
     })
     void badInputIsOneLineNamingTheValueWithExitCode2(String line, String named) {
         CliRun r = CliRun.of(line.trim().split("\\s+"));
         assertEquals(2, r.exitCode(), r.err());
         List<String> lines = r.err().lines().toList();
         assertEquals(1, lines.size(), "one line, got: " + r.err());
-        assertTrue(lines.getFirst().startsWith("gradsync " + line.trim().split("\\s+")[0] + ": "), lines.getFirst());
+        String command = "gradsync " + line.trim().split("\\s+")[0];
+        assertTrue(lines.getFirst().startsWith(command + ": "), lines.getFirst());
+        assertTrue(lines.getFirst().endsWith(" (see " + command + " --help)"), "the way to the help: " + lines.getFirst());
         assertTrue(lines.getFirst().contains(named), "names " + named + ": " + lines.getFirst());
         assertEquals("", r.out(), "nothing measured or printed before the error");
+    }
+
+    /** Without CUDA, --runtime cuda says so instead of "--devices must be at least 1, got 0" (no --devices was given). */
+    @ParameterizedTest
+    @ValueSource(strings = {"bench", "train", "links"})
+    void anUnavailableRuntimeIsNamedNotADeviceCountOfZero(String command) {
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.gradsync.tasks.cuda.CudaRuntime.status().available(), "CUDA is here");
+        CliRun r = CliRun.of(command, "--runtime", "cuda");
+        assertEquals(2, r.exitCode(), r.err());
+        assertTrue(r.err().startsWith("gradsync " + command + ": --runtime cuda: unavailable here: "
+                + io.gradsync.tasks.cuda.CudaRuntime.status().detail()), r.err());
+        assertTrue(!r.err().contains("--devices"), r.err());
+    }
+
+    /** The version the build carries, in every way it runs (target/classes here; the jar's manifest for the launcher). */
+    @Test
+    void versionIsTheBuildsNotDev() {
+        CliRun r = CliRun.of("--version");
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().matches("gradsync \\d+\\.\\d+\\.\\d+(-SNAPSHOT)? on Java .*\\R"), r.out());
     }
 
     @ParameterizedTest

@@ -29,6 +29,9 @@ class OneLineErrorsTest {
                 Arguments.of(new String[] {"bench", "--backend", "cpu", "--sizes", "1K", "--plot", "/proc/x.png"}, "cannot write in /proc ("),
                 Arguments.of(new String[] {"kernels", "--emit", "ptx", "--out", "/proc/k"}, "cannot write in /proc ("),
                 Arguments.of(new String[] {"bench", "--backend", "cpu", "--sizes", "9223372036854775807"}, "more than 8 EiB of host memory"),
+                // the size as given, not rounded through a double to 8388608T
+                Arguments.of(new String[] {"bench", "--backend", "cpu", "--devices", "2", "--sizes", "9223372036854775807"},
+                        "--sizes 9223372036854775807 on 2 devices needs"),
                 Arguments.of(new String[] {"bench", "--backend", "cpu", "--sizes", "1099511627776"}, "of host memory; this machine has"),
                 Arguments.of(new String[] {"links", "--runtime", "jvm", "--size", "1099511627776"}, "of host memory; this machine has"),
                 Arguments.of(new String[] {"bench", "--backend", "cpu", "--devices", "1000", "--sizes", "1K"}, "on 1000 devices needs about"));

@@ -15,7 +15,9 @@ import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.RuntimeStatus;
 import io.gradsync.tasks.jvm.JvmDevice;
+import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -29,6 +31,10 @@ import java.util.SplittableRandom;
  * stream; gradsync averages it in place, ordered on those streams; the optimizer step reads the
  * average back on the same streams. With {@code buckets}, the gradients live in gradsync's buckets
  * instead and the program writes them through the buckets' addresses.
+ *
+ * <p>The batch need not split evenly: shards differ by at most one sample, and each replica's
+ * gradient is weighted by its shard's share of the batch, so that the average is still the
+ * gradient of the whole batch and N replicas follow one replica trained on it.
  *
  * <pre>
  * gradsync run -cp examples/target/gradsync-examples-VERSION.jar io.gradsync.examples.OwnMemoryTraining \
@@ -49,45 +55,168 @@ public final class OwnMemoryTraining {
     private OwnMemoryTraining() {
     }
 
+    /** The batch and model size the command line trains with. */
+    static final int BATCH = 512;
+    static final int FEATURES = 256;
+
+    private static final String USAGE = """
+            usage: OwnMemoryTraining [--backend NAME] [--devices N] [--runtime jvm|cuda] [--memory own|buckets] [--steps N]
+            Linear regression on a seeded batch of %d samples, data-parallel over N replicas that own their
+            gradient memory and streams; checks that they follow one replica trained on the whole batch.
+              --backend NAME   auto (default), cpu, ptx, nccl or single (one device). Not opencl: this
+                               program's memory is CUDA's (cuMemAlloc) or the JVM's, which OpenCL devices cannot take
+              --devices N      replicas, 1..%d (default 2). The batch is split into N shards of sizes that differ
+                               by at most one; each replica's gradient is weighted by its shard's share of the batch,
+                               so the average is the whole batch's gradient
+              --runtime NAME   jvm or cuda (default: cuda where present, else jvm); on cuda, more replicas than
+                               GPUs share them (logical devices)
+              --memory KIND    own (the program's memory, wrapped; default) or buckets (gradsync's buckets)
+              --steps N        optimizer steps, at least 1 (default 50)
+              -h, --help       this text
+            """.formatted(BATCH, BATCH);
+
     public static void main(String[] args) {
-        String backend = "auto";
-        String runtime = DeviceCatalog.preferredRuntime().label();
-        int devices = 2;
-        boolean buckets = false;
-        int steps = 50;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--backend" -> backend = args[++i];
-                case "--devices" -> devices = Integer.parseInt(args[++i]);
-                case "--runtime" -> runtime = args[++i];
-                case "--memory" -> buckets = switch (args[++i]) {
-                    case "own" -> false;
-                    case "buckets" -> true;
-                    default -> throw new IllegalArgumentException("--memory is own or buckets, got " + args[i]);
-                };
-                case "--steps" -> steps = Integer.parseInt(args[++i]);
-                default -> {
-                    System.err.println("OwnMemoryTraining: unknown option " + args[i]);
-                    System.exit(2);
-                }
-            }
+        int code = run(args, System.out, System.err);
+        if (code != 0) {
+            System.exit(code);
         }
-        DeviceRuntime rt = runtimeOf(runtime);
-        List<? extends Device> list = rt == DeviceRuntime.CUDA && DeviceCatalog.gpus(rt).size() < devices
-                ? DeviceCatalog.sharedGpus(rt, devices) : DeviceCatalog.select(rt, devices);
-        Result r = train(new Config(SyncBackend.parse(backend), list, buckets, steps, 256, 512, 42));
-        System.out.printf(Locale.ROOT, "%d replicas on %s, %s memory: loss %.6f (from %.6f), bias %.5f, max |difference| from one replica %.2e%n",
-                list.size(), list.stream().map(Device::id).toList(), buckets ? "bucket" : "own", r.loss(), r.initialLoss(), r.bias(),
-                r.maxDifferenceFromOneReplica());
     }
 
-    private static DeviceRuntime runtimeOf(String label) {
-        for (DeviceRuntime r : DeviceRuntime.values()) {
-            if (r.label().equals(label)) {
-                return r;
+    /** The command line: 0 done, 2 bad usage (one line on {@code err}); other failures throw. */
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        Options o;
+        try {
+            o = Options.parse(args);
+        } catch (IllegalArgumentException e) {
+            err.println("OwnMemoryTraining: " + e.getMessage() + " (see --help)");
+            return 2;
+        }
+        if (o == null) {
+            out.print(USAGE);
+            return 0;
+        }
+        List<? extends Device> list;
+        try {
+            list = o.runtime() == DeviceRuntime.CUDA && DeviceCatalog.gpus(o.runtime()).size() < o.devices()
+                    ? DeviceCatalog.sharedGpus(o.runtime(), o.devices()) : DeviceCatalog.select(o.runtime(), o.devices());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            err.println("OwnMemoryTraining: --runtime " + o.runtime().label() + " --devices " + o.devices() + ": " + e.getMessage());
+            return 2;
+        }
+        Result r;
+        try {
+            r = train(new Config(o.backend(), list, o.buckets(), o.steps(), FEATURES, BATCH, 42));
+        } catch (BackendUnusable e) { // e.g. ptx or nccl on JVM devices: the choice of options, said in one line
+            err.println("OwnMemoryTraining: --backend " + o.backend().label() + " on " + list.getFirst().runtime().label()
+                    + " devices: " + e.getCause().getMessage());
+            return 2;
+        } finally {
+            if (o.runtime() == DeviceRuntime.JVM) {
+                list.forEach(Device::close); // JVM devices are the caller's
             }
         }
-        throw new IllegalArgumentException("--runtime is jvm or cuda, got " + label);
+        out.printf(Locale.ROOT, "%d replicas on %s, %s memory: loss %.6f (from %.6f), bias %.5f, max |difference| from one replica %.2e%n",
+                list.size(), list.stream().map(Device::id).toList(), o.buckets() ? "bucket" : "own", r.loss(), r.initialLoss(), r.bias(),
+                r.maxDifferenceFromOneReplica());
+        return 0;
+    }
+
+    /** The parsed command line. */
+    private record Options(SyncBackend backend, int devices, DeviceRuntime runtime, boolean buckets, int steps) {
+
+        /** Null for --help; bad usage is an IllegalArgumentException naming the option. */
+        static Options parse(String[] args) {
+            SyncBackend backend = SyncBackend.AUTO;
+            DeviceRuntime runtime = null; // the preferred one, looked up only when needed
+            int devices = 2;
+            boolean buckets = false;
+            int steps = 50;
+            for (int i = 0; i < args.length; i++) {
+                String arg = args[i];
+                if (arg.equals("-h") || arg.equals("--help")) {
+                    return null;
+                }
+                int eq = arg.indexOf('=');
+                String name = arg.startsWith("--") && eq > 0 ? arg.substring(0, eq) : arg;
+                if (!List.of("--backend", "--devices", "--runtime", "--memory", "--steps").contains(name)) {
+                    throw new IllegalArgumentException("unknown option '" + arg + "'");
+                }
+                String value;
+                if (eq > 0 && name.length() < arg.length()) {
+                    value = arg.substring(eq + 1);
+                } else if (i + 1 < args.length) {
+                    value = args[++i];
+                } else {
+                    throw new IllegalArgumentException(name + " needs a value");
+                }
+                switch (name) {
+                    case "--backend" -> backend = backendOf(value);
+                    case "--devices" -> devices = count(name, value, BATCH);
+                    case "--runtime" -> runtime = runtimeOf(value);
+                    case "--memory" -> buckets = switch (value) {
+                        case "own" -> false;
+                        case "buckets" -> true;
+                        default -> throw new IllegalArgumentException("--memory is own or buckets, got '" + value + "'");
+                    };
+                    default -> steps = count(name, value, Integer.MAX_VALUE);
+                }
+            }
+            runtime = runtime != null ? runtime : DeviceCatalog.preferredRuntime();
+            if (backend == SyncBackend.SINGLE && devices != 1) {
+                throw new IllegalArgumentException("--backend single takes exactly one device, got --devices " + devices);
+            }
+            RuntimeStatus status = DeviceCatalog.status(runtime);
+            if (!status.available()) {
+                throw new IllegalArgumentException("--runtime " + runtime.label() + ": unavailable here: " + status.detail());
+            }
+            return new Options(backend, devices, runtime, buckets, steps);
+        }
+
+        private static SyncBackend backendOf(String value) {
+            SyncBackend b;
+            try {
+                b = SyncBackend.parse(value);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("--backend: " + e.getMessage());
+            }
+            if (b == SyncBackend.OPENCL) {
+                throw new IllegalArgumentException("--backend opencl is not supported here: this program's gradient memory is "
+                        + "CUDA's (cuMemAlloc) or the JVM's, which OpenCL devices cannot take; use cpu, ptx, nccl, single or auto");
+            }
+            return b;
+        }
+
+        /** A whole number in 1..max. */
+        private static int count(String option, String value, int max) {
+            int n;
+            try {
+                n = Integer.parseInt(value.trim());
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException(option + ": '" + value + "' is not a whole number");
+            }
+            if (n < 1 || n > max) {
+                throw new IllegalArgumentException(option + (max == Integer.MAX_VALUE ? " must be at least 1"
+                        : " must be 1.." + max + " (each replica needs a sample of the batch of " + BATCH + ")") + ", got " + n);
+            }
+            return n;
+        }
+
+        private static DeviceRuntime runtimeOf(String label) {
+            return switch (label) {
+                case "jvm" -> DeviceRuntime.JVM;
+                case "cuda" -> DeviceRuntime.CUDA;
+                case "opencl" -> throw new IllegalArgumentException("--runtime opencl is not supported here: this program's "
+                        + "gradient memory is CUDA's or the JVM's; use jvm or cuda");
+                default -> throw new IllegalArgumentException("--runtime is jvm or cuda, got '" + label + "'");
+            };
+        }
+    }
+
+    /** The backend cannot serve the devices given ({@link Synchronizers#create} refused them); the cause says why. */
+    private static final class BackendUnusable extends IllegalArgumentException {
+        BackendUnusable(RuntimeException cause) {
+            super(cause.getMessage(), cause);
+        }
     }
 
     /** Trains on {@code config.devices()} and, as the reference, on one replica with the whole batch. */
@@ -96,7 +225,7 @@ public final class OwnMemoryTraining {
         Model parallel = trainParallel(c, data);
         Model one = new Model(c.features());
         for (int s = 0; s < c.steps(); s++) {
-            double[] g = data.gradient(one, 0, c.batch());
+            double[] g = data.gradient(one, 0, c.batch(), c.batch());
             one.step(toFloat(g, 0, c.features()), (float) g[c.features()]);
         }
         double diff = Math.abs(parallel.b - one.b);
@@ -108,14 +237,29 @@ public final class OwnMemoryTraining {
 
     private static Model trainParallel(Config c, Data data) {
         int n = c.devices().size();
-        if (c.batch() % n != 0) {
-            throw new IllegalArgumentException("batch " + c.batch() + " does not split into " + n + " equal shards");
+        if (c.batch() < n) {
+            throw new IllegalArgumentException("batch " + c.batch() + " has fewer samples than the " + n + " replicas");
         }
-        int shard = c.batch() / n;
+        // shards as even as can be: the first batch % n replicas take one sample more
+        int[] first = new int[n];
+        int[] count = new int[n];
+        for (int r = 0; r < n; r++) {
+            count[r] = c.batch() / n + (r < c.batch() % n ? 1 : 0);
+            first[r] = r == 0 ? 0 : first[r - 1] + count[r - 1];
+        }
+        // Each replica's gradient is its shard's sum over batch / n (not over its own count): the
+        // average over n replicas is then the sum over the whole batch divided by the batch, the
+        // whole batch's gradient, however unevenly it split.
+        double divisor = (double) c.batch() / n;
         List<Model> models = new ArrayList<>();
         List<UserMemory> memory = new ArrayList<>();
-        try (GradientSynchronizer sync = Synchronizers.create(c.backend(), c.devices(),
-                SyncOptions.defaults().withWaitForCaller(false))) { // every replica names its stream
+        GradientSynchronizer created;
+        try {
+            created = Synchronizers.create(c.backend(), c.devices(), SyncOptions.defaults().withWaitForCaller(false));
+        } catch (IllegalArgumentException | UnsupportedOperationException e) {
+            throw new BackendUnusable(e);
+        }
+        try (GradientSynchronizer sync = created) { // every replica names its stream
             GradientBuckets buckets = c.buckets() ? GradientBuckets.builder(c.devices())
                     .add("w", c.features(), DType.FP32).add("b", 1, DType.FP32).build() : null;
             List<Gradient[]> grads = new ArrayList<>();
@@ -138,7 +282,7 @@ public final class OwnMemoryTraining {
                 for (int step = 0; step < c.steps(); step++) {
                     List<Replica> replicas = new ArrayList<>();
                     for (int r = 0; r < n; r++) { // "backward" of each replica's shard, written on its own stream
-                        double[] g = data.gradient(models.get(r), r * shard, shard);
+                        double[] g = data.gradient(models.get(r), first[r], count[r], divisor);
                         memory.get(r).write(grads.get(r)[0], toFloat(g, 0, c.features()));
                         memory.get(r).write(grads.get(r)[1], new float[] {(float) g[c.features()]});
                         replicas.add(Replica.on(c.devices().get(r)).add(grads.get(r)[0]).add(grads.get(r)[1])
@@ -229,15 +373,18 @@ public final class OwnMemoryTraining {
             }
         }
 
-        /** d(mean over the shard of (pred - y)^2) / d(w, b), in float64: w first, then b. */
-        double[] gradient(Model m, int first, int count) {
+        /**
+         * d(sum over the shard of (pred - y)^2) / d(w, b) divided by {@code divisor}, in float64: w
+         * first, then b. With {@code divisor == count}, the gradient of the shard's mean.
+         */
+        double[] gradient(Model m, int first, int count, double divisor) {
             double[] g = new double[features + 1];
             for (int s = first; s < first + count; s++) {
                 double err = m.b - y[s];
                 for (int i = 0; i < features; i++) {
                     err += x[s][i] * m.w[i];
                 }
-                double scale = 2 * err / count;
+                double scale = 2 * err / divisor;
                 for (int i = 0; i < features; i++) {
                     g[i] += scale * x[s][i];
                 }

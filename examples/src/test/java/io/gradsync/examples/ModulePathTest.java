@@ -1,6 +1,7 @@
 package io.gradsync.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -44,7 +45,8 @@ class ModulePathTest {
 
     private static String runAsModule(String... args) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.gradsync.tasks,io.gradsync.nccl,jcuda,jocl",
+        // the README's flag for the module path: no module calling native code is left out (no warning)
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.gradsync.tasks,io.gradsync.sync,io.gradsync.nccl,jcuda,jocl",
                 "--module-path", String.join(File.pathSeparator, modulePath()),
                 "-m", "io.gradsync.examples/io.gradsync.examples.OwnMemoryTraining"));
         cmd.addAll(Arrays.asList(args));
@@ -52,6 +54,7 @@ class ModulePathTest {
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(p.waitFor(120, TimeUnit.SECONDS));
         assertEquals(0, p.exitValue(), () -> String.join(" ", cmd) + "\n" + out);
+        assertFalse(out.contains("restricted method"), () -> "native access missing for a module:\n" + out);
         return out;
     }
 

@@ -19,6 +19,10 @@ import java.lang.foreign.ValueLayout;
  * <p>Plain counted loops over aligned segments and arrays, one conversion per loop, so that C2
  * vectorizes them. Public for the bucket norm on JVM devices, which scales bucket memory as the
  * scale kernels do ({@link #scale}).
+ *
+ * <p>Thread-safety: stateless static methods (each call has its own scratch), callable from any thread
+ * at once; calls writing the same elements race as plain stores do, and the segments must be
+ * accessible from the calling thread (shared or global arenas).
  */
 public final class HostAverage {
     private static final ValueLayout.OfFloat F32 = ValueLayout.JAVA_FLOAT;

@@ -21,7 +21,14 @@ public enum SyncBackend {
     OPENCL("opencl"),
     /** NCCL's all-reduce through the JNI shim. */
     NCCL("nccl"),
-    /** The fastest backend this machine supports. */
+    /**
+     * A backend usable for the given devices, by a fixed order rather than by measuring: {@code single}
+     * for one device; for several CUDA GPUs {@code nccl} where NCCL loads (and no two are logical
+     * devices of one GPU), else {@code ptx} where every pair has peer access (at most 8 GPUs); else
+     * {@code cpu}. Never {@code opencl}. As one rank of a multi-process job ({@code WORLD_SIZE} above
+     * 1), only {@code nccl}. Not always the fastest: in one process on 2 x H200, {@code ptx} beat
+     * {@code nccl} at every size (the README's backend table).
+     */
     AUTO("auto");
 
     private final List<String> names;

@@ -23,6 +23,8 @@ import java.util.Objects;
  *                    done, e.g. after {@code ExecutionPlan.execute}, which returns once its device
  *                    work has finished: it saves that wait (several microseconds per GPU), which
  *                    dominates small calls
+ *
+ * <p>Thread-safety: immutable (every {@code with...} returns a new record); share it freely.
  */
 public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
         PtxOptions ptx, long openClStepBytes, boolean waitForCaller) {

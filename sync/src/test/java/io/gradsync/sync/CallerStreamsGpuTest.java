@@ -36,9 +36,13 @@ class CallerStreamsGpuTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> cases = new ArrayList<>();
+        cases.add(Arguments.of(3, 4L << 20, true)); // first: the configuration that hung before the copies were queued ahead
         for (int n : new int[] {2, 3, 4, 8}) {
             for (long bytes : new long[] {4L << 10, 256L << 10, 4L << 20, 64L << 20}) {
                 for (boolean async : new boolean[] {false, true}) {
+                    if (n == 3 && bytes == 4L << 20 && async) {
+                        continue;
+                    }
                     cases.add(Arguments.of(n, bytes, async));
                 }
             }

@@ -11,6 +11,7 @@ import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import io.gradsync.sync.SyncHandle;
+import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceStream;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
@@ -441,16 +442,21 @@ public final class BucketSync implements AutoCloseable {
             streams = null;
             return;
         }
-        List<? extends io.gradsync.tasks.device.Device> devices = buckets.devices();
+        List<? extends Device> devices = buckets.devices();
         if (perReplica.size() != devices.size()) {
             throw new IllegalArgumentException("useStreams: expected one stream per device (" + devices.size() + "), got "
                     + perReplica.size());
         }
         for (int r = 0; r < devices.size(); r++) {
             DeviceStream st = Objects.requireNonNull(perReplica.get(r), "stream of replica " + r);
-            if (st.device() != devices.get(r)) {
+            Device expected = devices.get(r);
+            if (st.device() != expected) {
+                // equal ids: two device objects of one device (another createDevices / logicalDevices call)
                 throw new IllegalArgumentException("useStreams: stream " + r + " is a stream of " + st.device().id()
-                        + ", but replica " + r + " is on " + devices.get(r).id());
+                        + (st.device().id().equals(expected.id())
+                                ? ", a different device object than the buckets' " + expected.id()
+                                        + " (a device of another createDevices / logicalDevices call?): use the buckets' own devices"
+                                : ", but replica " + r + " is on " + expected.id()));
             }
         }
         streams = List.copyOf(perReplica);

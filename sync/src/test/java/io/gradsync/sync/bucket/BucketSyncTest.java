@@ -231,6 +231,27 @@ class BucketSyncTest {
         }
     }
 
+    /** A stream of another device object with the same id is told apart from a stream of another device. */
+    @Test
+    void useStreamsTellsAnotherDeviceObjectOfTheSameIdApart() {
+        devices = JvmRuntime.createDevices(2);
+        List<JvmDevice> others = JvmRuntime.createDevices(2); // jvm:0 and jvm:1 again, other objects
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                GradientBuckets b = buckets(devices, List.of(new Param("w", 100, DType.FP32)), 1024);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly());
+                DeviceStream same = others.get(0).createStream();
+                DeviceStream swapped = devices.get(1).createStream();
+                DeviceStream own = devices.get(1).createStream()) {
+            IllegalArgumentException sameId = assertThrows(IllegalArgumentException.class, () -> bs.useStreams(List.of(same, own)));
+            assertTrue(sameId.getMessage().contains("stream 0 is a stream of jvm:0, a different device object than the buckets' jvm:0"),
+                    sameId.getMessage());
+            IllegalArgumentException other = assertThrows(IllegalArgumentException.class, () -> bs.useStreams(List.of(swapped, own)));
+            assertTrue(other.getMessage().contains("stream 0 is a stream of jvm:1, but replica 0 is on jvm:0"), other.getMessage());
+        } finally {
+            others.forEach(JvmDevice::close);
+        }
+    }
+
     /**
      * Single process: a burst of ready buckets shares one call (the linger waits for the rest of the
      * burst), and once every bucket is queued nothing more is waited for.

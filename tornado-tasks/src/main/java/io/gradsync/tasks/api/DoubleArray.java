@@ -3,7 +3,11 @@ package io.gradsync.tasks.api;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
-/** An off-heap array of fp64 values (per-thread partial sums, host-side results). */
+/**
+ * An off-heap array of fp64 values (per-thread partial sums, host-side results).
+ *
+ * <p>Thread-safety: like a Java array, not synchronized: threads may read and write different elements at once; writes to one element from several threads, or a read racing a write, need the caller's ordering.
+ */
 public final class DoubleArray extends OffHeapArray implements KernelArray {
     private static final ValueLayout.OfDouble LAYOUT = ValueLayout.JAVA_DOUBLE;
     /** Bytes per element. */

@@ -7,6 +7,11 @@ package io.gradsync.tasks.device;
  * <p>Devices are owned by the runtime that discovered them; closing a device releases what the
  * runtime holds for it (a retained CUDA context, an OpenCL queue), not the buffers handed out,
  * which the caller closes.
+ *
+ * <p>Thread-safety: every method may be called from any thread, also at once (a CUDA device makes
+ * its context current on the calling thread first); {@link #synchronize()} waits for the work queued
+ * before it was called. {@link #close()} must not race with the device's other calls: close it once
+ * the threads using it are done.
  */
 public interface Device extends AutoCloseable {
 

@@ -8,6 +8,9 @@ import java.util.function.Supplier;
  * Looking never throws: a missing library or an empty machine becomes the reason in
  * {@link #status()}, and only asking for a device that is not there throws.
  *
+ * <p>Thread-safety: every method may be called from any thread at once; the look runs once, on the
+ * first caller's thread, and concurrent first callers wait for its result.
+ *
  * @param <D> the runtime's device type
  */
 public final class Discovery<D> {

@@ -18,6 +18,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * A simulated device whose memory is off-heap host memory. Streams are single worker threads, so
  * asynchronous copies and events behave as on a GPU, and code written against {@link Device}
  * runs unchanged with no accelerator present.
+ *
+ * <p>Thread-safety: every method may be called from any thread, also at once (streams are kept in a
+ * concurrent list); {@link #close()} closes the streams created before it, so it must not race with
+ * {@link #createStream()} on another thread (a stream made meanwhile may stay open).
  */
 public final class JvmDevice implements Device {
     /** Buffers are aligned like a GPU allocation so that kernels see the same alignment everywhere. */

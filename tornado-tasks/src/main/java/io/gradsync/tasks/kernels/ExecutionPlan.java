@@ -46,6 +46,12 @@ import java.util.Map;
  *
  * <p>On the JVM runtime kernels are the Java methods themselves, run on the device's stream
  * thread (KernelContext kernels spread over the common pool by {@link JvmKernels}).
+ *
+ * <p>Thread-safety: {@link #execute()} and {@link #close()} may be called from any thread and are
+ * serialized (one execution at a time). {@code withDevice}, {@code withGrid} and {@code bind} are not
+ * synchronized: configure the plan on one thread before its first execution, then hand it over
+ * safely (a final field, a concurrent queue). While an execution runs, the graph's arrays are the
+ * plan's: other threads must not read or write them.
  */
 public final class ExecutionPlan implements AutoCloseable {
     private final ImmutableTaskGraph graph;
