@@ -30,7 +30,12 @@ public final class KernelFunctions {
         java.lang.invoke.SerializedLambda lambda;
         try {
             java.lang.reflect.Method writeReplace = ref.getClass().getDeclaredMethod("writeReplace");
-            writeReplace.setAccessible(true);
+            if (!io.gradsync.tasks.internal.UserCode.open(writeReplace)) {
+                Class<?> c = ref.getClass();
+                throw new IllegalArgumentException("kernel " + c.getName() + ": its module " + c.getModule().getName()
+                        + " does not open package " + c.getPackageName() + " to " + KernelFunctions.class.getModule().getName()
+                        + " (add: opens " + c.getPackageName() + " to " + KernelFunctions.class.getModule().getName() + ";)");
+            }
             lambda = (java.lang.invoke.SerializedLambda) writeReplace.invoke(ref);
         } catch (ReflectiveOperationException | ClassCastException e) {
             throw new IllegalArgumentException("not a method reference: " + ref.getClass().getName(), e);

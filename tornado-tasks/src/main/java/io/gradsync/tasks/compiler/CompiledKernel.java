@@ -216,6 +216,21 @@ public final class CompiledKernel {
         return s;
     }
 
+    /** The name of this kernel's entry point in {@link #openCl()}'s program. */
+    public String openClKernelName() {
+        return OpenClEmitter.kernelName(entryName());
+    }
+
+    /**
+     * The options {@link #openCl()}'s programs are built with on a device: Java's f32 division and
+     * sqrt are correctly rounded, OpenCL's only when asked for (where {@code ieeeDivideSqrt} says
+     * the device can); NVIDIA's GPUs also take their float atomic adds as inline PTX.
+     */
+    public static String openClBuildOptions(boolean ieeeDivideSqrt, boolean nvidiaGpu) {
+        String options = ieeeDivideSqrt ? OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
+        return nvidiaGpu ? (options + " " + OpenClEmitter.BUILD_OPTION_PTX_ATOMICS).trim() : options;
+    }
+
     /** Set {@code -Dgradsync.printKernels=true} to print every kernel's device code when it is generated. */
     public static final String PRINT_PROPERTY = "gradsync.printKernels";
 

@@ -79,7 +79,7 @@ final class StaticTables {
             if (!Modifier.isStatic(mods) || !Modifier.isFinal(mods)) {
                 return null;
             }
-            field.setAccessible(true);
+            io.gradsync.tasks.internal.UserCode.open(field);
             return field.get(null);
         } catch (ReflectiveOperationException | RuntimeException e) {
             return null;

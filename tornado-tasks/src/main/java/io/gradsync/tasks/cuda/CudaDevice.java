@@ -245,7 +245,7 @@ public final class CudaDevice implements Device {
 
     /** Mapped pinned memory that streams poll with {@code cuStreamWaitValue32}. */
     @Override
-    public CudaHostFlag createHostFlag() {
+    public io.gradsync.tasks.device.HostFlag createHostFlag() {
         checkOpen();
         bind();
         return new CudaHostFlag(this);

@@ -5,11 +5,11 @@ package io.gradsync.tasks.device;
  *
  * <p>Thread-safety: stateless static methods, callable from any thread at once.
  */
-public final class Ranges {
+final class Ranges {
     private Ranges() {
     }
 
-    public static void check(long offset, long bytes, long size, String what) {
+    static void check(long offset, long bytes, long size, String what) {
         if (offset < 0 || bytes < 0 || offset > size || bytes > size - offset) {
             throw new IndexOutOfBoundsException(what + ": range [" + offset + ", " + offset + " + " + bytes
                     + ") is outside a buffer of " + size + " bytes");

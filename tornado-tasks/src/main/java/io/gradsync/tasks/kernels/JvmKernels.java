@@ -64,7 +64,7 @@ public final class JvmKernels {
     /** {@link #run} ({@code fastForm}: a built-in's JVM form where it has one) or {@link #runAsWritten}. */
     private static void execute(KernelSpec spec, LaunchShape shape, boolean fastForm, Object[] args) {
         Method m = spec.method();
-        m.trySetAccessible(); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
+        io.gradsync.tasks.internal.UserCode.open(m); // a public kernel in a class that is not public: Java calls it fine, reflection needs this
         int ctxIndex = -1;
         Class<?>[] types = m.getParameterTypes();
         for (int i = 0; i < types.length; i++) {

@@ -68,8 +68,8 @@ public final class OpenClDevice implements Device {
             }
 
             @Override
-            public cl_program buildProgram(OpenClDevice device, String source, String what) {
-                return device.buildProgram(source, what);
+            public cl_program buildProgram(OpenClDevice device, String source, String options, String what) {
+                return device.buildProgram(source, options, what);
             }
         });
     }
@@ -102,15 +102,9 @@ public final class OpenClDevice implements Device {
         this.nvidiaGpu = gpu && stringInfo(id, CL.CL_DEVICE_VENDOR).toUpperCase(java.util.Locale.ROOT).contains("NVIDIA");
     }
 
-    /**
-     * The options every program is built with: Java's f32 division and sqrt are correctly rounded,
-     * and OpenCL's are not unless asked for (NVIDIA's are 1-2 ulp off without the option). A
-     * device that cannot give them reports it, and its build then has to do without. NVIDIA's GPUs
-     * also get their float atomic add as a PTX instruction (see the emitter's preamble).
-     */
-    String buildOptions() {
-        String options = correctlyRoundedDivSqrt ? io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
-        return nvidiaGpu ? (options + " " + io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTION_PTX_ATOMICS).trim() : options;
+    /** Whether this is an NVIDIA GPU (whose OpenCL C compiler also takes inline PTX). */
+    public boolean isNvidiaGpu() {
+        return nvidiaGpu;
     }
 
     /** Whether f32 division and sqrt are correctly rounded here (Java's results). */
@@ -215,11 +209,11 @@ public final class OpenClDevice implements Device {
      *
      * @param what names the program in errors (a kernel name)
      */
-    cl_program buildProgram(String source, String what) {
+    cl_program buildProgram(String source, String options, String what) {
         int[] rc = {0};
         cl_program program = clCreateProgramWithSource(platform.context(), 1, new String[] {source}, null, rc);
         check(rc[0], "clCreateProgramWithSource(" + what + ")", id());
-        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, buildOptions(), null, null);
+        int built = clBuildProgram(program, 1, new cl_device_id[] {id}, options, null, null);
         if (built != CL.CL_SUCCESS) {
             long[] size = {0};
             clGetProgramBuildInfo(program, id, CL_PROGRAM_BUILD_LOG, 0, null, size);

@@ -80,7 +80,7 @@ class OpenClLogicalDevicesTest {
     void aFailedBuildThrowsWithTheCompilerLog() {
         OpenClDevice d = logical(1).getFirst();
         DeviceException e = assertThrows(DeviceException.class,
-                () -> io.gradsync.tasks.opencl.driver.OpenClHandles.buildProgram(d, "__kernel void broken(__global float* x) { x[0] = undefined_name; }", "broken"));
+                () -> io.gradsync.tasks.opencl.driver.OpenClHandles.buildProgram(d, "__kernel void broken(__global float* x) { x[0] = undefined_name; }", "", "broken"));
         assertTrue(e.getMessage().contains("clBuildProgram(broken)"), e.getMessage());
         assertTrue(e.getMessage().contains("undefined_name"), "the build log names the error: " + e.getMessage());
     }

@@ -1,6 +1,5 @@
 package io.gradsync.tasks.compiler.ptx;
 
-import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.compiler.ir.Block;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;

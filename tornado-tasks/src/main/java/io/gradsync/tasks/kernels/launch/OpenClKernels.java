@@ -26,7 +26,7 @@ import static org.jocl.CL.*;
  * Compiled kernels built for OpenCL devices: one program per (device, kernel), built once from
  * the generated OpenCL C and kept for the process.
  *
- * <p>Programs are built by {@link OpenClDevice#buildProgram}. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
+ * <p>Programs are built through {@link OpenClHandles#buildProgram} with the compiler's options for the device. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
  * arguments set) and {@link PreparedLaunch#launch launch} it every step.
  */
 public final class OpenClKernels {
@@ -45,7 +45,9 @@ public final class OpenClKernels {
     private static cl_program program(OpenClQueue queue, CompiledKernel kernel) {
         OpenClDevice device = queue.device();
         return PROGRAMS.computeIfAbsent(new Key(device, kernel),
-                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(), kernel.entryName()), device)).program();
+                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(),
+                        CompiledKernel.openClBuildOptions(device.correctlyRoundedDivideSqrt(), device.isNvidiaGpu()), kernel.entryName()), device))
+                .program();
     }
 
     /**
@@ -65,7 +67,7 @@ public final class OpenClKernels {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
         }
         int[] rc = {0};
-        cl_kernel k = clCreateKernel(program(queue, kernel), io.gradsync.tasks.compiler.opencl.OpenClEmitter.kernelName(kernel.entryName()), rc);
+        cl_kernel k = clCreateKernel(program(queue, kernel), kernel.openClKernelName(), rc);
         check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
         int a = 0;
         int slot = 0;

@@ -22,8 +22,8 @@ public final class OpenClHandles {
         /** Runs {@code call} with the queue, which no other thread can close meanwhile. */
         void enqueue(OpenClQueue queue, Consumer<cl_command_queue> call);
 
-        /** Builds {@code source} for the device (cached per device and source); the build log names {@code what}. */
-        cl_program buildProgram(OpenClDevice device, String source, String what);
+        /** Builds {@code source} for the device with the compiler's {@code options}; the build log names {@code what}. */
+        cl_program buildProgram(OpenClDevice device, String source, String options, String what);
     }
 
     private static final Installed<Access> ACCESS = new Installed<>("OpenCL handle", OpenClDevice.class);
@@ -44,7 +44,7 @@ public final class OpenClHandles {
         ACCESS.get().enqueue(queue, call);
     }
 
-    public static cl_program buildProgram(OpenClDevice device, String source, String what) {
-        return ACCESS.get().buildProgram(device, source, what);
+    public static cl_program buildProgram(OpenClDevice device, String source, String options, String what) {
+        return ACCESS.get().buildProgram(device, source, options, what);
     }
 }
