@@ -3,5 +3,5 @@ module io.gradsync.train {
     requires transitive io.gradsync.sync;
 
     exports io.gradsync.train;
-    opens io.gradsync.train to io.gradsync.tasks; // its kernels are read and resolved reflectively
+    opens io.gradsync.train to io.gradsync.tasks.api; // its kernels are read and resolved reflectively
 }

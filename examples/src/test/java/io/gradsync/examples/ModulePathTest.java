@@ -46,7 +46,7 @@ class ModulePathTest {
     private static String runAsModule(String... args) throws Exception {
         String java = ProcessHandle.current().info().command().orElse("java");
         // the README's flag for the module path: no module calling native code is left out (no warning)
-        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.gradsync.tasks,io.gradsync.sync,io.gradsync.nccl,jcuda,jocl",
+        List<String> cmd = new ArrayList<>(List.of(java, "--enable-native-access=io.gradsync.tasks.runtime,io.gradsync.sync,io.gradsync.nccl,jcuda,jocl",
                 "--module-path", String.join(File.pathSeparator, modulePath()),
                 "-m", "io.gradsync.examples/io.gradsync.examples.OwnMemoryTraining"));
         cmd.addAll(Arrays.asList(args));
@@ -62,7 +62,8 @@ class ModulePathTest {
     private static Set<String> modulePath() throws Exception {
         Set<String> path = new LinkedHashSet<>();
         for (Class<?> c : List.of(OwnMemoryTraining.class, GradientSynchronizer.class, CudaDevice.class,
-                Class.forName("io.gradsync.nccl.Nccl"), jcuda.driver.JCudaDriver.class, Class.forName("org.jocl.CL"))) {
+                Class.forName("io.gradsync.tasks.api.TaskGraph"), Class.forName("io.gradsync.tasks.compiler.KernelCompiler"),
+                Class.forName("io.gradsync.tasks.kernels.ExecutionPlan"), Class.forName("io.gradsync.nccl.Nccl"), jcuda.driver.JCudaDriver.class, Class.forName("org.jocl.CL"))) {
             path.add(source(c));
         }
         File jcudaDir = new File(source(jcuda.driver.JCudaDriver.class)).getParentFile();

@@ -1,0 +1,16 @@
+/**
+ * The built-in kernels, task graphs run on devices ({@code ExecutionPlan}), and compiled kernels
+ * launched on CUDA and OpenCL devices or run as Java on JVM devices. Brings the kernel API, the
+ * compiler and the devices along ({@code requires transitive}).
+ */
+module io.gradsync.tasks.kernels {
+    requires transitive io.gradsync.tasks.api;
+    requires transitive io.gradsync.tasks.compiler;
+    requires transitive io.gradsync.tasks.runtime;
+    requires jcuda;
+    requires jocl;
+
+    exports io.gradsync.tasks.kernels;
+    exports io.gradsync.tasks.kernels.launch to io.gradsync.sync;
+    opens io.gradsync.tasks.kernels to io.gradsync.tasks.api; // the built-in kernels are read as users' are
+}

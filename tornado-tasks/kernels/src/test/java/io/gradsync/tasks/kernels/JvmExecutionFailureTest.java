@@ -1,0 +1,51 @@
+package io.gradsync.tasks.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gradsync.tasks.api.DataTransferMode;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.Parallel;
+import io.gradsync.tasks.api.TaskGraph;
+import io.gradsync.tasks.jvm.JvmDevice;
+import io.gradsync.tasks.jvm.JvmRuntime;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** A kernel that throws on a JVM device fails the execution, naming task, kernel and device (the stream's sticky failure). */
+class JvmExecutionFailureTest {
+    private final List<JvmDevice> devices = JvmRuntime.createDevices(1);
+
+    @AfterEach
+    void close() {
+        devices.forEach(JvmDevice::close);
+    }
+
+    /** Java's {@code int / 0} throws: on a JVM device the task fails. */
+    public static void divide(IntArray x, IntArray out, int by) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            out.set(i, x.get(i) / by);
+        }
+    }
+
+    @Test
+    void aKernelThatThrowsFailsTheExecutionAndLeavesTheHostArraysAsTheyWere() {
+        try (IntArray x = IntArray.of(1, 2, 3, 4); IntArray out = IntArray.of(-7, -7, -7, -7)) {
+            var graph = new TaskGraph("g")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
+                    .task("div", JvmExecutionFailureTest::divide, x, out, 0)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, out)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.getFirst())) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, plan::execute);
+                for (String part : List.of("task 'div'", "JvmExecutionFailureTest.divide", "jvm:0", "/ by zero")) {
+                    assertTrue(e.getMessage().contains(part), "'" + part + "' in: " + e.getMessage());
+                }
+                assertArrayEquals(new int[] {-7, -7, -7, -7}, out.toArray(), "the copy back after the failed kernel ran");
+            }
+        }
+    }
+
+}
