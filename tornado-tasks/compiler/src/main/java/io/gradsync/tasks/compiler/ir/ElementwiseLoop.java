@@ -245,6 +245,8 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                 }
                 case Insn.Fma x -> {
                 }
+                case Insn.Select x -> {
+                }
                 case Insn.Convert x -> {
                 }
                 case Insn.Compare3 x -> {
@@ -377,6 +379,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.Binary b -> b.dst();
             case Insn.Unary u -> u.dst();
             case Insn.Fma f -> f.dst();
+            case Insn.Select x -> x.dst();
             case Insn.Convert c -> c.dst();
             case Insn.Compare3 c -> c.dst();
             case Insn.Load l -> l.dst();
@@ -401,6 +404,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             case Insn.Binary b -> List.of(b.a(), b.b());
             case Insn.Unary u -> List.of(u.a());
             case Insn.Fma f -> List.of(f.a(), f.b(), f.c());
+            case Insn.Select x -> List.of(x.a(), x.b(), x.ifTrue(), x.ifFalse());
             case Insn.Convert c -> List.of(c.src());
             case Insn.Compare3 c -> List.of(c.a(), c.b());
             case Insn.Load l -> List.of(l.index());

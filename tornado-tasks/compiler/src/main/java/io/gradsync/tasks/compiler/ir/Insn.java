@@ -36,6 +36,18 @@ public sealed interface Insn {
     record Fma(Var dst, Operand a, Operand b, Operand c) implements Insn {
     }
 
+    /**
+     * {@code dst = (a cond b) ? ifTrue : ifFalse} on integer operands {@code a} and {@code b}
+     * (signed comparison): what the lowering writes Java's special cases with, no branch needed.
+     */
+    record Select(Var dst, Cond cond, Operand a, Operand b, Operand ifTrue, Operand ifFalse) implements Insn {
+        public Select {
+            if (a.type().isFloat() || b.type().isFloat()) {
+                throw new IllegalArgumentException("select compares integers, got " + a.type() + " and " + b.type());
+            }
+        }
+    }
+
     record Convert(ConvOp op, Var dst, Operand src) implements Insn {
     }
 

@@ -53,15 +53,6 @@ public final class OpenClEmitter {
                 if (a == b) return as_float(as_uint(a) & as_uint(b));
                 return a > b ? a : b;
             }
-            /*
-             * Java's integer division: MIN / -1 wraps to MIN and MIN % -1 is 0 (C leaves both
-             * undefined). Java throws on a zero divisor; a device cannot, and a CPU device would trap
-             * and take the process down, so x / 0 and x % 0 are 0 here.
-             */
-            static inline int gs_divi(int a, int b) { return b == 0 ? 0 : b == -1 ? as_int(0u - (uint)a) : a / b; }
-            static inline int gs_remi(int a, int b) { return (b == 0 || b == -1) ? 0 : a % b; }
-            static inline long gs_divl(long a, long b) { return b == 0 ? 0 : b == -1 ? as_long(0UL - (ulong)a) : a / b; }
-            static inline long gs_reml(long a, long b) { return (b == 0 || b == -1) ? 0 : a % b; }
             /* Java's float to int and long: truncate, saturate, NaN to 0 (C's casts, and some devices' _sat forms, do not). */
             static inline int gs_f2i(float x) {
                 return isnan(x) ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
@@ -487,14 +478,7 @@ public final class OpenClEmitter {
     private static String condition(Insn.Branch br) {
         String a = val(br.a());
         String b = val(br.b());
-        String op = switch (br.cond()) {
-            case EQ -> "==";
-            case NE -> "!=";
-            case LT -> "<";
-            case GE -> ">=";
-            case GT -> ">";
-            case LE -> "<=";
-        };
+        String op = cOperator(br.cond());
         String plain = "(" + a + " " + op + " " + b + ")";
         if (!br.a().type().isFloat()) {
             return plain;
@@ -515,6 +499,8 @@ public final class OpenClEmitter {
             case Insn.Binary b -> line(name(b.dst()) + " = " + binary(b) + ";");
             case Insn.Unary u -> line(name(u.dst()) + " = " + unary(u) + ";");
             case Insn.Fma f -> line(name(f.dst()) + " = fma(" + val(f.a()) + ", " + val(f.b()) + ", " + val(f.c()) + ");");
+            case Insn.Select x -> line(name(x.dst()) + " = (" + val(x.a()) + " " + cOperator(x.cond()) + " " + val(x.b()) + ") ? "
+                    + val(x.ifTrue()) + " : " + val(x.ifFalse()) + ";");
             case Insn.Convert c -> line(name(c.dst()) + " = " + convert(c) + ";");
             case Insn.Compare3 c -> {
                 String a = val(c.a());
@@ -556,6 +542,17 @@ public final class OpenClEmitter {
         }
     }
 
+    private static String cOperator(Cond cond) {
+        return switch (cond) {
+            case EQ -> "==";
+            case NE -> "!=";
+            case LT -> "<";
+            case GE -> ">=";
+            case GT -> ">";
+            case LE -> "<=";
+        };
+    }
+
     private static String binary(Insn.Binary b) {
         IrType t = b.dst().type();
         String a = val(b.a());
@@ -575,19 +572,18 @@ public final class OpenClEmitter {
         boolean wide = t == IrType.I64;
         String u = wide ? "(ulong)" : "(uint)";
         String as = wide ? "as_long" : "as_int";
-        String mask = wide ? "63" : "31";
         return switch (b.op()) {
             case ADD -> as + "(" + u + a + " + " + u + c + ")";
             case SUB -> as + "(" + u + a + " - " + u + c + ")";
             case MUL -> as + "(" + u + a + " * " + u + c + ")";
-            case DIV -> "gs_div" + (wide ? "l" : "i") + "(" + a + ", " + c + ")";
-            case REM -> "gs_rem" + (wide ? "l" : "i") + "(" + a + ", " + c + ")";
+            case DIV -> a + " / " + c; // the divisor is never 0 or -1 here (the lowering), nor is a count out of range
+            case REM -> a + " % " + c;
             case AND -> a + " & " + c;
             case OR -> a + " | " + c;
             case XOR -> a + " ^ " + c;
-            case SHL -> as + "(" + u + a + " << (" + c + " & " + mask + "))";
-            case SHR -> a + " >> (" + c + " & " + mask + ")";
-            case USHR -> as + "(" + u + a + " >> (" + c + " & " + mask + "))";
+            case SHL -> as + "(" + u + a + " << " + c + ")";
+            case SHR -> a + " >> " + c;
+            case USHR -> as + "(" + u + a + " >> " + c + ")";
             case MIN -> "min(" + a + ", " + c + ")";
             case MAX -> "max(" + a + ", " + c + ")";
         };
@@ -598,7 +594,12 @@ public final class OpenClEmitter {
         IrType t = u.a().type();
         return switch (u.op()) {
             case NEG -> t.isFloat() ? "-" + a : (t == IrType.I64 ? "as_long(0UL - (ulong)" : "as_int(0u - (uint)") + a + ")";
-            case ABS -> t.isFloat() ? "fabs(" + a + ")" : (t == IrType.I64 ? "as_long(abs(" : "as_int(abs(") + a + "))";
+            case ABS -> {
+                if (!t.isFloat()) {
+                    throw new IllegalStateException("integer abs reaches the emitter: the lowering writes it out");
+                }
+                yield "fabs(" + a + ")";
+            }
             case SQRT -> "sqrt(" + a + ")";
             case BITCAST -> "as_" + ctype(u.dst().type()) + "(" + a + ")";
             case BF16_BITS_TO_F32 -> "as_float(((uint)" + a + " & 0xffffu) << 16)";

@@ -666,6 +666,12 @@ public final class PtxEmitter {
                 line("fma.rn." + suffix(f.dst().type(), true) + " " + reg(f.dst()) + ", " + a + ", " + b + ", " + c);
             }
             case Insn.Convert c -> emitConvert(c);
+            case Insn.Select x -> {
+                String p = fresh(RegClass.PRED);
+                line("setp." + x.cond().name().toLowerCase(Locale.ROOT) + "." + suffix(x.a().type(), true) + " " + p + ", "
+                        + src(x.a()) + ", " + src(x.b()));
+                line("selp." + suffix(x.dst().type(), true) + " " + reg(x.dst()) + ", " + src(x.ifTrue()) + ", " + src(x.ifFalse()) + ", " + p);
+            }
             case Insn.Compare3 c -> {
                 IrType t = c.a().type();
                 String a = src(c.a());
@@ -748,37 +754,6 @@ public final class PtxEmitter {
      * leaves the result unspecified. Java throws on a zero divisor; a kernel cannot, so x / 0 and
      * x % 0 are 0 here. A constant divisor other than 0 and -1 needs no guard.
      */
-    private void emitIntegerDivision(Insn.Binary b, IrType t) {
-        String s = suffix(t, true);
-        String d = reg(b.dst());
-        String a = src(b.a());
-        boolean div = b.op() == BinOp.DIV;
-        String op = div ? "div." + s : "rem." + s;
-        if (b.b() instanceof Const c && c.bits() != 0 && c.bits() != -1) {
-            line(op + " " + d + ", " + a + ", " + immediate(c));
-            return;
-        }
-        String y = src(b.b());
-        String minusOne = fresh(RegClass.PRED);
-        String zero = fresh(RegClass.PRED);
-        line("setp.eq." + s + " " + minusOne + ", " + y + ", -1");
-        line("setp.eq." + s + " " + zero + ", " + y + ", 0");
-        String safe = fresh(t);
-        String special = fresh(RegClass.PRED);
-        line("or.pred " + special + ", " + minusOne + ", " + zero);
-        line("selp." + s + " " + safe + ", 1, " + y + ", " + special);
-        String q = fresh(t);
-        line(op + " " + q + ", " + a + ", " + safe);
-        if (div) {
-            String negated = fresh(t);
-            line("neg." + s + " " + negated + ", " + a);
-            line("selp." + s + " " + q + ", " + negated + ", " + q + ", " + minusOne);
-        } else {
-            line("selp." + s + " " + q + ", 0, " + q + ", " + minusOne);
-        }
-        line("selp." + s + " " + d + ", 0, " + q + ", " + zero);
-    }
-
     private static String memType(MemArray m) {
         return switch (m.valueType()) {
             case I32 -> "u32";
@@ -986,21 +961,10 @@ public final class PtxEmitter {
         String d = reg(b.dst());
         String s = suffix(t, true);
         String bits = t.isWide() ? "b64" : "b32";
-        if (!t.isFloat() && (b.op() == BinOp.DIV || b.op() == BinOp.REM)) {
-            emitIntegerDivision(b, t);
-            return;
-        }
         switch (b.op()) {
             case SHL, SHR, USHR -> {
                 String a = src(b.a());
-                int mask = t.isWide() ? 63 : 31;
-                String count;
-                if (b.b() instanceof Const c) {
-                    count = Integer.toString(c.intValue() & mask);
-                } else {
-                    count = fresh(RegClass.B32);
-                    line("and.b32 " + count + ", " + reg((Var) b.b()) + ", " + mask);
-                }
+                String count = b.b() instanceof Const c ? Integer.toString(c.intValue()) : reg((Var) b.b()); // masked by the lowering
                 String op = switch (b.op()) {
                     case SHL -> "shl." + bits;
                     case SHR -> "shr." + s;
@@ -1025,7 +989,8 @@ public final class PtxEmitter {
                     case ADD -> t.isFloat() ? "add.rn." + s : "add." + s;
                     case SUB -> t.isFloat() ? "sub.rn." + s : "sub." + s;
                     case MUL -> t.isFloat() ? "mul.rn." + s : "mul.lo." + s;
-                    case DIV -> t.isFloat() ? "div.rn." + s : "div." + s;
+                    case DIV -> t.isFloat() ? "div.rn." + s : "div." + s; // an integer divisor is never 0 or -1 here (the lowering)
+                    case REM -> "rem." + s;
                     case AND -> "and." + bits;
                     case OR -> "or." + bits;
                     case XOR -> "xor." + bits;
@@ -1042,7 +1007,12 @@ public final class PtxEmitter {
         IrType t = u.a().type();
         switch (u.op()) {
             case NEG -> line("neg." + suffix(t, true) + " " + d + ", " + a);
-            case ABS -> line("abs." + suffix(t, true) + " " + d + ", " + a);
+            case ABS -> {
+                if (!t.isFloat()) {
+                    throw new IllegalStateException("integer abs reaches the emitter: the lowering writes it out");
+                }
+                line("abs." + suffix(t, true) + " " + d + ", " + a);
+            }
             case SQRT -> line("sqrt.rn." + suffix(t, true) + " " + d + ", " + a);
             case BITCAST -> line("mov." + (t.isWide() ? "b64" : "b32") + " " + d + ", " + a);
             case BF16_BITS_TO_F32 -> {

@@ -272,6 +272,44 @@ abstract class UserKernelChecks {
     }
 
     @Test
+    void absOfMinIsNegativeInEveryUse() {
+        SplittableRandom rnd = new SplittableRandom();
+        int n = 2000;
+        IntArray a = new IntArray(n);
+        IntArray d = new IntArray(n);
+        LongArray la = new LongArray(n);
+        LongArray ld = new LongArray(n);
+        int[] divisors = {-1, 1, 2, 3, 7, -7, 1000, Integer.MAX_VALUE, Integer.MIN_VALUE};
+        for (int i = 0; i < n; i++) {
+            boolean edge = i < 32 || rnd.nextInt(3) == 0;
+            a.set(i, edge ? Integer.MIN_VALUE : rnd.nextInt());
+            d.set(i, divisors[rnd.nextInt(divisors.length)]);
+            la.set(i, edge ? Long.MIN_VALUE : rnd.nextLong());
+            ld.set(i, i % 3 == 0 ? -1 : rnd.nextLong(1, Long.MAX_VALUE) * (rnd.nextBoolean() ? 1 : -1));
+        }
+        Object[] args = {a, d, poisonedInts(n), poisonedInts(n), poisonedInts(n), poisonedInts(n), la, ld, poisonedLongs(n), poisonedLongs(n)};
+        Object[][] r = run("absOfMin", args, n);
+        compareExact("absOfMin", args, r);
+        assertEquals(1, ((IntArray) r[1][5]).get(0), "abs(MIN) < 0");
+        assertEquals(Integer.MIN_VALUE % 7 + Integer.MIN_VALUE / 3 * 5, ((IntArray) r[1][4]).get(0), "abs(MIN) % 7 + abs(MIN) / 3 * 5");
+    }
+
+    @Test
+    void shiftCountsTakeTheirLowBits() {
+        SplittableRandom rnd = new SplittableRandom();
+        int n = 1000;
+        IntArray a = new IntArray(n);
+        IntArray c = new IntArray(n);
+        LongArray la = new LongArray(n);
+        for (int i = 0; i < n; i++) {
+            a.set(i, rnd.nextInt());
+            c.set(i, i < 200 ? i - 100 : rnd.nextInt());
+            la.set(i, rnd.nextLong());
+        }
+        assertExact("shiftCounts", new Object[]{a, c, poisonedInts(n), la, poisonedLongs(n)}, n);
+    }
+
+    @Test
     void castsOfNanInfinityAndOutOfRangeFollowJava() {
         SplittableRandom rnd = new SplittableRandom();
         int n = 3000;

@@ -133,6 +133,34 @@ final class UserKernels {
         }
     }
 
+    /**
+     * {@code Math.abs(MIN)} is MIN in Java, negative: it flows into {@code %} and {@code /} (by a
+     * variable and by constants), a comparison, and long arithmetic. A target's abs that its
+     * optimizer takes for non-negative gets every one of them wrong.
+     */
+    public static void absOfMin(IntArray a, IntArray n, IntArray rem, IntArray quo, IntArray byConstants, IntArray negative,
+                                LongArray la, LongArray ln, LongArray lrem, LongArray larith) {
+        for (@Parallel int i = 0; i < a.getSize(); i++) {
+            int x = Math.abs(a.get(i));
+            rem.set(i, x % n.get(i));
+            quo.set(i, x / n.get(i));
+            byConstants.set(i, x % 7 + x / 3 * 5);
+            negative.set(i, x < 0 ? 1 : 0);
+            long y = Math.abs(la.get(i));
+            lrem.set(i, y % ln.get(i));
+            larith.set(i, (y >> 1) + (y < 0 ? 1L : 0L) + y / 3 + y % 1000);
+        }
+    }
+
+    /** Shift counts outside 0..31 (0..63 for long): Java takes their low bits. */
+    public static void shiftCounts(IntArray a, IntArray count, IntArray out, LongArray la, LongArray lout) {
+        for (@Parallel int i = 0; i < a.getSize(); i++) {
+            int c = count.get(i);
+            out.set(i, (a.get(i) << c) ^ (a.get(i) >> c) ^ (a.get(i) >>> (c + 7)));
+            lout.set(i, (la.get(i) << c) ^ (la.get(i) >> c) ^ (la.get(i) >>> (c + 7)));
+        }
+    }
+
     /** NaN, infinities and out-of-range values to int and long, from float and double. */
     public static void casts(FloatArray f, DoubleArray d, IntArray fi, LongArray fl, IntArray di, LongArray dl, IntArray narrow) {
         for (@Parallel int i = 0; i < f.getSize(); i++) {
