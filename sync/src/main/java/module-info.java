@@ -3,6 +3,7 @@
  * the rendezvous settings of multi-process jobs. Devices, the kernel API and the built-in kernels
  * come with it ({@code requires transitive}).
  */
+@SuppressWarnings("requires-automatic") // JCuda and JOCL publish no module descriptor of their own
 module io.gradsync.sync {
     requires transitive io.gradsync.tasks.kernels;
     requires io.gradsync.nccl;

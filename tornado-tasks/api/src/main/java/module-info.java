@@ -6,6 +6,7 @@
  * the one gradsync module that reads users' classes reflectively (method references, constants,
  * kernels run as Java).
  */
+@SuppressWarnings("module") // the modules named in "exports ... to" are built after this one
 module io.gradsync.tasks.api {
     exports io.gradsync.tasks.api;
     // how gradsync's own modules reach each other's internals, and users' classes: not for users

@@ -3,6 +3,7 @@
  * JCuda, no JOCL (the build enforces it). Exported: {@code KernelCompiler} and {@code CompiledKernel};
  * the IR only to the module that launches kernels; the emitters not at all.
  */
+@SuppressWarnings("module") // the modules named in "exports ... to" are built after this one
 module io.gradsync.tasks.compiler {
     requires transitive io.gradsync.tasks.api;
 

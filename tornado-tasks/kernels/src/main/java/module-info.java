@@ -3,6 +3,9 @@
  * launched on CUDA and OpenCL devices or run as Java on JVM devices. Brings the kernel API, the
  * compiler and the devices along ({@code requires transitive}).
  */
+// requires-automatic: JCuda and JOCL publish no module descriptor of their own;
+// module: the modules named in "exports ... to" are built after this one
+@SuppressWarnings({"requires-automatic", "module"})
 module io.gradsync.tasks.kernels {
     requires transitive io.gradsync.tasks.api;
     requires transitive io.gradsync.tasks.compiler;

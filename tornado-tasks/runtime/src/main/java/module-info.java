@@ -4,6 +4,9 @@
  * or JOCL type appears in an exported signature; the handles behind the device types reach
  * gradsync's own modules only.
  */
+// requires-automatic: JCuda and JOCL publish no module descriptor of their own;
+// module: the modules named in "exports ... to" are built after this one
+@SuppressWarnings({"requires-automatic", "module"})
 module io.gradsync.tasks.runtime {
     requires io.gradsync.tasks.api; // its internal package: how the drivers' handles are reached
     requires jcuda;

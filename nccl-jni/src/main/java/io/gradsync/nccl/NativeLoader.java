@@ -82,6 +82,7 @@ final class NativeLoader {
         }
     }
 
+    @SuppressWarnings("restricted") // the shim this build compiled; users grant native access (README: JVM flags)
     private static void loadShim() throws IOException {
         String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
         String arch = System.getProperty("os.arch", "");

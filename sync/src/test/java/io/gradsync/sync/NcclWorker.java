@@ -34,6 +34,9 @@ public final class NcclWorker {
     static final int EXIT_FAILED = 3;
     static final int EXIT_REJECTED = 4;
     static final long SEED = 0x5EEDL;
+
+    private NcclWorker() {
+    }
     static final long[] COUNTS = {1_000_003, 1, 4096, 77_777, 3, 1 << 20};
     static final DType[] TYPES = {DType.FP32, DType.FP32, DType.FP32, DType.BF16, DType.FP16, DType.FP32};
 

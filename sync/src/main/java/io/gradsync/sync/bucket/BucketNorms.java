@@ -164,6 +164,7 @@ final class BucketNorms implements AutoCloseable {
      * An array that only names a bucket's size and type: it is bound to the bucket's device memory
      * and never transferred, so its host memory is never touched and none is allocated for it.
      */
+    @SuppressWarnings("restricted") // a zero-address segment of the bucket's size: never read or written
     private static KernelArray handle(DType dtype, int count) {
         MemorySegment sizeOnly = MemorySegment.NULL.reinterpret((long) count * dtype.bytes());
         return switch (dtype) {

@@ -67,7 +67,7 @@ public final class KernelArgs {
      */
     private static void plantNonFinite(KernelArray x, Random rnd) {
         int mode = rnd.nextInt(3);
-        int n = (int) x.getSize();
+        int n = x.getSize();
         for (int j = 0; mode > 0 && j < 3; j++) {
             setFloat(x, rnd.nextInt(n), rnd.nextBoolean() ? Float.POSITIVE_INFINITY : Float.NEGATIVE_INFINITY);
         }

@@ -23,6 +23,7 @@ public final class CudaHostBuffer extends AbstractHostBuffer {
     }
 
     /** JCuda only exposes pinned memory as a ByteBuffer (2 GiB at most); we take its address. */
+    @SuppressWarnings("restricted") // the driver's allocation of exactly {@code bytes}, freed only when this buffer closes
     private static MemorySegment segmentOf(Pointer pointer, long bytes) {
         long base = MemorySegment.ofBuffer(pointer.getByteBuffer(0, 1)).address();
         return MemorySegment.ofAddress(base).reinterpret(bytes);

@@ -26,6 +26,7 @@ final class CudaHostFlag implements HostFlag {
     private final CUdeviceptr mapped;
     private volatile boolean closed;
 
+    @SuppressWarnings("restricted") // the driver's 64-byte allocation, freed only when this flag closes
     CudaHostFlag(CudaDevice device) {
         this.device = device;
         this.host = new Pointer();

@@ -40,7 +40,7 @@ class JvmStreamFailureTest {
             assertTrue(e.getMessage().contains("copyToHost of 64 bytes on jvm:0 failed"), e.getMessage());
             assertDoesNotThrow(s::synchronize, "reported once, then cleared");
             host.segment().set(ValueLayout.JAVA_INT, 0, 5);
-            JvmBuffer fresh = (JvmBuffer) d.allocate(64);
+            JvmBuffer fresh = d.allocate(64);
             s.copyFromHost(host, 0, fresh, 0, 64);
             s.synchronize();
             assertEquals(5, fresh.segment().get(ValueLayout.JAVA_INT, 0), "the stream runs work again after the report");
