@@ -193,7 +193,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             }
             gpus.add(gpu);
         }
-        Synchronizers.checkKernelArity("ptx", devices);
+        Backends.checkKernelArity("ptx", devices);
         PtxOptions ptx = options.ptx();
         int n = gpus.size();
         boolean[][] p2p = new boolean[n][n];
@@ -234,7 +234,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
 
     /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
     static boolean usable(List<? extends Device> devices) {
-        if (devices.size() < 2 || devices.size() > Synchronizers.MAX_DEVICE_REPLICAS) {
+        if (devices.size() < 2 || devices.size() > Backends.MAX_DEVICE_REPLICAS) {
             return false;
         }
         try {

@@ -1,0 +1,45 @@
+package io.gradsync.sync;
+
+import io.gradsync.tasks.device.Device;
+import java.util.List;
+
+/**
+ * Everything the rest of gradsync needs to know of one backend: its name, the runtime it works on,
+ * its place in {@code auto}'s order, whether it averages across processes, and how it checks its
+ * devices and makes its synchronizer. {@link Synchronizers}, {@code auto} and the backend contract
+ * test go through {@link Backends#all()}, so a new backend is its classes plus one line there.
+ *
+ * <p>Thread-safety: implementations are stateless; any thread.
+ */
+interface BackendProvider {
+
+    /** The name users parse it from. */
+    SyncBackend backend();
+
+    /** Its place in {@code auto}'s order, lowest first; negative where {@code auto} never picks it. */
+    int autoRank();
+
+    /** True where one process per GPU averages across processes (a launcher's {@code WORLD_SIZE} above 1). */
+    default boolean acrossProcesses() {
+        return false;
+    }
+
+    /**
+     * Null where {@code auto} may pick this backend for {@code devices} here; else why not, as a
+     * clause ("NCCL does not load: ...").
+     */
+    String autoRefusal(List<? extends Device> devices, AutoContext context);
+
+    /**
+     * Checks the devices (one per replica, of one runtime, none twice: already checked) and makes the
+     * synchronizer.
+     *
+     * @throws IllegalArgumentException where this backend cannot serve these devices, naming itself and why
+     * @throws UnsupportedOperationException where it does not run here or on this runtime at all
+     */
+    GradientSynchronizer create(List<? extends Device> devices, SyncOptions options);
+
+    /** What {@code auto} decides with, beside the devices: whether NCCL loads, and whether this process is one rank of several. */
+    record AutoContext(io.gradsync.nccl.NcclAvailability nccl, boolean multiProcess) {
+    }
+}
