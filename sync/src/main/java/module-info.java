@@ -3,7 +3,9 @@
  * the rendezvous settings of multi-process jobs. Devices, the kernel API and the built-in kernels
  * come with it ({@code requires transitive}).
  */
-@SuppressWarnings("requires-automatic") // JCuda and JOCL publish no module descriptor of their own
+// requires-automatic: JCuda publishes no module descriptor of its own;
+// module: the bench, named in "exports ... to", is built after this module
+@SuppressWarnings({"requires-automatic", "module"})
 module io.gradsync.sync {
     requires transitive io.gradsync.tasks.kernels;
     requires io.gradsync.nccl;
@@ -12,5 +14,6 @@ module io.gradsync.sync {
     exports io.gradsync.sync;
     exports io.gradsync.sync.bucket;
     exports io.gradsync.sync.nccl;
+    exports io.gradsync.sync.verify to io.gradsync.bench; // the bench's and the soak's checks against float64
     opens io.gradsync.sync.bucket to io.gradsync.tasks.api; // its kernels (clipping, norms) are read reflectively
 }

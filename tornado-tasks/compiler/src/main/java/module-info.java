@@ -8,5 +8,5 @@ module io.gradsync.tasks.compiler {
     requires transitive io.gradsync.tasks.api;
 
     exports io.gradsync.tasks.compiler;
-    exports io.gradsync.tasks.compiler.ir to io.gradsync.tasks.kernels;
+    exports io.gradsync.tasks.compiler.ir to io.gradsync.tasks.kernels, io.gradsync.bench;
 }

@@ -14,6 +14,6 @@ module io.gradsync.tasks.kernels {
     requires jocl;
 
     exports io.gradsync.tasks.kernels;
-    exports io.gradsync.tasks.kernels.launch to io.gradsync.sync;
+    exports io.gradsync.tasks.kernels.launch to io.gradsync.sync, io.gradsync.bench;
     opens io.gradsync.tasks.kernels to io.gradsync.tasks.api; // the built-in kernels are read as users' are
 }

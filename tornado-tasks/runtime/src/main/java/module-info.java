@@ -19,6 +19,6 @@ module io.gradsync.tasks.runtime {
     exports io.gradsync.tasks.jvm;
     exports io.gradsync.tasks.opencl;
 
-    exports io.gradsync.tasks.cuda.driver to io.gradsync.tasks.kernels, io.gradsync.sync;
+    exports io.gradsync.tasks.cuda.driver to io.gradsync.tasks.kernels, io.gradsync.sync, io.gradsync.bench;
     exports io.gradsync.tasks.opencl.driver to io.gradsync.tasks.kernels;
 }

@@ -12,9 +12,7 @@ import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.KernelParam;
-import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
-import io.gradsync.tasks.cuda.driver.CudaFunction;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
@@ -37,7 +35,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
-import jcuda.Pointer;
 
 /**
  * Times one built-in kernel in each of its forms: the PTX gradsync generates, an nvcc -O3 build
@@ -498,9 +495,9 @@ public final class KernelCompare {
                         yield () -> prepared.launch((CudaStream) stream);
                     }
                     case NVCC -> {
-                        CudaFunction f = nvcc.function((CudaDevice) device, spec.name());
-                        Pointer params = packCuda(args, kernelArgs);
-                        yield () -> f.launch((CudaStream) stream, shape.grid(), shape.block(), 0, params);
+                        var prepared = CudaKernels.prepareReference(nvcc.function((CudaDevice) device, spec.name()), spec.compile(),
+                                new LaunchShape(shape.grid(), shape.block()), kernelArgs);
+                        yield () -> prepared.launch((CudaStream) stream);
                     }
                     case OPENCL -> {
                         var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec.compile(), shape, kernelArgs);
@@ -545,27 +542,6 @@ public final class KernelCompare {
                 ownMemory.close();
             }
         }
-    }
-
-    /** The PTX calling convention (see KernelParam): a 64-bit address and a u32 count per array, scalars by value. */
-    private static Pointer packCuda(List<Arg> args, Object[] values) {
-        List<Pointer> packed = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            Arg a = args.get(i);
-            if (a.element() != null) {
-                DeviceSlice s = (DeviceSlice) values[i];
-                packed.add(Pointer.to(new long[] {((CudaBuffer) s.buffer()).address() + s.byteOffset()}));
-                packed.add(Pointer.to(new int[] {s.count()}));
-            } else {
-                packed.add(switch (a.scalar()) {
-                    case Float f -> Pointer.to(new float[] {f});
-                    case Double d -> Pointer.to(new double[] {d});
-                    case Long l -> Pointer.to(new long[] {l});
-                    default -> Pointer.to(new int[] {a.scalar().intValue()});
-                });
-            }
-        }
-        return Pointer.to(packed.toArray(Pointer[]::new));
     }
 
     // ---------------------------------------------------------------- JVM variant

@@ -17,6 +17,7 @@ import jcuda.Pointer;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.ArrayList;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -271,6 +272,44 @@ public final class CudaKernels {
             launched = vectorShape(shape, elements, width);
         }
         return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed), nc, width);
+    }
+
+    /**
+     * A launch of {@code reference}, a kernel another compiler made (nvcc) that takes
+     * {@code kernel}'s array and scalar arguments in the same convention (an address and a count per
+     * array, scalars by value, no grid dimensions): to time and check it beside the compiled kernel.
+     * {@code args} as for {@link #prepare(CudaDevice, CompiledKernel, LaunchShape, Object...)}.
+     */
+    public static PreparedLaunch prepareReference(CudaFunction reference, CompiledKernel kernel, LaunchShape shape, Object... args) {
+        List<Pointer> packed = new ArrayList<>();
+        int a = 0;
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
+            switch (p) {
+                case KernelParam.ArrayParam array -> {
+                    if (!(args[a++] instanceof DeviceSlice slice) || !(slice.buffer() instanceof CudaBuffer buffer)) {
+                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a DeviceSlice of a CudaBuffer");
+                    }
+                    slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
+                    packed.add(Pointer.to(new long[]{buffer.address() + slice.byteOffset()}));
+                    packed.add(Pointer.to(new int[]{slice.count()}));
+                }
+                case KernelParam.ScalarParam s -> {
+                    Number n = ScalarArgument.of(kernel, p, args[a++]);
+                    packed.add(switch (s.type()) {
+                        case I32 -> Pointer.to(new int[]{n.intValue()});
+                        case I64 -> Pointer.to(new long[]{n.longValue()});
+                        case F32 -> Pointer.to(new float[]{n.floatValue()});
+                        case F64 -> Pointer.to(new double[]{n.doubleValue()});
+                    });
+                }
+                case KernelParam.ContextParam c -> {
+                }
+            }
+        }
+        if (a != args.length) {
+            throw new IllegalArgumentException(kernel.entryName() + " takes " + a + " arguments (KernelContext excluded), got " + args.length);
+        }
+        return new PreparedLaunch(reference, shape, Pointer.to(packed.toArray(Pointer[]::new)), Set.of(), 1);
     }
 
     /** A kernel launch with its arguments packed once; launch it as often as needed. */
