@@ -1,5 +1,6 @@
 package io.gradsync.tasks.compiler;
 
+import io.gradsync.tasks.compiler.frontend.BytecodeTranslator;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.lower.JavaSemantics;
 import io.gradsync.tasks.compiler.opencl.OpenClEmitter;

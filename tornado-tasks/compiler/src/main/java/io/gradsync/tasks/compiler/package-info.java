@@ -1,6 +1,7 @@
 /**
- * The kernel compiler: Java bytecode (read with {@code java.lang.classfile}) to a typed IR of basic
- * blocks ({@code .ir}), then to PTX ({@code .ptx}) and OpenCL C ({@code .opencl}).
+ * The kernel compiler: Java bytecode (read with {@code java.lang.classfile}, by {@code .frontend})
+ * to a typed IR of basic blocks ({@code .ir}), then to PTX ({@code .ptx}) and OpenCL C
+ * ({@code .opencl}).
  *
  * <p>Entry points: {@link io.gradsync.tasks.compiler.KernelCompiler#compile(java.lang.reflect.Method)}
  * (cached) gives a {@link io.gradsync.tasks.compiler.CompiledKernel}, whose {@code ptx(sm)} and

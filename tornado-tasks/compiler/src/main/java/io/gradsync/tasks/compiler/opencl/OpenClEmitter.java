@@ -39,135 +39,6 @@ public final class OpenClEmitter {
     /** The build option that gives float atomic adds as PTX instructions, for NVIDIA's OpenCL (which takes inline PTX). */
     public static final String BUILD_OPTION_PTX_ATOMICS = "-D GS_PTX_ATOMICS";
 
-    private static final String PREAMBLE = """
-            #pragma OPENCL FP_CONTRACT OFF
-
-            /* Java Math.min/max: NaN if either is NaN, -0.0 below +0.0. */
-            static inline float gs_minf(float a, float b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_float(as_uint(a) | as_uint(b));
-                return a < b ? a : b;
-            }
-            static inline float gs_maxf(float a, float b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_float(as_uint(a) & as_uint(b));
-                return a > b ? a : b;
-            }
-            /* Java's float to int and long: truncate, saturate, NaN to 0 (C's casts, and some devices' _sat forms, do not). */
-            static inline int gs_f2i(float x) {
-                return isnan(x) ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
-            }
-            static inline long gs_f2l(float x) {
-                return isnan(x) ? 0 : x >= 9223372036854775808.0f ? 9223372036854775807L : x <= -9223372036854775808.0f ? (-9223372036854775807L - 1L) : (long)x;
-            }
-            /* float -> bf16 bits (sign-extended), round to nearest even; NaN stays a quiet NaN. */
-            static inline int gs_f32_to_bf16(float f) {
-                uint u = as_uint(f);
-                if ((u & 0x7fffffffu) > 0x7f800000u) return (int)(short)(ushort)((u >> 16) | 0x40u);
-                return (int)(short)(ushort)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-            }
-            static inline float gs_half_to_f32(int bits) {
-                ushort h = (ushort)bits;
-                return vload_half(0, (const __private half*)&h);
-            }
-            static inline int gs_f32_to_half(float f) {
-                ushort h;
-                vstore_half_rte(f, 0, (__private half*)&h);
-                return (int)(short)h;
-            }
-            /*
-             * Atomic float add (relaxed, device scope). OpenCL 1.2 has none: NVIDIA's OpenCL takes its PTX
-             * instruction inline (GS_PTX_ATOMICS, set by the runtime there); elsewhere a compare-and-swap
-             * loop on the bits, which thousands of contending groups serialize.
-             */
-            #ifdef GS_PTX_ATOMICS
-            static inline void gs_atomic_add_f32(volatile __global float* p, float v) {
-                asm volatile("red.global.add.f32 [%0], %1;" :: "l"(p), "f"(v) : "memory");
-            }
-            #else
-            static inline void gs_atomic_add_f32(volatile __global float* p, float v) {
-                volatile __global uint* u = (volatile __global uint*)p;
-                uint old = *u;
-                while (1) {
-                    uint seen = atomic_cmpxchg(u, old, as_uint(as_float(old) + v));
-                    if (seen == old) return;
-                    old = seen;
-                }
-            }
-            #endif
-            """;
-
-    /** The atomics of {@link Insn.Atomic} on int and float (32-bit, core OpenCL 1.2). */
-    private static final String PREAMBLE_ATOMICS = """
-            static inline int gs_atomic_load_i(volatile __global int* p) { return *p; }
-            static inline int gs_atomic_xchg_i(volatile __global int* p, int v) { return atomic_xchg(p, v); }
-            static inline int gs_atomic_cmpxchg_i(volatile __global int* p, int e, int v) { return atomic_cmpxchg(p, e, v); }
-            static inline int gs_atomic_add_i(volatile __global int* p, int v) { return atomic_add(p, v); }
-            static inline int gs_atomic_max_i(volatile __global int* p, int v) { return atomic_max(p, v); }
-            static inline int gs_atomic_min_i(volatile __global int* p, int v) { return atomic_min(p, v); }
-            static inline float gs_atomic_load_f(volatile __global float* p) { return *p; }
-            static inline float gs_atomic_xchg_f(volatile __global float* p, float v) { return atomic_xchg(p, v); }
-            static inline float gs_atomic_cmpxchg_f(volatile __global float* p, float e, float v) {
-                return as_float(atomic_cmpxchg((volatile __global uint*)p, as_uint(e), as_uint(v)));
-            }
-            /* read-modify-write of a float by compare-and-swap on its bits; op 0 add, 1 max, 2 min (Java's) */
-            static inline float gs_atomic_update_f(volatile __global float* p, float v, int op) {
-                volatile __global uint* u = (volatile __global uint*)p;
-                uint old = *u;
-                while (1) {
-                    float o = as_float(old);
-                    float n = op == 0 ? o + v : op == 1 ? gs_maxf(o, v) : gs_minf(o, v);
-                    if (as_uint(n) == old) return o;
-                    uint seen = atomic_cmpxchg(u, old, as_uint(n));
-                    if (seen == old) return o;
-                    old = seen;
-                }
-            }
-            #ifdef GS_PTX_ATOMICS
-            static inline float gs_atomic_add_f(volatile __global float* p, float v) {
-                float old;
-                asm volatile("atom.global.add.f32 %0, [%1], %2;" : "=f"(old) : "l"(p), "f"(v) : "memory");
-                return old;
-            }
-            #else
-            static inline float gs_atomic_add_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 0); }
-            #endif
-            static inline float gs_atomic_max_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 1); }
-            static inline float gs_atomic_min_f(volatile __global float* p, float v) { return gs_atomic_update_f(p, v, 2); }
-            """;
-
-    /** The same on long, through the 64-bit atomics extensions. */
-    private static final String PREAMBLE_ATOMICS_64 = """
-            #pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable
-            #pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable
-            static inline long gs_atomic_load_l(volatile __global long* p) { return atom_add(p, 0L); }
-            static inline long gs_atomic_xchg_l(volatile __global long* p, long v) { return atom_xchg(p, v); }
-            static inline long gs_atomic_cmpxchg_l(volatile __global long* p, long e, long v) { return atom_cmpxchg(p, e, v); }
-            static inline long gs_atomic_add_l(volatile __global long* p, long v) { return atom_add(p, v); }
-            static inline long gs_atomic_max_l(volatile __global long* p, long v) { return atom_max(p, v); }
-            static inline long gs_atomic_min_l(volatile __global long* p, long v) { return atom_min(p, v); }
-            """;
-
-    private static final String PREAMBLE_F64 = """
-            #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-            static inline double gs_mind(double a, double b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_double(as_ulong(a) | as_ulong(b));
-                return a < b ? a : b;
-            }
-            static inline double gs_maxd(double a, double b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_double(as_ulong(a) & as_ulong(b));
-                return a > b ? a : b;
-            }
-            static inline int gs_d2i(double x) {
-                return isnan(x) ? 0 : x >= 2147483647.0 ? 2147483647 : x <= -2147483648.0 ? (-2147483647 - 1) : (int)x;
-            }
-            static inline long gs_d2l(double x) {
-                return isnan(x) ? 0 : x >= 9223372036854775808.0 ? 9223372036854775807L : x <= -9223372036854775808.0 ? (-9223372036854775807L - 1L) : (long)x;
-            }
-            """;
-
     private final StringBuilder out = new StringBuilder();
 
     private OpenClEmitter() {
@@ -176,24 +47,11 @@ public final class OpenClEmitter {
     /** A complete OpenCL C program holding the given kernels. */
     public static String program(List<KernelIr> kernels, String comment) {
         StringBuilder b = new StringBuilder("/* ").append(comment).append(" */\n");
-        if (kernels.stream().anyMatch(KernelIr::usesF64)) {
-            b.append(PREAMBLE_F64);
-        }
-        b.append(PREAMBLE);
-        if (kernels.stream().anyMatch(k -> uses(k, a -> true))) {
-            b.append(PREAMBLE_ATOMICS);
-        }
-        if (kernels.stream().anyMatch(k -> uses(k, a -> a.array().element() == ElementKind.I64))) {
-            b.append(PREAMBLE_ATOMICS_64);
-        }
+        b.append(OpenClPrelude.forKernels(kernels));
         for (KernelIr k : kernels) {
             b.append('\n').append(new OpenClEmitter().emit(k));
         }
         return b.toString();
-    }
-
-    private static boolean uses(KernelIr k, java.util.function.Predicate<Insn.Atomic> which) {
-        return k.blocks().stream().flatMap(b -> b.insns().stream()).anyMatch(i -> i instanceof Insn.Atomic a && which.test(a));
     }
 
     // ------------------------------------------------------------------------------------------

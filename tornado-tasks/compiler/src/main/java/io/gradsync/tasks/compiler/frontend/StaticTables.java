@@ -1,4 +1,4 @@
-package io.gradsync.tasks.compiler;
+package io.gradsync.tasks.compiler.frontend;
 
 import io.gradsync.tasks.compiler.ir.Const;
 

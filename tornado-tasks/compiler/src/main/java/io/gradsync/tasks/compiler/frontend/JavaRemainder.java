@@ -1,4 +1,4 @@
-package io.gradsync.tasks.compiler;
+package io.gradsync.tasks.compiler.frontend;
 
 /**
  * Java's {@code %} on float and double (JLS 15.17.3: the remainder of the division truncated

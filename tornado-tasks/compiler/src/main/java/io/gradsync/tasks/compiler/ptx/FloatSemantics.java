@@ -1,0 +1,87 @@
+package io.gradsync.tasks.compiler.ptx;
+
+import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.Insn.BinOp;
+import io.gradsync.tasks.compiler.ir.IrType;
+
+/**
+ * The instruction sequences that give Java's floating-point results where PTX's own instruction
+ * differs: NaN-aware min and max, float-to-integer casts that send NaN to 0, and rounding to
+ * bf16 (with integer code before sm_80) and fp16 for 16-bit stores.
+ */
+final class FloatSemantics extends PtxPart {
+    private final int sm;
+
+    FloatSemantics(PtxWriter w, int sm) {
+        super(w);
+        this.sm = sm;
+    }
+
+    /** Java's Math.min / max of two float registers: NaN if either is NaN (PTX's would return the other operand). */
+    String javaMinMax(BinOp op, IrType t, String a, String c) {
+        String s = suffix(t, true);
+        String m = fresh(t);
+        String sum = fresh(t);
+        String nan = fresh(RegClass.PRED);
+        String d = fresh(t);
+        line((op == BinOp.MIN ? "min." : "max.") + s + " " + m + ", " + a + ", " + c);
+        line("add.rn." + s + " " + sum + ", " + a + ", " + c);
+        line("setp.nan." + s + " " + nan + ", " + a + ", " + c);
+        line("selp." + s + " " + d + ", " + sum + ", " + m + ", " + nan);
+        return d;
+    }
+
+    /**
+     * Java's float-to-integer conversion: truncate, saturate, and NaN to 0. {@code cvt.rzi}
+     * saturates, but on sm_90 a NaN became MIN_VALUE for 64-bit results (seen on an H200), so
+     * NaN is selected away explicitly.
+     */
+    void floatToInt(String to, String from, String d, String a) {
+        String nan = fresh(RegClass.PRED);
+        line("cvt.rzi." + to + "." + from + " " + d + ", " + a);
+        line("setp.nan." + from + " " + nan + ", " + a + ", " + a);
+        line("selp." + to + " " + d + ", 0, " + d + ", " + nan);
+    }
+
+    /** Rounds an f32 register to bf16 (nearest even), returning a .b16 register. */
+    String bf16Round(String f) {
+        String h = fresh(RegClass.B16);
+        if (sm >= 80) {
+            line("cvt.rn.bf16.f32 " + h + ", " + f);
+            return h;
+        }
+        String bits = fresh(RegClass.B32);
+        String lsb = fresh(RegClass.B32);
+        String sum = fresh(RegClass.B32);
+        String hi = fresh(RegClass.B32);
+        String quiet = fresh(RegClass.B32);
+        String res = fresh(RegClass.B32);
+        String nan = fresh(RegClass.PRED);
+        line("mov.b32 " + bits + ", " + f);
+        line("bfe.u32 " + lsb + ", " + bits + ", 16, 1");
+        line("add.s32 " + sum + ", " + bits + ", " + lsb);
+        line("add.s32 " + sum + ", " + sum + ", 32767");
+        line("shr.u32 " + hi + ", " + sum + ", 16");
+        line("shr.u32 " + quiet + ", " + bits + ", 16");
+        line("or.b32 " + quiet + ", " + quiet + ", 64");
+        line("setp.nan.f32 " + nan + ", " + f + ", " + f);
+        line("selp.b32 " + res + ", " + quiet + ", " + hi + ", " + nan);
+        line("cvt.u16.u32 " + h + ", " + res);
+        return h;
+    }
+
+    /** The 16 bits a store to a half-kind array writes, as a .b16 register: rounded, or the raw low bits. */
+    String sixteenBits(Insn.Store s, String v) {
+        if (s.rawBits()) {
+            String h = fresh(RegClass.B16);
+            line("cvt.u16.u32 " + h + ", " + v);
+            return h;
+        } else if (s.array().element() == ElementKind.F16) {
+            String h = fresh(RegClass.B16);
+            line("cvt.rn.f16.f32 " + h + ", " + v);
+            return h;
+        }
+        return bf16Round(v);
+    }
+}
