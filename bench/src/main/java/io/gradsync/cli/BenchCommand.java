@@ -20,7 +20,6 @@ import io.gradsync.bench.Warmup;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
-import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.Synchronizers;
 import io.gradsync.sync.bucket.GradientBuckets;
@@ -46,6 +45,7 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
@@ -134,51 +134,23 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--profile", negatable = false, description = "After each row (with --model, each table: per form), print where the time went (per-phase means).")
     boolean profile;
 
-    @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 2M).")
-    String chunk;
+    // each backend's tuning options, in its own mixin
+    @Mixin
+    CpuOptionsMixin cpuOptions;
 
-    @Option(names = "--opencl-step", paramLabel = "SIZE", description = "opencl backend: bytes per replica slice "
-            + "per pipeline step (default: 32M).")
-    String openClStep;
+    @Mixin
+    PtxOptionsMixin ptxOptions;
 
-    @Option(names = "--slots", paramLabel = "N", description = "cpu backend: chunks in flight per device (default: 24).")
-    Integer slots;
+    @Mixin
+    OpenClOptionsMixin openClOptions;
 
-    @Option(names = "--threads", paramLabel = "N", description = "cpu backend: host reduction threads (default: min(24, cores)).")
-    Integer threads;
-
-    @Option(names = "--ptx-one-shot", paramLabel = "SIZE", description = "ptx backend: runs up to this size are averaged "
-            + "whole by every GPU instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
-    String ptxOneShot;
-
-    @Option(names = "--ptx-gather", paramLabel = "HOW", description = "ptx backend: all-gather with copy-engine "
-            + "(cuMemcpyPeerAsync) or kernel (a copy kernel reading the peer) (default: copy-engine).")
-    String ptxGather;
-
-    @Option(names = "--ptx-no-peer", negatable = false, description = "ptx backend: move slices through pinned host "
-            + "memory as where GPUs have no P2P (tests that path).")
-    boolean ptxNoPeer;
-
-    @Option(names = "--ptx-gather-lanes", paramLabel = "N", description = "ptx backend: streams per GPU pulling the "
-            + "peers' slices in the all-gather, 1..7, capped at devices - 1 (default: 1).")
-    Integer ptxGatherLanes;
-
-    @Option(names = "--ptx-no-graph", negatable = false, description = "ptx backend: enqueue every copy, kernel and "
-            + "event wait on every call instead of replaying the schedule captured once as a CUDA graph.")
-    boolean ptxNoGraph;
-
-    @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
-            + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
-    String layoutCheck;
+    @Mixin
+    NcclOptionsMixin ncclOptions;
 
     @Option(names = "--no-caller-wait", negatable = false, description = "Every backend: skip the device-wide wait "
             + "for work queued before each call (the bench queues none; a training loop whose device work has finished, "
             + "as after ExecutionPlan.execute, can skip it too): shows what that wait costs small calls.")
     boolean noCallerWait;
-
-    @Option(names = "--timeout", paramLabel = "SECONDS", description = "nccl: fail a call that takes longer, "
-            + "aborting the communicators (default: 300).")
-    Integer timeoutSeconds;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write every figure, the skipped backends, the link bounds "
             + "and the machine (devices, driver, NCCL, JVM) as JSON (schema: gradsync-bench.schema.json).")
@@ -422,7 +394,7 @@ final class BenchCommand implements Callable<Integer> {
     private List<AllReduceReference> references() {
         List<AllReduceReference> list = new ArrayList<>();
         for (String spec : referenceSpecs) {
-            AllReduceReference r = prefixed("--reference", () -> AllReduceReference.parse(spec));
+            AllReduceReference r = BackendOptions.prefixed("--reference", () -> AllReduceReference.parse(spec));
             if (list.stream().anyMatch(o -> o.label().equals(r.label()))) { // labels name the plot's lines
                 throw new IllegalArgumentException("--reference: two references labelled '" + r.label()
                         + "'; give each its own as FILE=LABEL");
@@ -503,7 +475,7 @@ final class BenchCommand implements Callable<Integer> {
     static List<DType> parseTypes(String text) {
         List<DType> types = new ArrayList<>();
         for (String t : Usage.items("--dtype", text)) {
-            types.add(prefixed("--dtype", () -> DType.parse(t)));
+            types.add(BackendOptions.prefixed("--dtype", () -> DType.parse(t)));
         }
         return types;
     }
@@ -537,93 +509,25 @@ final class BenchCommand implements Callable<Integer> {
         if (tensors < 1) {
             throw new IllegalArgumentException("--tensors must be at least 1, got " + tensors);
         }
-        long total = prefixed("--model-size", () -> Sizes.parse(modelSize));
-        long cap = prefixed("--bucket", () -> Sizes.parse(bucket));
+        long total = BackendOptions.prefixed("--model-size", () -> Sizes.parse(modelSize));
+        long cap = BackendOptions.prefixed("--bucket", () -> Sizes.parse(bucket));
         if (cap < GradientBuckets.ALIGN_BYTES) {
             throw new IllegalArgumentException("--bucket must be at least " + GradientBuckets.ALIGN_BYTES + " B, got " + bucket);
         }
         bucketBytes = cap;
         List<MixedModel> list = new ArrayList<>();
         for (DType t : types) {
-            list.add(prefixed("--model-size", () -> MixedModel.generate(modelSeed, tensors, total, t)));
+            list.add(BackendOptions.prefixed("--model-size", () -> MixedModel.generate(modelSeed, tensors, total, t)));
         }
         return list;
     }
 
-    /** {@code change} applied to {@code options}; its IllegalArgumentException names {@code option}. */
-    private static <T> T with(T options, String option, java.util.function.UnaryOperator<T> change) {
-        return prefixed(option, () -> change.apply(options));
-    }
-
-    private static <T> T prefixed(String option, java.util.function.Supplier<T> parse) {
-        try {
-            return parse.get();
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException(option + ": " + e.getMessage(), e);
-        }
-    }
-
-
-
     private SyncOptions options() {
         SyncOptions o = SyncOptions.defaults();
-        if (openClStep != null) {
-            o = with(o, "--opencl-step", x -> x.withOpenClStepBytes(Sizes.parse(openClStep)));
+        for (BackendOptions backend : List.<BackendOptions>of(openClOptions, cpuOptions, ncclOptions, ptxOptions)) {
+            o = backend.applyTo(o);
         }
-        if (chunk != null) {
-            o = with(o, "--chunk", x -> x.withChunkBytes(Sizes.parse(chunk)));
-        }
-        if (slots != null) {
-            o = with(o, "--slots", x -> x.withSlots(slots));
-        }
-        if (threads != null) {
-            o = with(o, "--threads", x -> x.withThreads(threads));
-        }
-        if (layoutCheck != null) {
-            o = o.withLayoutCheck(switch (layoutCheck.trim().toLowerCase(Locale.ROOT)) {
-                case "every-call" -> SyncOptions.LayoutCheck.EVERY_CALL;
-                case "on-change" -> SyncOptions.LayoutCheck.ON_CHANGE;
-                default -> throw new IllegalArgumentException("--layout-check: '" + layoutCheck
-                        + "' is neither every-call nor on-change");
-            });
-        }
-        if (ptxOneShot != null || ptxGather != null || ptxNoPeer || ptxNoGraph || ptxGatherLanes != null) {
-            PtxOptions p = o.ptx();
-            if (ptxOneShot != null) {
-                p = with(p, "--ptx-one-shot", x -> x.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0 : Sizes.parse(ptxOneShot)));
-            }
-            if (ptxGather != null) {
-                p = p.withGather(switch (ptxGather.trim().toLowerCase(Locale.ROOT)) {
-                    case "copy-engine" -> PtxOptions.Gather.COPY_ENGINE;
-                    case "kernel" -> PtxOptions.Gather.KERNEL;
-                    default -> throw new IllegalArgumentException("--ptx-gather: '" + ptxGather
-                            + "' is neither copy-engine nor kernel");
-                });
-            }
-            if (ptxNoPeer) {
-                p = p.withPeerAccess(false);
-            }
-            if (ptxNoGraph) {
-                p = p.withGraph(false);
-            }
-            if (ptxGatherLanes != null) {
-                if (ptxGatherLanes < 1 || ptxGatherLanes > 7) {
-                    throw new IllegalArgumentException("--ptx-gather-lanes must be 1..7, got " + ptxGatherLanes);
-                }
-                p = p.withGatherLanes(ptxGatherLanes);
-            }
-            o = o.withPtx(p);
-        }
-        if (noCallerWait) {
-            o = o.withWaitForCaller(false);
-        }
-        if (timeoutSeconds != null) {
-            if (timeoutSeconds < 1) {
-                throw new IllegalArgumentException("--timeout must be at least 1 second, got " + timeoutSeconds);
-            }
-            o = o.withTimeout(java.time.Duration.ofSeconds(timeoutSeconds));
-        }
-        return o;
+        return noCallerWait ? o.withWaitForCaller(false) : o;
     }
 
     /** --runtime, parsed and usable here: an unavailable runtime is a usage error saying why. */
@@ -673,7 +577,7 @@ final class BenchCommand implements Callable<Integer> {
                     }
                 }
             } else {
-                SyncBackend b = prefixed("--backend", () -> SyncBackend.parse(part));
+                SyncBackend b = BackendOptions.prefixed("--backend", () -> SyncBackend.parse(part));
                 if (b == SyncBackend.SINGLE && n != 1) { // asked for by name: a usage error, not a skipped backend
                     throw new IllegalArgumentException("--backend " + part + " takes exactly one device, got " + n
                             + "; use --devices 1, or cpu, ptx, opencl or nccl to average several");

@@ -2,6 +2,8 @@ package io.gradsync.cli;
 
 import io.gradsync.bench.Messages;
 import io.gradsync.bench.BackendDevices;
+import io.gradsync.bench.DeviceForms;
+import io.gradsync.bench.JvmForms;
 import io.gradsync.bench.KernelCompare;
 import io.gradsync.bench.KernelCompare.Cell;
 import io.gradsync.bench.KernelCompare.Repeats;
@@ -155,9 +157,9 @@ final class CompareCommand implements Callable<Integer> {
                 continue;
             }
             try {
-                double c = v == Variant.JVM ? KernelCompare.jvmCopyBandwidth(bytesOf.get(v), repeats)
+                double c = v == Variant.JVM ? JvmForms.jvmCopyBandwidth(bytesOf.get(v), repeats)
                         : copy.containsKey(Variant.PTX) && v == Variant.NVCC ? copy.get(Variant.PTX)
-                        : KernelCompare.copyBandwidth(deviceOf.get(v), bytesOf.get(v), repeats);
+                        : DeviceForms.copyBandwidth(deviceOf.get(v), bytesOf.get(v), repeats);
                 copy.put(v, c);
             } catch (RuntimeException e) {
                 copy.put(v, Double.NaN);
@@ -183,13 +185,13 @@ final class CompareCommand implements Callable<Integer> {
         List<String> slowAverages = new ArrayList<>();
         Map<String, Double> onJvm = new java.util.LinkedHashMap<>();
         Map<String, Double> besideAverage2 = new java.util.LinkedHashMap<>();
-        // inputs of every kernel in host memory kept across kernels (see KernelCompare.HostMemory)
-        Map<Long, KernelCompare.HostMemory> hostMemory = new java.util.HashMap<>();
+        // inputs of every kernel in host memory kept across kernels (see DeviceForms.HostMemory)
+        Map<Long, DeviceForms.HostMemory> hostMemory = new java.util.HashMap<>();
         // the JVM goal's reference, timed beside each kernel the goal covers
-        KernelCompare.OnJvm average2 = null;
+        JvmForms.OnJvm average2 = null;
         try {
             if (!unavailable.containsKey(Variant.JVM) && specs.stream().anyMatch(k -> JVM_GOAL.matcher(k.name()).matches())) {
-                average2 = KernelCompare.OnJvm.warmed(KernelCompare.select("average2").getFirst(), bytesOf.get(Variant.JVM), repeats);
+                average2 = JvmForms.OnJvm.warmed(KernelCompare.select("average2").getFirst(), bytesOf.get(Variant.JVM), repeats);
             }
             for (KernelSpec k : specs) {
                 Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
@@ -200,7 +202,7 @@ final class CompareCommand implements Callable<Integer> {
                         onDevices.put(v, d);
                     }
                 });
-                cells.putAll(KernelCompare.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
+                cells.putAll(DeviceForms.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
                 for (Variant v : Variant.values()) {
                     Cell c;
                     if (unavailable.containsKey(v)) {
@@ -208,11 +210,11 @@ final class CompareCommand implements Callable<Integer> {
                     } else if (v == Variant.JVM) {
                         try {
                             if (average2 != null && JVM_GOAL.matcher(k.name()).matches()) {
-                                KernelCompare.Beside b = KernelCompare.onJvmBeside(k, average2, bytesOf.get(v), repeats);
+                                JvmForms.Beside b = JvmForms.onJvmBeside(k, average2, bytesOf.get(v), repeats);
                                 besideAverage2.put(k.name(), b.ratio());
                                 c = b.cell();
                             } else {
-                                c = KernelCompare.onJvm(k, bytesOf.get(v), repeats);
+                                c = JvmForms.onJvm(k, bytesOf.get(v), repeats);
                             }
                         } catch (RuntimeException e) {
                             c = Cell.failed(e);
@@ -259,7 +261,7 @@ final class CompareCommand implements Callable<Integer> {
                 out.flush();
             }
         } finally {
-            hostMemory.values().forEach(KernelCompare.HostMemory::close);
+            hostMemory.values().forEach(DeviceForms.HostMemory::close);
             if (average2 != null) {
                 average2.close();
             }

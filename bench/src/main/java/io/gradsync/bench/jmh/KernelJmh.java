@@ -1,6 +1,8 @@
 package io.gradsync.bench.jmh;
 
 import io.gradsync.bench.BackendDevices;
+import io.gradsync.bench.DeviceForms;
+import io.gradsync.bench.JvmForms;
 import io.gradsync.bench.KernelCompare;
 import io.gradsync.bench.NvccReference;
 import io.gradsync.tasks.cuda.CudaRuntime;
@@ -56,7 +58,7 @@ public class KernelJmh {
     @Param({"0"})
     public int grid;
 
-    private KernelCompare.OnDevice onDevice;
+    private DeviceForms.OnDevice onDevice;
 
     @Setup(Level.Trial)
     public void setUp() {
@@ -70,7 +72,7 @@ public class KernelJmh {
         Device device = variant == KernelCompare.Variant.OPENCL ? BackendDevices.openCl(1).getFirst() : CudaRuntime.device(0);
         NvccReference nvcc = variant == KernelCompare.Variant.NVCC
                 ? NvccReference.find().orElseThrow(() -> new IllegalStateException("nvcc not on the PATH")) : null;
-        onDevice = KernelCompare.OnDevice.prepare(variant, spec, device, bytes, grid, nvcc);
+        onDevice = DeviceForms.OnDevice.prepare(variant, spec, device, bytes, grid, nvcc);
     }
 
     @Benchmark

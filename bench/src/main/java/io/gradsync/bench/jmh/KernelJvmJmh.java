@@ -1,5 +1,7 @@
 package io.gradsync.bench.jmh;
 
+import io.gradsync.bench.DeviceForms;
+import io.gradsync.bench.JvmForms;
 import io.gradsync.bench.KernelCompare;
 import io.gradsync.tasks.kernels.BuiltinKernels;
 import java.util.concurrent.TimeUnit;
@@ -37,11 +39,11 @@ public class KernelJvmJmh {
     @Param({"16777216"})
     public long bytes;
 
-    private KernelCompare.OnJvm prepared;
+    private JvmForms.OnJvm prepared;
 
     @Setup(Level.Trial)
     public void setUp() {
-        prepared = KernelCompare.OnJvm.prepare(BuiltinKernels.byName(kernel)
+        prepared = JvmForms.OnJvm.prepare(BuiltinKernels.byName(kernel)
                 .orElseThrow(() -> new IllegalArgumentException("no kernel " + kernel)), bytes);
     }
 

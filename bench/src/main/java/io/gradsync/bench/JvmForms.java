@@ -1,0 +1,194 @@
+package io.gradsync.bench;
+
+import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.DoubleArray;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.LongArray;
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.launch.CudaKernels;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import io.gradsync.tasks.kernels.launch.OpenClKernels;
+import io.gradsync.tasks.opencl.OpenClQueue;
+import static io.gradsync.bench.KernelCompare.*;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+
+/**
+ * The JVM form of {@link KernelCompare}: the Java method itself (or the built-in's JVM fast form),
+ * timed on the host, its work being synchronous; the figure is the median of the timed calls
+ * after a warm-up until steady.
+ */
+public final class JvmForms {
+    private JvmForms() {
+    }
+
+    /**
+     * The Java method itself. Element-wise kernels are split into one slice per core (what a
+     * device's threads do); KernelContext kernels run over their launch shape, spread by JvmKernels.
+     */
+    public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+            double micros = timeOnHost(k::launch, r);
+            return new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null); // it is the reference
+        }
+    }
+
+    /** A kernel's JVM figure, and that of the reference kernel timed in alternation with it. */
+    public record Beside(Cell cell, double referenceGbPerSecond) {
+        /** The kernel's GB/s as a fraction of the reference's. */
+        public double ratio() {
+            return cell.gbPerSecond() / referenceGbPerSecond;
+        }
+    }
+
+    /**
+     * As {@link #onJvm}, with {@code reference} (prepared and warmed) timed call for call between
+     * the kernel's timed calls: on a shared host whose speed drifts over a table, the two medians
+     * then come from the same stretch of time, and their ratio compares the kernels alone.
+     */
+    public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+            warmUp(k::launch, r);
+            reference.launch(); // its lines back in the caches, as the kernel's are
+            double[] mine = new double[r.timed()];
+            double[] theirs = new double[r.timed()];
+            for (int i = 0; i < r.timed(); i++) {
+                mine[i] = microsOf(k::launch);
+                theirs[i] = microsOf(reference::launch);
+            }
+            double micros = median(mine);
+            double referenceMicros = median(theirs);
+            return new Beside(new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null),
+                    reference.trafficBytes() / (referenceMicros * 1e3));
+        }
+    }
+
+    /** One kernel ready to run as Java: off-heap arrays with random non-zero values, split per core. */
+    public static final class OnJvm implements AutoCloseable {
+        private final Arena arena;
+        private final long trafficBytes;
+        private Runnable launch;
+
+        private OnJvm(Arena arena, long trafficBytes) {
+            this.arena = arena;
+            this.trafficBytes = trafficBytes;
+        }
+
+        /** {@code spec} prepared and warmed up as {@link #onJvm} warms it, for {@link #onJvmBeside}. */
+        public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r) {
+            OnJvm k = prepare(spec, bytes);
+            warmUp(k::launch, r);
+            return k;
+        }
+
+        public static OnJvm prepare(KernelSpec spec, long bytes) {
+            int n = elementsFor(spec, bytes);
+            List<Arg> args = arguments(spec, n);
+            OnJvm k = new OnJvm(Arena.ofShared(), traffic(spec, args));
+            MemorySegment[] segments = new MemorySegment[args.size()];
+            long seed = System.nanoTime();
+            for (int i = 0; i < args.size(); i++) {
+                Arg a = args.get(i);
+                if (a.element() != null) {
+                    segments[i] = k.arena.allocate(Math.max(8, a.bytes()), 64);
+                    fill(a, segments[i], seed + i);
+                }
+            }
+            if (spec.style() == KernelStyle.CONTEXT) {
+                Object[] whole = wrapAll(args, segments, 0, n);
+                LaunchShape shape = spec.launchShape(n);
+                k.launch = () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), whole);
+            } else {
+                int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
+                Object[][] slices = new Object[parts][];
+                for (int p = 0; p < parts; p++) {
+                    int from = (int) ((long) n * p / parts);
+                    int to = (int) ((long) n * (p + 1) / parts);
+                    slices[p] = wrapAll(args, segments, from, to - from);
+                }
+                k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
+            }
+            return k;
+        }
+
+        /** Runs the kernel once, to completion. */
+        public void launch() {
+            launch.run();
+        }
+
+        public long trafficBytes() {
+            return trafficBytes;
+        }
+
+        @Override
+        public void close() {
+            arena.close();
+        }
+    }
+
+    /** JVM copy bandwidth (read + write): one parallel copy of {@code bytes}, as the kernels are parallel. */
+    public static double jvmCopyBandwidth(long bytes, Repeats r) {
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment a = arena.allocate(bytes, 64);
+            MemorySegment b = arena.allocate(bytes, 64);
+            a.fill((byte) 1);
+            int parts = Math.max(1, Runtime.getRuntime().availableProcessors());
+            double micros = timeOnHost(() -> IntStream.range(0, parts).parallel().forEach(p -> {
+                long from = bytes * p / parts;
+                long to = bytes * (p + 1) / parts;
+                MemorySegment.copy(a, from, b, from, to - from);
+            }), r);
+            return 2.0 * bytes / (micros * 1e3);
+        }
+    }
+
+
+    private static double timeOnHost(Runnable work, Repeats r) {
+        warmUp(work, r);
+        double[] micros = new double[r.timed()];
+        for (int i = 0; i < r.timed(); i++) {
+            micros[i] = microsOf(work);
+        }
+        return median(micros);
+    }
+
+    /**
+     * By time as well as by count, as bench warms up, and until steady: a few calls of a long loop
+     * can leave a Java kernel in on-stack-replaced or not yet recompiled code.
+     */
+    private static void warmUp(Runnable work, Repeats r) {
+        Warmup.untilSteady(r.warmup(), 5, work);
+    }
+
+    private static double microsOf(Runnable work) {
+        long t0 = System.nanoTime();
+        work.run();
+        return (System.nanoTime() - t0) / 1e3;
+    }
+
+}
