@@ -1,10 +1,14 @@
 package io.gradsync.tasks.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.api.DataTransferMode;
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.WorkerGrid;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.Parallel;
 import io.gradsync.tasks.api.TaskGraph;
@@ -48,4 +52,32 @@ class JvmExecutionFailureTest {
         }
     }
 
+
+    /** Waits at a barrier: every thread of a group must reach it, so the grid must be whole groups. */
+    public static void withBarrier(KernelContext ctx, FloatArray x) {
+        int i = ctx.globalIdx();
+        ctx.localBarrier();
+        if (i < x.getSize()) {
+            x.set(i, x.get(i) + 1f);
+        }
+    }
+
+    @Test
+    void aGridThatBreaksABarrierRuleFailsTheExecution() {
+        try (FloatArray x = new FloatArray(100)) {
+            x.fill(2f);
+            var graph = new TaskGraph("g")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
+                    .task("step", JvmExecutionFailureTest::withBarrier, null, x)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, x)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.getFirst())
+                    .withGrid("step", WorkerGrid.of(100).withLocalSize(64))) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, plan::execute);
+                assertTrue(e.getMessage().contains("task 'step'") && e.getMessage().contains("whole work groups"), e.getMessage());
+                assertTrue(e.getMessage().contains("jvm:0"), e.getMessage());
+            }
+            assertEquals(2f, x.get(0), "the copy back after the failed kernel ran");
+        }
+    }
 }
