@@ -114,7 +114,7 @@ class NcclBackendTest {
         // g0+g1 adjoin; g2 after a gap; g3 is bf16 right after g2; g4 is empty and needs no call
         long[] layout = {0, 100, 400, 50, 800, 10, 840, 6, 852, 0};
         List<Replica> replicas = List.of(replica(devices.get(0), b0, layout), replica(devices.get(1), b1, layout));
-        NcclSynchronizer.Plan p = NcclSynchronizer.Plan.of(replicas, this::address);
+        NcclPlan p = NcclPlan.of(replicas, this::address);
         assertArrayEquals(new long[] {150, 10, 6}, p.merged.count());
         assertArrayEquals(new NcclDataType[] {NcclDataType.FLOAT32, NcclDataType.FLOAT32, NcclDataType.BFLOAT16},
                 p.merged.type());
@@ -135,7 +135,7 @@ class NcclBackendTest {
         DeviceBuffer b1 = devices.get(1).allocate(8192);
         List<Replica> replicas = List.of(replica(devices.get(0), b0, 0, 100, 400, 50),
                 replica(devices.get(1), b1, 0, 100, 512, 50));
-        NcclSynchronizer.Plan p = NcclSynchronizer.Plan.of(replicas, this::address);
+        NcclPlan p = NcclPlan.of(replicas, this::address);
         assertArrayEquals(new long[] {100, 50}, p.merged.count());
     }
 
@@ -143,10 +143,10 @@ class NcclBackendTest {
     void layoutHashesSeeNamesSizesAndTypesButNotAddresses() {
         DeviceBuffer b0 = devices.get(0).allocate(8192);
         DeviceBuffer b1 = devices.get(0).allocate(8192);
-        NcclSynchronizer.Plan a = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b0, 0, 100, 400, 50)), this::address);
-        NcclSynchronizer.Plan same = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b1, 0, 100, 400, 50)), this::address);
-        NcclSynchronizer.Plan split = NcclSynchronizer.Plan.of(List.of(replica(devices.get(0), b1, 0, 100, 512, 50)), this::address);
-        NcclSynchronizer.Plan renamed = NcclSynchronizer.Plan.of(List.of(Replica.on(devices.get(0))
+        NcclPlan a = NcclPlan.of(List.of(replica(devices.get(0), b0, 0, 100, 400, 50)), this::address);
+        NcclPlan same = NcclPlan.of(List.of(replica(devices.get(0), b1, 0, 100, 400, 50)), this::address);
+        NcclPlan split = NcclPlan.of(List.of(replica(devices.get(0), b1, 0, 100, 512, 50)), this::address);
+        NcclPlan renamed = NcclPlan.of(List.of(Replica.on(devices.get(0))
                 .add(new Gradient("w", b1, 0, 100, DType.FP32)).add(new Gradient("g1", b1, 400, 50, DType.FP32)).build()),
                 this::address);
         assertEquals(a.layoutHash, same.layoutHash);

@@ -327,7 +327,7 @@ class PtxScheduleTest {
     /** More layouts than are remembered: none comes back in time to be recorded, results stay exact. */
     @Test
     void forgetsTheOldestLayoutBeyondTheCache() {
-        int layouts = PtxSynchronizer.CACHED_LAYOUTS + 2;
+        int layouts = PtxLayouts.CACHED_LAYOUTS + 2;
         List<ReplicaFixture> fixtures = new java.util.ArrayList<>();
         try (PtxSynchronizer sync = schedule(2, Peers.ALL, 4096)) {
             for (int i = 0; i < layouts; i++) {
