@@ -17,8 +17,8 @@ import java.util.List;
  * instruction differs from Java's. After this pass the emitters translate each instruction as the
  * target's plain one:
  * <ul>
- *   <li>{@code Math.abs} of an int or long: {@code (x ^ (x >> 31)) - (x >> 31)} in wrapping
- *       arithmetic, so that {@code abs(MIN)} is {@code MIN}, as in Java. A target's own abs may
+ *   <li>{@code Math.abs} of an int or long: {@code x} times its sign in wrapping arithmetic, so
+ *       that {@code abs(MIN)} is {@code MIN}, as in Java. A target's own abs may
  *       be assumed non-negative by its optimizer (PTX, OpenCL C's {@code abs}), which turns
  *       {@code abs(MIN) % n} and {@code abs(MIN) / n} into unsigned arithmetic.</li>
  *   <li>integer {@code /} and {@code %}: by {@code -1} Java wraps ({@code MIN / -1 == MIN},
@@ -62,14 +62,18 @@ public final class JavaSemantics {
         }
     }
 
-    /** {@code m = x >> (bits - 1); dst = (x ^ m) - m}: |x|, and MIN for MIN. */
+    /**
+     * {@code dst = x * ((x >> (bits - 1)) | 1)}: x times its sign, in wrapping arithmetic, so |x|
+     * and MIN for MIN. Not the {@code (x ^ m) - m} idiom: NVIDIA's OpenCL compiler takes that for
+     * its abs and then for non-negative ({@code abs(MIN) % 3} came out 2, not -2).
+     */
     private void abs(Insn.Unary u, List<Insn> out) {
         IrType t = u.a().type();
         Var sign = fresh(t, "abs_sign");
-        Var flipped = fresh(t, "abs_flip");
+        Var factor = fresh(t, "abs_factor");
         out.add(new Insn.Binary(BinOp.SHR, sign, u.a(), Const.ofInt(t.isWide() ? 63 : 31)));
-        out.add(new Insn.Binary(BinOp.XOR, flipped, u.a(), sign));
-        out.add(new Insn.Binary(BinOp.SUB, u.dst(), flipped, sign));
+        out.add(new Insn.Binary(BinOp.OR, factor, sign, t.isWide() ? Const.ofLong(1) : Const.ofInt(1)));
+        out.add(new Insn.Binary(BinOp.MUL, u.dst(), u.a(), factor));
     }
 
     private void divide(Insn.Binary b, List<Insn> out) {
