@@ -2,9 +2,9 @@ package io.gradsync.sync;
 
 import static io.gradsync.sync.Resources.closeQuietly;
 
-import io.gradsync.sync.PtxSynchronizer.Launch;
-import io.gradsync.sync.PtxSynchronizer.Launcher;
-import io.gradsync.sync.PtxSynchronizer.Replay;
+import io.gradsync.sync.PtxLaunches.Launch;
+import io.gradsync.sync.PtxLaunches.Launcher;
+import io.gradsync.sync.PtxLaunches.Replay;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.device.Device;

@@ -1,7 +1,7 @@
 package io.gradsync.sync;
 
-import io.gradsync.sync.PtxSynchronizer.Launch;
-import io.gradsync.sync.PtxSynchronizer.Launcher;
+import io.gradsync.sync.PtxLaunches.Launch;
+import io.gradsync.sync.PtxLaunches.Launcher;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.kernels.DeviceSlice;

@@ -58,7 +58,7 @@ import java.util.List;
  * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
  * which is faster at which size is for the node to tell.
  *
- * <p>The schedule uses only the runtime-neutral stream API plus a {@link Launcher}; on CUDA
+ * <p>The schedule uses only the runtime-neutral stream API plus a {@link PtxLaunches.Launcher}; on CUDA
  * ({@link #create}) kernels are the PTX ones and peers are real. Tests also run the very same
  * schedule on JVM devices (kernels as Java, any P2P matrix), so its ordering and offsets are
  * checked in CI where there is no GPU.
@@ -73,37 +73,8 @@ import java.util.List;
  * are used only from within those calls.
  */
 final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
-    /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
-    @FunctionalInterface
-    interface Launcher {
-        Launch prepare(int device, KernelSpec spec, int count, Object[] args);
-    }
-
-    /** A prepared kernel launch. */
-    @FunctionalInterface
-    interface Launch {
-        void launch(DeviceStream stream);
-    }
-
-    /**
-     * Captures one call's whole schedule, as enqueued by {@code enqueue} starting from
-     * {@code origin} (other streams fork from it and join back), for replay: a CUDA graph on GPUs.
-     */
-    @FunctionalInterface
-    interface Recorder {
-        Replay record(DeviceStream origin, Runnable enqueue);
-    }
-
-    /** A recorded schedule: {@link #replay} enqueues all of it behind {@code origin}'s prior work. */
-    interface Replay extends AutoCloseable {
-        void replay(DeviceStream origin);
-
-        @Override
-        void close();
-    }
-
     /** Null: enqueue every operation on every call. */
-    private final Recorder recorder;
+    private final PtxLaunches.Recorder recorder;
     private final PtxPeers peers;
     private final PtxMemory memory;
     private final PtxSquares squares;
@@ -121,13 +92,13 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         Backends.checkKernelArity("ptx", devices);
         PtxOptions ptx = options.ptx();
         boolean[][] p2p = PtxPeers.enable(gpus, ptx);
-        Launcher ptxKernels = (device, spec, count, args) -> {
+        PtxLaunches.Launcher ptxKernels = (device, spec, count, args) -> {
             CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpus.get(device), spec, count, args);
             return stream -> launch.launch((CudaStream) stream);
         };
-        Recorder graphs = (origin, enqueue) -> {
+        PtxLaunches.Recorder graphs = (origin, enqueue) -> {
             CudaGraph graph = CudaGraph.capture((CudaStream) origin, enqueue);
-            return new Replay() {
+            return new PtxLaunches.Replay() {
                 @Override
                 public void replay(DeviceStream stream) {
                     graph.launch((CudaStream) stream);
@@ -154,7 +125,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
      * @param recorder records each layout's schedule for replay; null enqueues it on every call
      * @param waitForCaller {@link SyncOptions#waitForCaller()}
      */
-    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, Launcher launcher, Recorder recorder,
+    PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, PtxLaunches.Launcher launcher, PtxLaunches.Recorder recorder,
             boolean waitForCaller) {
         super(devices, waitForCaller);
         this.recorder = recorder;

@@ -55,7 +55,7 @@ class PtxScheduleTest {
     }
 
     /** Kernels as Java on the stream's worker thread, arrays viewing the JVM buffers' memory. */
-    static PtxSynchronizer.Launcher jvmKernels() {
+    static PtxLaunches.Launcher jvmKernels() {
         return (device, spec, count, args) -> {
             // the kernel's parameters without its KernelContext: one per argument
             List<Class<?>> types = java.util.Arrays.stream(spec.method().getParameterTypes())
@@ -83,8 +83,8 @@ class PtxScheduleTest {
     }
 
     /** A recorder whose replay enqueues the schedule again (what a graph launch is to JVM streams). */
-    static PtxSynchronizer.Recorder enqueueAgain() {
-        return (origin, enqueue) -> new PtxSynchronizer.Replay() {
+    static PtxLaunches.Recorder enqueueAgain() {
+        return (origin, enqueue) -> new PtxLaunches.Replay() {
             @Override
             public void replay(io.gradsync.tasks.device.DeviceStream stream) {
                 enqueue.run();
@@ -103,10 +103,10 @@ class PtxScheduleTest {
      * What a CUDA graph is to the GPUs: the schedule enqueued once per layout as one piece (fork
      * from stream 0, join back), replayed per call. On JVM streams a replay enqueues it again.
      */
-    private PtxSynchronizer.Recorder jvmRecorder() {
+    private PtxLaunches.Recorder jvmRecorder() {
         return (origin, enqueue) -> {
             recordings.incrementAndGet();
-            return new PtxSynchronizer.Replay() {
+            return new PtxLaunches.Replay() {
                 @Override
                 public void replay(io.gradsync.tasks.device.DeviceStream stream) {
                     assertEquals(origin, stream, "replayed behind the stream it was recorded from");
