@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.internal.HostAverage;
+
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;

@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.internal.SquareSlots;
+
 import io.gradsync.sync.PtxLaunches.Launch;
 import io.gradsync.sync.PtxLaunches.Launcher;
 import io.gradsync.tasks.device.Device;

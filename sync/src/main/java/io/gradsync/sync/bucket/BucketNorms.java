@@ -2,8 +2,8 @@ package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
-import io.gradsync.sync.HostAverage;
-import io.gradsync.sync.SquareSlots;
+import io.gradsync.sync.internal.HostAverage;
+import io.gradsync.sync.internal.SquareSlots;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.DoubleArray;

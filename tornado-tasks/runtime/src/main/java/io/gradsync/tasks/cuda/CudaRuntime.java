@@ -5,8 +5,8 @@ import static jcuda.driver.JCudaDriver.cuDriverGetVersion;
 import static jcuda.driver.JCudaDriver.cuInit;
 
 import io.gradsync.tasks.device.DeviceRuntime;
-import io.gradsync.tasks.device.Discovery;
-import io.gradsync.tasks.device.Discovery.Found;
+import io.gradsync.tasks.device.internal.Discovery;
+import io.gradsync.tasks.device.internal.Discovery.Found;
 import io.gradsync.tasks.device.RuntimeStatus;
 import java.util.ArrayList;
 import java.util.List;

@@ -9,8 +9,8 @@ import static org.jocl.CL.clGetPlatformIDs;
 import static org.jocl.CL.clGetPlatformInfo;
 
 import io.gradsync.tasks.device.DeviceRuntime;
-import io.gradsync.tasks.device.Discovery;
-import io.gradsync.tasks.device.Discovery.Found;
+import io.gradsync.tasks.device.internal.Discovery;
+import io.gradsync.tasks.device.internal.Discovery.Found;
 import io.gradsync.tasks.device.RuntimeStatus;
 import java.util.ArrayList;
 import java.util.List;

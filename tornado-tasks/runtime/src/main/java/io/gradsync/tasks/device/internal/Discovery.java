@@ -1,5 +1,6 @@
-package io.gradsync.tasks.device;
+package io.gradsync.tasks.device.internal;
 
+import io.gradsync.tasks.device.RuntimeStatus;
 import java.util.List;
 import java.util.function.Supplier;
 

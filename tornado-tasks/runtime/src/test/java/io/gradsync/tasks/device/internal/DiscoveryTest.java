@@ -1,4 +1,4 @@
-package io.gradsync.tasks.device;
+package io.gradsync.tasks.device.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -7,6 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.device.RuntimeStatus;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClRuntime;
 import java.util.List;

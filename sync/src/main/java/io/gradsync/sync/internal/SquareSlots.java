@@ -1,4 +1,4 @@
-package io.gradsync.sync;
+package io.gradsync.sync.internal;
 
 /**
  * How a device sums the squares of {@code n} values for the host: {@code wide} first-stage fp64

@@ -1,5 +1,6 @@
-package io.gradsync.sync;
+package io.gradsync.sync.internal;
 
+import io.gradsync.sync.DType;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;
