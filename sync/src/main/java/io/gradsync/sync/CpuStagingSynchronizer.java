@@ -30,6 +30,12 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * queued last, so a worker waits on an event only once the right chunk was recorded in it. Memory,
  * streams, events and threads are made once, at construction; a call allocates only its plan
  * when the gradient layout changes.
+ *
+ * <p>The asynchronous call on the caller's streams ({@link #queueAhead}) cannot queue copies as
+ * sums finish: the caller's next work is queued right after it returns, and a copy queued behind
+ * that work's wait in a shared hardware queue would never run. It queues every chunk's copies at
+ * once instead, the slot reuse and the copies back gated on the device by host flags that the
+ * background sums raise ({@link #sumAhead}); the ring is the same.
  */
 final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
     /** Smallest chunk worth a worker: smaller ones cost more in events than they save in overlap. */
