@@ -17,7 +17,6 @@ import jcuda.Pointer;
 import java.util.Collections;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.ArrayList;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -205,26 +204,62 @@ public final class CudaKernels {
 
     /** As {@link #prepare(CudaDevice, KernelSpec, long, Object...)} for any compiled kernel and shape. */
     public static PreparedLaunch prepare(CudaDevice device, CompiledKernel kernel, LaunchShape shape, Object... args) {
-        int javaParams = KernelIrs.parameters(kernel).size();
-        int given = 0;
-        for (KernelParam p : KernelIrs.parameters(kernel)) {
-            if (!(p instanceof KernelParam.ContextParam)) {
-                given++;
-            }
+        boolean context = KernelIrs.ir(kernel).params().stream().anyMatch(q -> q instanceof KernelParam.ContextParam);
+        Packed packed = pack(kernel, args, context ? 3 : 0);
+        if (context) {
+            LaunchChecks.context(kernel, shape);
+            int slot = packed.slots().length - 3;
+            packed.slots()[slot++] = Pointer.to(new int[]{shape.globalX()});
+            packed.slots()[slot++] = Pointer.to(new int[]{shape.globalY()});
+            packed.slots()[slot] = Pointer.to(new int[]{shape.globalZ()});
         }
+        Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
+                ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
+        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? vectorWidth(kernel, packed.starts(), packed.counts()) : 1;
+        LaunchShape launched = shape;
+        if (width > 1) {
+            long elements = 0;
+            for (int c : packed.counts()) {
+                elements = Math.max(elements, c);
+            }
+            launched = vectorShape(shape, elements, width);
+        }
+        return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed.slots()), nc, width);
+    }
+
+    /**
+     * A launch of {@code reference}, a kernel another compiler made (nvcc) that takes
+     * {@code kernel}'s array and scalar arguments in the same convention (an address and a count per
+     * array, scalars by value, no grid dimensions): to time and check it beside the compiled kernel.
+     * {@code args} as for {@link #prepare(CudaDevice, CompiledKernel, LaunchShape, Object...)}.
+     */
+    public static PreparedLaunch prepareReference(CudaFunction reference, CompiledKernel kernel, LaunchShape shape, Object... args) {
+        return new PreparedLaunch(reference, shape, Pointer.to(pack(kernel, args, 0).slots()), Set.of(), 1);
+    }
+
+    /**
+     * A launch's parameter slots (an address and a count per array, scalars by value, then
+     * {@code extra} slots left for the caller) and each array's device range, in the order of the
+     * kernel's array parameters.
+     */
+    private record Packed(Pointer[] slots, long[] starts, long[] lengths, int[] counts) {
+    }
+
+    private static Packed pack(CompiledKernel kernel, Object[] args, int extra) {
+        List<KernelParam> params = KernelIrs.parameters(kernel);
+        long given = params.stream().filter(p -> !(p instanceof KernelParam.ContextParam)).count();
         if (args.length != given) {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + given + " arguments (KernelContext excluded), got " + args.length);
         }
-        Pointer[] packed = new Pointer[kernel.deviceArgumentCount()];
         int arrayCount = KernelIrs.ir(kernel).arrayParams().size();
+        Pointer[] slots = new Pointer[2 * arrayCount + (int) given - arrayCount + extra];
         long[] starts = new long[arrayCount];
         long[] lengths = new long[arrayCount];
         int[] counts = new int[arrayCount];
         int arrayIndex = 0;
         int a = 0;
         int slot = 0;
-        for (int i = 0; i < javaParams; i++) {
-            KernelParam p = KernelIrs.parameters(kernel).get(i);
+        for (KernelParam p : params) {
             switch (p) {
                 case KernelParam.ArrayParam array -> {
                     Object arg = args[a++];
@@ -234,8 +269,8 @@ public final class CudaKernels {
                     slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
                     // the .u64 pointer parameter as a plain 64-bit value: base address plus slice offset
                     long start = buffer.address() + slice.byteOffset();
-                    packed[slot++] = Pointer.to(new long[]{start});
-                    packed[slot++] = Pointer.to(new int[]{slice.count()});
+                    slots[slot++] = Pointer.to(new long[]{start});
+                    slots[slot++] = Pointer.to(new int[]{slice.count()});
                     // unified virtual addressing: addresses of buffers on different GPUs never collide
                     starts[arrayIndex] = start;
                     counts[arrayIndex] = slice.count();
@@ -243,7 +278,7 @@ public final class CudaKernels {
                 }
                 case KernelParam.ScalarParam s -> {
                     Number n = ScalarArgument.of(kernel, p, args[a++]);
-                    packed[slot++] = switch (s.type()) {
+                    slots[slot++] = switch (s.type()) {
                         case I32 -> Pointer.to(new int[]{n.intValue()});
                         case I64 -> Pointer.to(new long[]{n.longValue()});
                         case F32 -> Pointer.to(new float[]{n.floatValue()});
@@ -254,62 +289,7 @@ public final class CudaKernels {
                 }
             }
         }
-        if (KernelIrs.ir(kernel).params().stream().anyMatch(q -> q instanceof KernelParam.ContextParam)) {
-            LaunchChecks.context(kernel, shape);
-            packed[slot++] = Pointer.to(new int[]{shape.globalX()});
-            packed[slot++] = Pointer.to(new int[]{shape.globalY()});
-            packed[slot++] = Pointer.to(new int[]{shape.globalZ()});
-        }
-        Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
-                ? nonCoherentArrays(kernel, starts, lengths) : Set.of();
-        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? vectorWidth(kernel, starts, counts) : 1;
-        LaunchShape launched = shape;
-        if (width > 1) {
-            long elements = 0;
-            for (int c : counts) {
-                elements = Math.max(elements, c);
-            }
-            launched = vectorShape(shape, elements, width);
-        }
-        return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed), nc, width);
-    }
-
-    /**
-     * A launch of {@code reference}, a kernel another compiler made (nvcc) that takes
-     * {@code kernel}'s array and scalar arguments in the same convention (an address and a count per
-     * array, scalars by value, no grid dimensions): to time and check it beside the compiled kernel.
-     * {@code args} as for {@link #prepare(CudaDevice, CompiledKernel, LaunchShape, Object...)}.
-     */
-    public static PreparedLaunch prepareReference(CudaFunction reference, CompiledKernel kernel, LaunchShape shape, Object... args) {
-        List<Pointer> packed = new ArrayList<>();
-        int a = 0;
-        for (KernelParam p : KernelIrs.parameters(kernel)) {
-            switch (p) {
-                case KernelParam.ArrayParam array -> {
-                    if (!(args[a++] instanceof DeviceSlice slice) || !(slice.buffer() instanceof CudaBuffer buffer)) {
-                        throw new IllegalArgumentException(kernel.entryName() + ": argument " + p.name() + " must be a DeviceSlice of a CudaBuffer");
-                    }
-                    slice.check(array.element().bytes(), kernel.entryName() + "(" + p.name() + ")");
-                    packed.add(Pointer.to(new long[]{buffer.address() + slice.byteOffset()}));
-                    packed.add(Pointer.to(new int[]{slice.count()}));
-                }
-                case KernelParam.ScalarParam s -> {
-                    Number n = ScalarArgument.of(kernel, p, args[a++]);
-                    packed.add(switch (s.type()) {
-                        case I32 -> Pointer.to(new int[]{n.intValue()});
-                        case I64 -> Pointer.to(new long[]{n.longValue()});
-                        case F32 -> Pointer.to(new float[]{n.floatValue()});
-                        case F64 -> Pointer.to(new double[]{n.doubleValue()});
-                    });
-                }
-                case KernelParam.ContextParam c -> {
-                }
-            }
-        }
-        if (a != args.length) {
-            throw new IllegalArgumentException(kernel.entryName() + " takes " + a + " arguments (KernelContext excluded), got " + args.length);
-        }
-        return new PreparedLaunch(reference, shape, Pointer.to(packed.toArray(Pointer[]::new)), Set.of(), 1);
+        return new Packed(slots, starts, lengths, counts);
     }
 
     /** A kernel launch with its arguments packed once; launch it as often as needed. */
