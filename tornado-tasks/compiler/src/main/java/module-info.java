@@ -9,4 +9,6 @@ module io.gradsync.tasks.compiler {
 
     exports io.gradsync.tasks.compiler;
     exports io.gradsync.tasks.compiler.ir to io.gradsync.tasks.kernels, io.gradsync.bench;
+    exports io.gradsync.tasks.compiler.access to io.gradsync.tasks.kernels, io.gradsync.bench;
+    exports io.gradsync.tasks.compiler.optimize to io.gradsync.tasks.kernels;
 }

@@ -1,6 +1,6 @@
 package io.gradsync.bench;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;

@@ -1,9 +1,7 @@
 package io.gradsync.tasks.api;
 
-import java.util.ArrayList;
-import java.util.List;
-import java.util.concurrent.BrokenBarrierException;
-import java.util.concurrent.CyclicBarrier;
+import io.gradsync.tasks.internal.GroupContexts;
+import io.gradsync.tasks.internal.WorkGroup;
 import java.util.function.IntFunction;
 
 /**
@@ -29,58 +27,11 @@ public final class KernelContext {
     private final int[] global = new int[3];
     private final int[] local = new int[3];
     private final int[] id = new int[3];
-    private final Group group;
+    private final WorkGroup group;
     private int allocations;
 
-    /** The threads of one work group on the JVM: their barrier and the arrays they share. */
-    public static final class Group {
-        private final CyclicBarrier barrier;
-        private final List<Object> arrays = new ArrayList<>();
-
-        /** A group of {@code threads} threads, all of which must call every barrier. */
-        public Group(int threads) {
-            this.barrier = new CyclicBarrier(threads);
-        }
-
-        private int[] warpValues;
-
-        synchronized int[] warpValues(int threads) {
-            if (threads % 32 != 0) {
-                throw new IllegalArgumentException("warp reductions need work groups of whole warps (32 threads), not " + threads);
-            }
-            if (warpValues == null) {
-                warpValues = new int[threads];
-            }
-            return warpValues;
-        }
-
-        synchronized Object array(int ordinal, IntFunction<Object> make, int length) {
-            while (arrays.size() <= ordinal) {
-                arrays.add(null);
-            }
-            Object a = arrays.get(ordinal);
-            if (a == null) {
-                a = make.apply(length);
-                arrays.set(ordinal, a);
-            }
-            return a;
-        }
-
-        void await() {
-            try {
-                barrier.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted at a barrier", e);
-            } catch (BrokenBarrierException e) {
-                throw new IllegalStateException("another thread of the group failed before the barrier", e);
-            }
-        }
-
-        /** Lets the other threads go when one of them failed, instead of waiting for ever. */
-        public void abandon() {
-            barrier.reset();
-        }
+    static {
+        GroupContexts.install(KernelContext::new);
     }
 
     /**
@@ -94,15 +45,20 @@ public final class KernelContext {
     }
 
     /**
-     * A context over {@code grid}, belonging to {@code group} (null when the kernel uses no
-     * barrier and no group-local array).
+     * A context over {@code grid} for a kernel that uses no barrier, warp reduction or group-local
+     * array (those need the group's threads to run at once, which a task graph arranges).
      */
-    public KernelContext(WorkerGrid grid, Group group) {
+    public KernelContext(WorkerGrid grid) {
+        this(grid, null);
+    }
+
+    /** A context over {@code grid} belonging to {@code group}: the JVM runtime's, through {@code GroupContexts}. */
+    private KernelContext(WorkerGrid grid, WorkGroup group) {
         this(new int[] {grid.globalSize(0), grid.globalSize(1), grid.globalSize(2)},
                 new int[] {grid.localSize(0), grid.localSize(1), grid.localSize(2)}, group);
     }
 
-    private KernelContext(int[] global, int[] local, Group group) {
+    private KernelContext(int[] global, int[] local, WorkGroup group) {
         for (int d = 0; d < 3; d++) {
             if (global[d] <= 0 || local[d] <= 0) {
                 throw new IllegalArgumentException("global and local sizes must be positive: " + global[d] + ", " + local[d]);
@@ -238,7 +194,7 @@ public final class KernelContext {
     }
 
     private int warp(int bits, boolean isFloat, boolean max) {
-        Group g = requireGroup("a warp reduction");
+        WorkGroup g = requireGroup("a warp reduction");
         int lane = localIdx() + local[0] * (localIdy() + local[1] * localIdz());
         int[] values = g.warpValues(local[0] * local[1] * local[2]);
         values[lane] = bits;
@@ -285,10 +241,10 @@ public final class KernelContext {
         return requireGroup("a group-local array").array(allocations++, make, length);
     }
 
-    private Group requireGroup(String what) {
+    private WorkGroup requireGroup(String what) {
         if (group == null) {
             throw new IllegalStateException(what + " needs the kernel to run by work groups; "
-                    + "run it through a task graph or JvmKernels, which do so for kernels that use one");
+                    + "run it through a task graph, which does so for kernels that use one");
         }
         return group;
     }

@@ -1,8 +1,8 @@
 package io.gradsync.tasks.compiler;
 
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelIr;
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.opencl.OpenClEmitter;
 import io.gradsync.tasks.compiler.ptx.PtxEmitter;

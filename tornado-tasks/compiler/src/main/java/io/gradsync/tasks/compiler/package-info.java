@@ -1,7 +1,10 @@
 /**
- * The kernel compiler: Java bytecode (read with {@code java.lang.classfile}, by {@code .frontend})
- * to a typed IR of basic blocks ({@code .ir}), then to PTX ({@code .ptx}) and OpenCL C
- * ({@code .opencl}).
+ * The kernel compiler, in stages each in its own package: the front end ({@code .frontend}) reads
+ * Java bytecode (with {@code java.lang.classfile}) into a typed IR of basic blocks ({@code .ir});
+ * the lowering ({@code .lower}) writes Java's semantics into it where a target's instruction
+ * differs; the optimization stage ({@code .optimize}) folds constants and finds element-wise loops;
+ * the emitters translate the result to PTX ({@code .ptx}, scalar and vector forms) and OpenCL C
+ * ({@code .opencl}). {@code .access} lets gradsync's launchers read a compiled kernel's IR.
  *
  * <p>Entry points: {@link io.gradsync.tasks.compiler.KernelCompiler#compile(java.lang.reflect.Method)}
  * (cached) gives a {@link io.gradsync.tasks.compiler.CompiledKernel}, whose {@code ptx(sm)} and

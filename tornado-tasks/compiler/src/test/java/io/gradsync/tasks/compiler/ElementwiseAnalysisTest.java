@@ -1,7 +1,7 @@
 package io.gradsync.tasks.compiler;
 
 import io.gradsync.tasks.compiler.testing.*;
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.kernels;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.api.Bfloat16Array;

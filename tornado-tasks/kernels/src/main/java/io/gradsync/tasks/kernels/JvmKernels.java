@@ -1,6 +1,8 @@
 package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.internal.GroupContexts;
+import io.gradsync.tasks.internal.WorkGroup;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompileException;
 import io.gradsync.tasks.compiler.KernelStyle;
@@ -94,7 +96,7 @@ public final class JvmKernels {
         int workers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), total / 1024 + 1));
         int at = ctxIndex;
         IntStream.range(0, workers).parallel().forEach(w -> {
-            KernelContext ctx = new KernelContext(grid, null);
+            KernelContext ctx = new KernelContext(grid);
             Object[] full = withContext(types.length, at, ctx, args);
             long from = total * w / workers;
             long to = total * (w + 1) / workers;
@@ -146,11 +148,11 @@ public final class JvmKernels {
                             }
                         }
                     }
-                    KernelContext.Group group = new KernelContext.Group(members.size());
+                    WorkGroup group = new WorkGroup(members.size());
                     List<Future<?>> running = new ArrayList<>();
                     for (int[] id : members) {
                         running.add(threads.submit(() -> {
-                            KernelContext ctx = new KernelContext(grid, group).moveTo(id[0], id[1], id[2]);
+                            KernelContext ctx = GroupContexts.inGroup(grid, group).moveTo(id[0], id[1], id[2]);
                             try {
                                 invoke(m, withContext(types, ctxIndex, ctx, args));
                             } catch (RuntimeException | Error e) {

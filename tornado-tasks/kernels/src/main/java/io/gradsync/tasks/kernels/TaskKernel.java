@@ -13,7 +13,7 @@ import io.gradsync.tasks.compiler.KernelCompiler;
 import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.IrType;
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 
 import java.lang.reflect.Method;

@@ -6,8 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelStyle;
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;

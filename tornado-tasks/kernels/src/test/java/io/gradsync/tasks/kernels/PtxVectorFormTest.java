@@ -1,6 +1,6 @@
 package io.gradsync.tasks.kernels;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompiler;
 import io.gradsync.tasks.compiler.ptx.PtxEmitter;

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.testing;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;

@@ -4,7 +4,7 @@ import io.gradsync.tasks.kernels.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.LaunchShape;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DoubleArray;
 import io.gradsync.tasks.api.FloatArray;

@@ -5,6 +5,11 @@ import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 /** IR instructions: three-address form over {@link Var}s, one basic block ends in a {@link Terminator}. */
 public sealed interface Insn {
 
+    /**
+     * Binary operations. {@code MIN} and {@code MAX} of floats are Java's ({@code Math.min}: NaN
+     * if either is NaN, -0.0 below 0.0) until the lowering; after it, only the target's IEEE
+     * minimum or maximum of two numbers that are not equal and not NaN.
+     */
     enum BinOp { ADD, SUB, MUL, DIV, REM, AND, OR, XOR, SHL, SHR, USHR, MIN, MAX }
 
     enum UnOp {
@@ -18,7 +23,11 @@ public sealed interface Insn {
         BITCAST
     }
 
-    /** Conversions follow Java: float to int truncates toward zero, saturates, NaN gives 0. */
+    /**
+     * Conversions. Float to int truncates toward zero; the front end's conversion follows Java
+     * (saturating, NaN to 0), and after the lowering it is only the target's truncation, which
+     * then sees NaN and out-of-range values only in results the lowering selects away.
+     */
     enum ConvOp { I2L, I2F, I2D, L2I, L2F, L2D, F2I, F2L, F2D, D2I, D2L, D2F, I2B, I2S, I2C }
 
     /** Thread coordinates of the KernelContext style. */
@@ -37,13 +46,18 @@ public sealed interface Insn {
     }
 
     /**
-     * {@code dst = (a cond b) ? ifTrue : ifFalse} on integer operands {@code a} and {@code b}
-     * (signed comparison): what the lowering writes Java's special cases with, no branch needed.
+     * {@code dst = (a cond b) ? ifTrue : ifFalse}: what the lowering writes Java's special cases
+     * with, no branch needed. Integers compare signed; floats compare ordered (false when either
+     * is NaN, so {@code x == x} tests for a number), and {@code NE}, whose C operator is unordered,
+     * is refused for them.
      */
     record Select(Var dst, Cond cond, Operand a, Operand b, Operand ifTrue, Operand ifFalse) implements Insn {
         public Select {
-            if (a.type().isFloat() || b.type().isFloat()) {
-                throw new IllegalArgumentException("select compares integers, got " + a.type() + " and " + b.type());
+            if (a.type() != b.type()) {
+                throw new IllegalArgumentException("select compares operands of one type, got " + a.type() + " and " + b.type());
+            }
+            if (a.type().isFloat() && cond == Cond.NE) {
+                throw new IllegalArgumentException("a float select compares ordered: NE is not one (negate EQ instead)");
             }
         }
     }

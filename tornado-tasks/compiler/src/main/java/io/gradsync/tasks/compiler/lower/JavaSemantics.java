@@ -27,10 +27,17 @@ import java.util.List;
  *       down). The target's division only ever sees other divisors.</li>
  *   <li>shift counts: Java takes the low 5 (int) or 6 (long) bits; PTX clamps larger counts and
  *       C leaves them undefined, so the count is masked here.</li>
+ *   <li>{@code Math.min} and {@code max} of floats: NaN if either operand is NaN (a target's
+ *       minimum returns the other operand), and -0.0 below 0.0 (C's {@code fmin} may return
+ *       either zero), written as selects; no float min or max reaches a target.</li>
+ *   <li>float and double to int and long: NaN gives 0 and out-of-range values saturate, where a
+ *       C cast is undefined and PTX's {@code cvt} turned NaN into MIN for 64-bit results on sm_90.
+ *       The target's truncation then decides only in-range values.</li>
  * </ul>
- * Float semantics (NaN-propagating {@code Math.min}/{@code max}, NaN and out-of-range casts) stay
- * with the emitters for now, each as the target's own instruction sequence; {@code %} on floats is
- * Java code the front end inlines ({@code JavaRemainder}).
+ * Float {@code %} is written once too, as Java code the front end inlines
+ * ({@code JavaRemainder}). What stays with the emitters is what the IR has no instruction for:
+ * the cross-lane maximum of a warp and the compare-and-swap loop of an atomic float maximum, each
+ * built around the target's sequence for Java's max.
  */
 public final class JavaSemantics {
     private final List<Var> vars;
@@ -58,6 +65,8 @@ public final class JavaSemantics {
             case Insn.Unary u when u.op() == Insn.UnOp.ABS && !u.a().type().isFloat() -> abs(u, out);
             case Insn.Binary b when !b.dst().type().isFloat() && (b.op() == BinOp.DIV || b.op() == BinOp.REM) -> divide(b, out);
             case Insn.Binary b when b.op() == BinOp.SHL || b.op() == BinOp.SHR || b.op() == BinOp.USHR -> shift(b, out);
+            case Insn.Binary b when b.dst().type().isFloat() && (b.op() == BinOp.MIN || b.op() == BinOp.MAX) -> minMax(b, out);
+            case Insn.Convert c when c.src().type().isFloat() && !c.dst().type().isFloat() -> floatToInteger(c, out);
             default -> out.add(insn);
         }
     }
@@ -119,6 +128,85 @@ public final class JavaSemantics {
         Var count = fresh(IrType.I32, "shift");
         out.add(new Insn.Binary(BinOp.AND, count, b.b(), Const.ofInt(mask)));
         out.add(new Insn.Binary(b.op(), b.dst(), b.a(), count));
+    }
+
+    /**
+     * Java's min or max of two floats as selects on ordered compares, which every target has
+     * exactly: {@code a} where {@code a} is NaN (Java returns that operand), the bitwise or (min)
+     * or and (max) of two equal values, so that -0.0 sorts below 0.0, else the smaller or larger
+     * of the two, which is {@code b} where {@code b} is NaN. No target min or max is left: PTX's
+     * and C's return the other operand for a NaN, and C's may return either zero.
+     */
+    private void minMax(Insn.Binary insn, List<Insn> out) {
+        // the constant second: a select cannot compare two immediates, and min and max commute
+        // (but for which NaN they return, and a constant NaN is folded here)
+        Insn.Binary b = insn.a() instanceof Const && !(insn.b() instanceof Const)
+                ? new Insn.Binary(insn.op(), insn.dst(), insn.b(), insn.a()) : insn;
+        if (b.b() instanceof Const k) {
+            if (b.a() instanceof Const j) {
+                out.add(new Insn.Move(b.dst(), javaMinMax(b.op(), j, k)));
+                return;
+            }
+            if (k.type().isWide() ? Double.isNaN(k.doubleValue()) : Float.isNaN(k.floatValue())) {
+                out.add(new Insn.Move(b.dst(), k));
+                return;
+            }
+        }
+        IrType t = b.dst().type();
+        IrType bitsType = t.isWide() ? IrType.I64 : IrType.I32;
+        boolean min = b.op() == BinOp.MIN;
+        Var chosen = fresh(t, "minmax");
+        Var aBits = fresh(bitsType, "minmax_bits");
+        Var bBits = fresh(bitsType, "minmax_bits");
+        Var zeroBits = fresh(bitsType, "minmax_bits");
+        Var equal = fresh(t, "minmax_equal");
+        Var ordered = fresh(t, "minmax");
+        out.add(new Insn.Select(chosen, min ? Cond.LT : Cond.GT, b.a(), b.b(), b.a(), b.b()));
+        out.add(new Insn.Unary(Insn.UnOp.BITCAST, aBits, b.a()));
+        out.add(new Insn.Unary(Insn.UnOp.BITCAST, bBits, b.b()));
+        out.add(new Insn.Binary(min ? BinOp.OR : BinOp.AND, zeroBits, aBits, bBits));
+        out.add(new Insn.Unary(Insn.UnOp.BITCAST, equal, zeroBits));
+        out.add(new Insn.Select(ordered, Cond.EQ, b.a(), b.b(), equal, chosen));
+        out.add(new Insn.Select(b.dst(), Cond.EQ, b.a(), b.a(), ordered, b.a()));
+    }
+
+    private static Const javaMinMax(BinOp op, Const a, Const b) {
+        if (a.type().isWide()) {
+            double x = a.doubleValue();
+            double y = b.doubleValue();
+            return Const.ofDouble(op == BinOp.MIN ? Math.min(x, y) : Math.max(x, y));
+        }
+        float x = a.floatValue();
+        float y = b.floatValue();
+        return Const.ofFloat(op == BinOp.MIN ? Math.min(x, y) : Math.max(x, y));
+    }
+
+    /**
+     * Java's float-to-integer conversion: the target's truncation where the value is a number in
+     * range, the type's MAX_VALUE at or above 2^(bits-1), MIN_VALUE at or below -2^(bits-1), and 0
+     * for NaN.
+     */
+    private void floatToInteger(Insn.Convert c, List<Insn> out) {
+        IrType from = c.src().type();
+        IrType to = c.dst().type();
+        if (c.src() instanceof Const k) {
+            double v = from.isWide() ? k.doubleValue() : k.floatValue();
+            out.add(new Insn.Move(c.dst(), to.isWide() ? Const.ofLong((long) v) : Const.ofInt((int) v)));
+            return;
+        }
+        boolean wide = to.isWide();
+        double limit = wide ? 0x1p63 : 0x1p31;
+        Operand high = from.isWide() ? Const.ofDouble(limit) : Const.ofFloat((float) limit);
+        Operand low = from.isWide() ? Const.ofDouble(-limit) : Const.ofFloat((float) -limit);
+        Operand max = wide ? Const.ofLong(Long.MAX_VALUE) : Const.ofInt(Integer.MAX_VALUE);
+        Operand min = wide ? Const.ofLong(Long.MIN_VALUE) : Const.ofInt(Integer.MIN_VALUE);
+        Var truncated = fresh(to, "cast");
+        Var belowHigh = fresh(to, "cast");
+        Var inRange = fresh(to, "cast");
+        out.add(new Insn.Convert(c.op(), truncated, c.src()));
+        out.add(new Insn.Select(belowHigh, Cond.GE, c.src(), high, max, truncated));
+        out.add(new Insn.Select(inRange, Cond.LE, c.src(), low, min, belowHigh));
+        out.add(new Insn.Select(c.dst(), Cond.EQ, c.src(), c.src(), inRange, zero(to)));
     }
 
     private static Operand zero(IrType t) {

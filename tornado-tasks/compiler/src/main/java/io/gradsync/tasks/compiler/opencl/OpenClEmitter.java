@@ -416,14 +416,11 @@ public final class OpenClEmitter {
         String a = val(b.a());
         String c = val(b.b());
         if (t.isFloat()) {
-            String d = t == IrType.F32 ? "f" : "d";
             return switch (b.op()) {
                 case ADD -> a + " + " + c;
                 case SUB -> a + " - " + c;
                 case MUL -> a + " * " + c;
                 case DIV -> a + " / " + c;
-                case MIN -> "gs_min" + d + "(" + a + ", " + c + ")";
-                case MAX -> "gs_max" + d + "(" + a + ", " + c + ")";
                 default -> throw new IllegalStateException(b.op() + " on " + t);
             };
         }
@@ -474,10 +471,8 @@ public final class OpenClEmitter {
             case L2I -> "as_int((uint)" + a + ")";
             case I2F, L2F, D2F -> "(float)" + a;
             case I2D, L2D, F2D -> "(double)" + a;
-            case F2I -> "gs_f2i(" + a + ")";
-            case F2L -> "gs_f2l(" + a + ")";
-            case D2I -> "gs_d2i(" + a + ")";
-            case D2L -> "gs_d2l(" + a + ")";
+            case F2I, D2I -> "(int)" + a; // NaN and out-of-range values are selected away by the lowering
+            case F2L, D2L -> "(long)" + a;
             case I2B -> "(int)(char)" + a;
             case I2S -> "(int)(short)" + a;
             case I2C -> "(" + a + " & 0xffff)";

@@ -7,16 +7,16 @@ import io.gradsync.tasks.compiler.ir.KernelIr;
 import java.util.List;
 
 /**
- * The helper functions an OpenCL C program starts with: Java's min, max and float-to-int
- * semantics, the 16-bit float conversions and the atomics, as C functions the emitted kernels
- * call. Each optional part is included only where a kernel needs it: the f64 and 64-bit atomics
+ * The helper functions an OpenCL C program starts with: the 16-bit float conversions, the
+ * atomics, and Java's float max and min inside them and the warp reduction, as C functions the
+ * emitted kernels call. Each optional part is included only where a kernel needs it: the f64 and 64-bit atomics
  * parts enable extensions that not every device has.
  */
 final class OpenClPrelude {
     private static final String PREAMBLE = """
             #pragma OPENCL FP_CONTRACT OFF
 
-            /* Java Math.min/max: NaN if either is NaN, -0.0 below +0.0. */
+            /* Java Math.min/max for the atomics' and the warp reduction's loops (elsewhere the lowering writes them out). */
             static inline float gs_minf(float a, float b) {
                 if (isnan(a) || isnan(b)) return a + b;
                 if (a == b) return as_float(as_uint(a) | as_uint(b));
@@ -26,13 +26,6 @@ final class OpenClPrelude {
                 if (isnan(a) || isnan(b)) return a + b;
                 if (a == b) return as_float(as_uint(a) & as_uint(b));
                 return a > b ? a : b;
-            }
-            /* Java's float to int and long: truncate, saturate, NaN to 0 (C's casts, and some devices' _sat forms, do not). */
-            static inline int gs_f2i(float x) {
-                return isnan(x) ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? (-2147483647 - 1) : (int)x;
-            }
-            static inline long gs_f2l(float x) {
-                return isnan(x) ? 0 : x >= 9223372036854775808.0f ? 9223372036854775807L : x <= -9223372036854775808.0f ? (-9223372036854775807L - 1L) : (long)x;
             }
             /* float -> bf16 bits (sign-extended), round to nearest even; NaN stays a quiet NaN. */
             static inline int gs_f32_to_bf16(float f) {
@@ -124,22 +117,6 @@ final class OpenClPrelude {
 
     private static final String PREAMBLE_F64 = """
             #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-            static inline double gs_mind(double a, double b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_double(as_ulong(a) | as_ulong(b));
-                return a < b ? a : b;
-            }
-            static inline double gs_maxd(double a, double b) {
-                if (isnan(a) || isnan(b)) return a + b;
-                if (a == b) return as_double(as_ulong(a) & as_ulong(b));
-                return a > b ? a : b;
-            }
-            static inline int gs_d2i(double x) {
-                return isnan(x) ? 0 : x >= 2147483647.0 ? 2147483647 : x <= -2147483648.0 ? (-2147483647 - 1) : (int)x;
-            }
-            static inline long gs_d2l(double x) {
-                return isnan(x) ? 0 : x >= 9223372036854775808.0 ? 9223372036854775807L : x <= -9223372036854775808.0 ? (-9223372036854775807L - 1L) : (long)x;
-            }
             """;
 
     private OpenClPrelude() {

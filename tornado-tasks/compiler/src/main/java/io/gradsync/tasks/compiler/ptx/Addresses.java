@@ -1,7 +1,7 @@
 package io.gradsync.tasks.compiler.ptx;
 
 import io.gradsync.tasks.compiler.ir.Const;
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.Insn;
 import io.gradsync.tasks.compiler.ir.Insn.BinOp;
 import io.gradsync.tasks.compiler.ir.IrType;

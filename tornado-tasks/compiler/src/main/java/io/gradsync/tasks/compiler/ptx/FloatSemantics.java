@@ -6,9 +6,9 @@ import io.gradsync.tasks.compiler.ir.Insn.BinOp;
 import io.gradsync.tasks.compiler.ir.IrType;
 
 /**
- * The instruction sequences that give Java's floating-point results where PTX's own instruction
- * differs: NaN-aware min and max, float-to-integer casts that send NaN to 0, and rounding to
- * bf16 (with integer code before sm_80) and fp16 for 16-bit stores.
+ * The PTX sequences for floating-point work the IR has no single instruction for: Java's max and
+ * min inside a warp reduction and an atomic's compare-and-swap loop (elsewhere the lowering writes
+ * them out), and rounding to bf16 (with integer code before sm_80) and fp16 for 16-bit stores.
  */
 final class FloatSemantics extends PtxPart {
     private final int sm;
@@ -30,18 +30,6 @@ final class FloatSemantics extends PtxPart {
         line("setp.nan." + s + " " + nan + ", " + a + ", " + c);
         line("selp." + s + " " + d + ", " + sum + ", " + m + ", " + nan);
         return d;
-    }
-
-    /**
-     * Java's float-to-integer conversion: truncate, saturate, and NaN to 0. {@code cvt.rzi}
-     * saturates, but on sm_90 a NaN became MIN_VALUE for 64-bit results (seen on an H200), so
-     * NaN is selected away explicitly.
-     */
-    void floatToInt(String to, String from, String d, String a) {
-        String nan = fresh(RegClass.PRED);
-        line("cvt.rzi." + to + "." + from + " " + d + ", " + a);
-        line("setp.nan." + from + " " + nan + ", " + a + ", " + a);
-        line("selp." + to + " " + d + ", 0, " + d + ", " + nan);
     }
 
     /** Rounds an f32 register to bf16 (nearest even), returning a .b16 register. */

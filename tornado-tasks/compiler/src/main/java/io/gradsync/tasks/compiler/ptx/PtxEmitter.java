@@ -1,6 +1,6 @@
 package io.gradsync.tasks.compiler.ptx;
 
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 

@@ -348,12 +348,10 @@ final class ScalarEmitter extends PtxPart {
             case MIN, MAX -> {
                 String a = src(b.a());
                 String c = src(b.b());
-                String op = b.op() == BinOp.MIN ? "min." : "max.";
-                if (!t.isFloat()) {
-                    line(op + s + " " + d + ", " + a + ", " + c);
-                } else {
-                    line("mov." + s + " " + d + ", " + floats.javaMinMax(b.op(), t, a, c));
+                if (t.isFloat()) {
+                    throw new IllegalStateException("float min or max reaches the emitter: the lowering writes it out");
                 }
+                line((b.op() == BinOp.MIN ? "min." : "max.") + s + " " + d + ", " + a + ", " + c);
             }
             default -> {
                 String a = src(b.a());
@@ -420,10 +418,11 @@ final class ScalarEmitter extends PtxPart {
             case I2D -> line("cvt.rn.f64.s32 " + d + ", " + a);
             case L2F -> line("cvt.rn.f32.s64 " + d + ", " + a);
             case L2D -> line("cvt.rn.f64.s64 " + d + ", " + a);
-            case F2I -> floats.floatToInt("s32", "f32", d, a);
-            case F2L -> floats.floatToInt("s64", "f32", d, a);
-            case D2I -> floats.floatToInt("s32", "f64", d, a);
-            case D2L -> floats.floatToInt("s64", "f64", d, a);
+            // NaN and out-of-range values are selected away by the lowering
+            case F2I -> line("cvt.rzi.s32.f32 " + d + ", " + a);
+            case F2L -> line("cvt.rzi.s64.f32 " + d + ", " + a);
+            case D2I -> line("cvt.rzi.s32.f64 " + d + ", " + a);
+            case D2L -> line("cvt.rzi.s64.f64 " + d + ", " + a);
             case F2D -> line("cvt.f64.f32 " + d + ", " + a);
             case D2F -> line("cvt.rn.f32.f64 " + d + ", " + a);
             case I2B, I2S -> {

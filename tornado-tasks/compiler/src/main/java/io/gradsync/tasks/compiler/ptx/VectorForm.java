@@ -2,7 +2,7 @@ package io.gradsync.tasks.compiler.ptx;
 
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.Insn;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.Var;

@@ -1,11 +1,11 @@
 package io.gradsync.tasks.kernels.launch;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
-import io.gradsync.tasks.compiler.ir.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;

@@ -319,6 +319,26 @@ abstract class UserKernelChecks {
     }
 
     @Test
+    void minAndMaxOfNanAndZerosFollowJava() {
+        SplittableRandom rnd = new SplittableRandom();
+        int n = 3000;
+        FloatArray a = floats(n, rnd, 10);
+        FloatArray b = floats(n, rnd, 10);
+        DoubleArray c = doubles(n, rnd, 10);
+        DoubleArray d = doubles(n, rnd, 10);
+        for (int i = 0; i < FLOAT_EDGES.length * FLOAT_EDGES.length; i++) { // every edge against every edge
+            a.set(i, FLOAT_EDGES[i % FLOAT_EDGES.length]);
+            b.set(i, FLOAT_EDGES[i / FLOAT_EDGES.length]);
+        }
+        for (int i = 0; i < DOUBLE_EDGES.length * DOUBLE_EDGES.length; i++) {
+            c.set(i, DOUBLE_EDGES[i % DOUBLE_EDGES.length]);
+            d.set(i, DOUBLE_EDGES[i / DOUBLE_EDGES.length]);
+        }
+        assertExact("minMax", new Object[]{a, b, poisonedFloats(n), poisonedFloats(n), poisonedFloats(n),
+                c, d, poisonedDoubles(n), poisonedDoubles(n), poisonedDoubles(n)}, n);
+    }
+
+    @Test
     void floatAndDoubleRemainder() {
         SplittableRandom rnd = new SplittableRandom();
         int n = 4000;

@@ -172,6 +172,19 @@ final class UserKernels {
         }
     }
 
+    /** Math.min and max of floats and doubles at NaN, both zeros and infinities; constants on either side. */
+    public static void minMax(FloatArray a, FloatArray b, FloatArray fmin, FloatArray fmax, FloatArray fconst,
+                              DoubleArray c, DoubleArray d, DoubleArray dmin, DoubleArray dmax, DoubleArray dconst) {
+        for (@Parallel int i = 0; i < a.getSize(); i++) {
+            fmin.set(i, Math.min(a.get(i), b.get(i)));
+            fmax.set(i, Math.max(a.get(i), b.get(i)));
+            fconst.set(i, Math.min(-0f, a.get(i)) - Math.max(b.get(i), 0f));
+            dmin.set(i, Math.min(c.get(i), d.get(i)));
+            dmax.set(i, Math.max(c.get(i), d.get(i)));
+            dconst.set(i, Math.min(d.get(i), 0.0) - Math.max(-0.0, c.get(i)));
+        }
+    }
+
     public static void remainders(FloatArray a, FloatArray b, FloatArray out, DoubleArray c, DoubleArray d, DoubleArray dout) {
         for (@Parallel int i = 0; i < a.getSize(); i++) {
             out.set(i, a.get(i) % b.get(i));

@@ -1,6 +1,6 @@
 package io.gradsync.tasks.kernels.launch;
 
-import io.gradsync.tasks.compiler.ir.KernelIrs;
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.api.KernelArray;

@@ -1,7 +1,10 @@
-package io.gradsync.tasks.compiler.ir;
+package io.gradsync.tasks.compiler.access;
 
 import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import java.util.List;
 import java.util.Optional;
 

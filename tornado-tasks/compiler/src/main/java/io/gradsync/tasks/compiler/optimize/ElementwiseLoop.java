@@ -1,6 +1,14 @@
-package io.gradsync.tasks.compiler.ir;
+package io.gradsync.tasks.compiler.optimize;
 
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Const;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.IrType;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
+import io.gradsync.tasks.compiler.ir.Operand;
+import io.gradsync.tasks.compiler.ir.Var;
 
 import java.util.ArrayList;
 import java.util.HashSet;

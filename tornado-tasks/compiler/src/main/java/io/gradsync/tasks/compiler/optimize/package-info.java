@@ -1,0 +1,7 @@
+/**
+ * The optimization stage, on target-neutral IR after the lowering: {@code ConstantFolding}
+ * computes instructions of constants in Java, and {@code ElementwiseLoop} finds the element-wise
+ * kernels a back end may vectorize. Folding an index offset into an address is the PTX emitter's
+ * ({@code Addresses}): it depends on the target's addressing modes.
+ */
+package io.gradsync.tasks.compiler.optimize;
