@@ -15,5 +15,7 @@ module io.gradsync.tasks.kernels {
 
     exports io.gradsync.tasks.kernels;
     exports io.gradsync.tasks.kernels.launch to io.gradsync.sync, io.gradsync.bench;
+    // JvmKernels: the bench times kernels on the JVM as plans run them, sync's tests replay schedules with it
+    exports io.gradsync.tasks.kernels.internal to io.gradsync.sync, io.gradsync.bench;
     opens io.gradsync.tasks.kernels to io.gradsync.tasks.api; // the built-in kernels are read as users' are
 }

@@ -22,7 +22,7 @@ import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
-import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.internal.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.opencl.OpenClQueue;

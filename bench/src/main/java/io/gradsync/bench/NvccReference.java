@@ -3,8 +3,9 @@ package io.gradsync.bench;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.driver.CudaFunction;
 import io.gradsync.tasks.cuda.driver.CudaModule;
+import io.gradsync.tasks.kernels.KernelFamily;
+import io.gradsync.tasks.kernels.KernelSpec;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -16,12 +17,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The CUDA C versions of the built-in kernels (resource {@code reference-kernels.cu}), built on
- * the machine that runs them with {@code nvcc -O3 -cubin -arch=sm_XX} for the GPU's own compute
- * capability and loaded as a cubin, so the generated PTX is measured against what NVIDIA's own
- * compiler makes of the same kernel.
+ * The CUDA C versions of the built-in kernels (each family's file beside its Java class, after the
+ * shared {@link KernelFamily#CUDA_COMMON}: {@link KernelSpec#cudaReference()}), put together into
+ * one source and built on the machine that runs them with {@code nvcc -O3 -cubin -arch=sm_XX} for
+ * the GPU's own compute capability and loaded as a cubin, so the generated PTX is measured against
+ * what NVIDIA's own compiler makes of the same kernel.
  */
 public final class NvccReference {
+    /** The name of the one source nvcc builds. */
     static final String SOURCE = "reference-kernels.cu";
 
     private final Path nvcc;
@@ -48,16 +51,13 @@ public final class NvccReference {
         return Optional.empty();
     }
 
-    /** The CUDA C source, as shipped in this jar. */
+    /** The CUDA C source nvcc builds: the shared part, then every family's file, in {@link KernelFamily} order. */
     public static String source() {
-        try (InputStream in = NvccReference.class.getResourceAsStream(SOURCE)) {
-            if (in == null) {
-                throw new IllegalStateException("resource " + SOURCE + " missing from the bench jar");
-            }
-            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
+        StringBuilder cu = new StringBuilder(KernelFamily.cudaCommon());
+        for (KernelFamily f : KernelFamily.values()) {
+            cu.append("\n// ---- ").append(f.cudaFile()).append("\n").append(f.cudaSource());
         }
+        return cu.toString();
     }
 
     public Path nvcc() {
@@ -99,5 +99,12 @@ public final class NvccReference {
     /** The kernel {@code name} of the reference module loaded on {@code device}. */
     public CudaFunction function(CudaDevice device, String name) {
         return modules.computeIfAbsent(device, d -> CudaModule.load(d, cubin(d.smVersion()))).function(name);
+    }
+
+    /** The reference of {@code spec} loaded on {@code device}; an exception naming it where it has none. */
+    public CudaFunction function(CudaDevice device, KernelSpec spec) {
+        KernelSpec.CudaReference ref = spec.cudaReference()
+                .orElseThrow(() -> new IllegalArgumentException(spec.name() + " has no CUDA C reference"));
+        return function(device, ref.name());
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelFamily;
 import io.gradsync.tasks.kernels.KernelSpec;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -16,13 +17,16 @@ class NvccReferenceTest {
     @Test
     void referenceSourceDefinesEveryBuiltinKernel() {
         String source = NvccReference.source();
+        assertTrue(source.startsWith(KernelFamily.cudaCommon()), "the shared part first");
         for (KernelSpec k : BuiltinKernels.all()) {
-            String name = k.name();
-            // written out, or made by one of the macros (ELEMENTWISE, AVERAGE) from a stem and suffix
-            boolean direct = Pattern.compile("__global__ void " + name + "\\(").matcher(source).find();
+            assertTrue(k.forms().contains(KernelSpec.Form.CUDA_REFERENCE), k.name() + " has no CUDA C reference");
+            KernelSpec.CudaReference ref = k.cudaReference().orElseThrow();
+            assertTrue(source.contains(ref.source()), ref.name() + ": " + ref.family().cudaFile() + " in the nvcc source");
+            // written out, or made by one of its family's macros (ELEMENTWISE, REDUCTIONS, AVERAGE) from a stem and suffix
+            boolean direct = Pattern.compile("__global__ void " + ref.name() + "\\(").matcher(ref.source()).find();
             boolean viaMacro = Pattern.compile("^(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?$")
-                    .matcher(name).matches();
-            assertTrue(direct || viaMacro, name + " has no CUDA C reference");
+                    .matcher(ref.name()).matches();
+            assertTrue(direct || viaMacro, ref.name() + " has no CUDA C reference in " + ref.family().cudaFile());
         }
     }
 
@@ -33,7 +37,8 @@ class NvccReferenceTest {
         byte[] cubin = nvcc.get().cubin(90);
         String symbols = new String(cubin, StandardCharsets.ISO_8859_1);
         for (KernelSpec k : BuiltinKernels.all()) {
-            assertTrue(symbols.contains(".text." + k.name() + "\0"), k.name() + " in the sm_90 cubin");
+            String name = k.cudaReference().orElseThrow().name();
+            assertTrue(symbols.contains(".text." + name + "\0"), name + " in the sm_90 cubin");
         }
     }
 }

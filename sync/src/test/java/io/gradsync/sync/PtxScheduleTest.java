@@ -14,7 +14,7 @@ import io.gradsync.tasks.jvm.JvmDevice;
 import io.gradsync.tasks.jvm.JvmRuntime;
 import io.gradsync.tasks.jvm.JvmStream;
 import io.gradsync.tasks.kernels.DeviceSlice;
-import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.internal.JvmKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.ThreadLocalRandom;

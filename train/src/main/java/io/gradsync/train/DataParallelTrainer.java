@@ -16,9 +16,9 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
+import io.gradsync.tasks.kernels.ConversionKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.ExecutionPlan;
-import io.gradsync.tasks.kernels.GradientKernels;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
@@ -393,17 +393,17 @@ public final class DataParallelTrainer implements AutoCloseable {
 
         private void toHalf(TaskGraph g, String name, FloatArray in, KernelArray out) {
             if (out instanceof Bfloat16Array b) {
-                g.task(name, GradientKernels::f32ToBf16, in, b);
+                g.task(name, ConversionKernels::f32ToBf16, in, b);
             } else {
-                g.task(name, GradientKernels::f32ToF16, in, (HalfArray) out);
+                g.task(name, ConversionKernels::f32ToF16, in, (HalfArray) out);
             }
         }
 
         private void fromHalf(TaskGraph g, String name, KernelArray in, FloatArray out) {
             if (in instanceof Bfloat16Array b) {
-                g.task(name, GradientKernels::bf16ToF32, b, out);
+                g.task(name, ConversionKernels::bf16ToF32, b, out);
             } else {
-                g.task(name, GradientKernels::f16ToF32, (HalfArray) in, out);
+                g.task(name, ConversionKernels::f16ToF32, (HalfArray) in, out);
             }
         }
 

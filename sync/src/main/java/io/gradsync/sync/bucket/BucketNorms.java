@@ -15,7 +15,7 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.jvm.JvmBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.ExecutionPlan;
-import io.gradsync.tasks.kernels.GradientKernels;
+import io.gradsync.tasks.kernels.ReductionKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
@@ -117,13 +117,13 @@ final class BucketNorms implements AutoCloseable {
             KernelArray x = handle(r.dtype(), r.count());
             TaskGraph g = new TaskGraph("norm" + r.index());
             switch (x) {
-                case FloatArray f -> g.task("squares", GradientKernels::sumOfSquaresPartials, null, f, first);
-                case Bfloat16Array h -> g.task("squares", GradientKernels::sumOfSquaresPartialsBf16, null, h, first);
-                case HalfArray h -> g.task("squares", GradientKernels::sumOfSquaresPartialsF16, null, h, first);
+                case FloatArray f -> g.task("squares", ReductionKernels::sumOfSquaresPartials, null, f, first);
+                case Bfloat16Array h -> g.task("squares", ReductionKernels::sumOfSquaresPartialsBf16, null, h, first);
+                case HalfArray h -> g.task("squares", ReductionKernels::sumOfSquaresPartialsF16, null, h, first);
                 default -> throw new IllegalStateException();
             }
             if (w != null) {
-                g.task("partials", GradientKernels::sumPartials, null, w, p);
+                g.task("partials", ReductionKernels::sumPartials, null, w, p);
             }
             g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
             normPlans[r.index()] = bound(g, x, 0, r);

@@ -7,7 +7,7 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelContext;
-import io.gradsync.tasks.kernels.GradientKernels;
+import io.gradsync.tasks.kernels.ReductionKernels;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -15,7 +15,7 @@ import java.lang.foreign.ValueLayout;
  * The host side of an average: {@code out[i] = (in[0][i] + in[1][i] + ... + in[n-1][i]) / n}, the
  * sum in float64 in replica order, divided by {@code n} in float64 and rounded once to the element
  * type (16-bit types through {@link HalfFloats#roundToOdd}), exactly as the device kernels
- * ({@link GradientKernels}) do: the same bits on every backend.
+ * ({@link io.gradsync.tasks.kernels.AverageKernels}) do: the same bits on every backend.
  *
  * <p>Plain counted loops over aligned segments and arrays, one conversion per loop, so that C2
  * vectorizes them. Public for the bucket norm on JVM devices, which scales bucket memory as the
@@ -199,7 +199,7 @@ public final class HostAverage {
 
     /**
      * The float64 sum of squares of {@code count} values, added exactly as the GPUs add them: it
-     * is the partials kernel's own Java ({@link GradientKernels#sumOfSquaresPartials}) run as one
+     * is the partials kernel's own Java ({@link ReductionKernels#sumOfSquaresPartials}) run as one
      * thread with one slot (eight running sums, added pairwise), not a copy of its order.
      */
     public static double sumOfSquares(DType dtype, MemorySegment values, long count) {
@@ -207,9 +207,9 @@ public final class HostAverage {
         KernelContext oneThread = new KernelContext(1, 1);
         DoubleArray sum = DoubleArray.wrap(MemorySegment.ofArray(new double[1]));
         switch (dtype) {
-            case FP32 -> GradientKernels.sumOfSquaresPartials(oneThread, FloatArray.wrap(used), sum);
-            case BF16 -> GradientKernels.sumOfSquaresPartialsBf16(oneThread, Bfloat16Array.wrap(used), sum);
-            case FP16 -> GradientKernels.sumOfSquaresPartialsF16(oneThread, HalfArray.wrap(used), sum);
+            case FP32 -> ReductionKernels.sumOfSquaresPartials(oneThread, FloatArray.wrap(used), sum);
+            case BF16 -> ReductionKernels.sumOfSquaresPartialsBf16(oneThread, Bfloat16Array.wrap(used), sum);
+            case FP16 -> ReductionKernels.sumOfSquaresPartialsF16(oneThread, HalfArray.wrap(used), sum);
         }
         return sum.get(0);
     }

@@ -4,7 +4,7 @@ import java.io.Serializable;
 
 /**
  * Functional interfaces for naming a kernel by method reference, e.g.
- * {@code taskGraph.task("avg", GradientKernels::average2, out, a, b, 2f)}.
+ * {@code taskGraph.task("avg", AverageKernels::average2, out, a, b, 2f)}.
  *
  * <p>They are {@link Serializable} for one reason: a serializable lambda can be asked (through
  * its {@code writeReplace} method) which class, method name and descriptor it refers to, which is

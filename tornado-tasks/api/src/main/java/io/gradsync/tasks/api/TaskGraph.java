@@ -12,7 +12,7 @@ import java.util.Set;
  * <pre>{@code
  * TaskGraph graph = new TaskGraph("average")
  *     .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, b)
- *     .task("avg", GradientKernels::average2, out, a, b, 2f)
+ *     .task("avg", AverageKernels::average2, out, a, b, 2f)
  *     .transferToHost(DataTransferMode.EVERY_EXECUTION, out);
  * ImmutableTaskGraph snapshot = graph.snapshot();
  * }</pre>

@@ -48,7 +48,7 @@ public final class KernelCompiler {
         return compile(method.getDeclaringClass(), method.getName(), descriptor);
     }
 
-    /** Compiles the static method a method reference names, e.g. {@code compile(GradientKernels::scale)}. */
+    /** Compiles the static method a method reference names, e.g. {@code compile(ElementwiseKernels::scale)}. */
     public CompiledKernel compile(io.gradsync.tasks.api.KernelFunctions.Kernel methodReference) {
         return compile(MethodReferences.resolve(methodReference));
     }

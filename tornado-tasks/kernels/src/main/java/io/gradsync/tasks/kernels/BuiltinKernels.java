@@ -10,8 +10,8 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The registry of built-in kernels: every public static method of {@link GradientKernels}.
- * Found by reflection so that a kernel added there cannot be forgotten here.
+ * The registry of built-in kernels: every public static method of each {@link KernelFamily}'s
+ * class. Found by reflection so that a kernel added there cannot be forgotten here.
  */
 public final class BuiltinKernels {
     /**
@@ -32,6 +32,7 @@ public final class BuiltinKernels {
         return ALL;
     }
 
+    /** The built-in kernel named {@code name} (its device entry name), if there is one. */
     public static Optional<KernelSpec> byName(String name) {
         return ALL.stream().filter(k -> k.name().equals(name)).findFirst();
     }
@@ -59,13 +60,15 @@ public final class BuiltinKernels {
 
     private static List<KernelSpec> scan() {
         List<KernelSpec> specs = new ArrayList<>();
-        for (Method m : GradientKernels.class.getDeclaredMethods()) {
-            if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers())) {
-                boolean context = m.getParameterTypes().length > 0
-                        && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
-                specs.add(context
-                        ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
-                        : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
+        for (KernelFamily family : KernelFamily.values()) {
+            for (Method m : family.kernelClass().getDeclaredMethods()) {
+                if (Modifier.isPublic(m.getModifiers()) && Modifier.isStatic(m.getModifiers())) {
+                    boolean context = m.getParameterTypes().length > 0
+                            && m.getParameterTypes()[0] == io.gradsync.tasks.api.KernelContext.class;
+                    specs.add(context
+                            ? new KernelSpec(m.getName(), m, KernelStyle.CONTEXT, REDUCTION_THREADS)
+                            : new KernelSpec(m.getName(), m, KernelStyle.PARALLEL_LOOP, 0));
+                }
             }
         }
         specs.sort(Comparator.comparing(KernelSpec::name));

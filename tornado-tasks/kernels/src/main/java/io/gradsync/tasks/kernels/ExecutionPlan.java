@@ -1,6 +1,7 @@
 package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.compiler.access.KernelIrs;
+import io.gradsync.tasks.kernels.internal.JvmKernels;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.launch.OpenClKernels;
 import io.gradsync.tasks.api.Bfloat16Array;
@@ -45,7 +46,7 @@ import java.util.Map;
  * moves data between devices behind the caller's back.
  *
  * <p>On the JVM runtime kernels are the Java methods themselves, run on the device's stream
- * thread (KernelContext kernels spread over the common pool by {@link JvmKernels}).
+ * thread (KernelContext kernels spread over the common pool by {@code JvmKernels}).
  *
  * <p>Thread-safety: {@link #execute()} and {@link #close()} may be called from any thread and are
  * serialized (one execution at a time). {@code withDevice}, {@code withGrid} and {@code bind} are not

@@ -36,7 +36,7 @@ abstract class ExecutionPlanChecks {
         try (FloatArray out = new FloatArray(n); FloatArray a = random(n, rnd); FloatArray b = random(n, rnd)) {
             ImmutableTaskGraph graph = new TaskGraph("avg")
                     .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, b)
-                    .task("average", GradientKernels::average2, out, a, b, 2f)
+                    .task("average", AverageKernels::average2, out, a, b, 2f)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, out)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
@@ -61,7 +61,7 @@ abstract class ExecutionPlanChecks {
             x.fill(1f);
             ImmutableTaskGraph graph = new TaskGraph("accumulate")
                     .transferToDevice(DataTransferMode.FIRST_EXECUTION, x)
-                    .task("sum", GradientKernels::sumInto, acc, x)
+                    .task("sum", ElementwiseKernels::sumInto, acc, x)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, acc)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
@@ -89,10 +89,10 @@ abstract class ExecutionPlanChecks {
             }
             ImmutableTaskGraph graph = new TaskGraph("chain")
                     .transferToDevice(DataTransferMode.EVERY_EXECUTION, acc, x)
-                    .task("sum", GradientKernels::sumInto, acc, x)
-                    .task("scale", GradientKernels::scale, acc, 0.25f)
-                    .task("norm", GradientKernels::sumOfSquares, null, acc, norm)
-                    .task("narrow", GradientKernels::f32ToBf16, acc, half)
+                    .task("sum", ElementwiseKernels::sumInto, acc, x)
+                    .task("scale", ElementwiseKernels::scale, acc, 0.25f)
+                    .task("norm", ReductionKernels::sumOfSquares, null, acc, norm)
+                    .task("narrow", ConversionKernels::f32ToBf16, acc, half)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, acc, half, norm)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
@@ -110,10 +110,10 @@ abstract class ExecutionPlanChecks {
     void graphArgumentsAreCheckedWhenTasksAreAdded() {
         try (FloatArray a = new FloatArray(4)) {
             TaskGraph g = new TaskGraph("bad");
-            assertThrows(IllegalArgumentException.class, () -> g.task("t", GradientKernels.class.getMethod("scale",
+            assertThrows(IllegalArgumentException.class, () -> g.task("t", ElementwiseKernels.class.getMethod("scale",
                     FloatArray.class, float.class), a, "x"));
-            g.task("t", GradientKernels::scale, a, 2f);
-            assertThrows(IllegalArgumentException.class, () -> g.task("t", GradientKernels::scale, a, 2f), "duplicate name");
+            g.task("t", ElementwiseKernels::scale, a, 2f);
+            assertThrows(IllegalArgumentException.class, () -> g.task("t", ElementwiseKernels::scale, a, 2f), "duplicate name");
         }
     }
 
@@ -133,10 +133,10 @@ abstract class ExecutionPlanChecks {
             DeviceSlice slice = new DeviceSlice(buffer, offset, n);
             ImmutableTaskGraph first = new TaskGraph("first")
                     .transferToDevice(DataTransferMode.EVERY_EXECUTION, a)
-                    .task("double", GradientKernels::scale, a, 2f)
+                    .task("double", ElementwiseKernels::scale, a, 2f)
                     .snapshot();
             ImmutableTaskGraph second = new TaskGraph("second")
-                    .task("triple", GradientKernels::scale, a, 3f)
+                    .task("triple", ElementwiseKernels::scale, a, 3f)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, a)
                     .snapshot();
             try (ExecutionPlan p1 = new ExecutionPlan(first).withDevice(d).bind(a, d, slice);

@@ -42,8 +42,8 @@ class JvmExecutionPlanTest extends ExecutionPlanChecks {
             b.fill(3f);
             var graph = new TaskGraph("two")
                     .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, b)
-                    .task("left", GradientKernels::scale, a, 0.5f)
-                    .task("right", GradientKernels::scale, b, 2f)
+                    .task("left", ElementwiseKernels::scale, a, 0.5f)
+                    .task("right", ElementwiseKernels::scale, b, 2f)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, a, b)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.get(0)).withDevice("right", devices.get(1))) {
@@ -58,8 +58,8 @@ class JvmExecutionPlanTest extends ExecutionPlanChecks {
     void crossDeviceDependencyIsRejected() {
         try (FloatArray a = new FloatArray(8); FloatArray b = new FloatArray(8)) {
             var graph = new TaskGraph("cross")
-                    .task("write", GradientKernels::scale, a, 0.5f)
-                    .task("read", GradientKernels::sumInto, b, a)
+                    .task("write", ElementwiseKernels::scale, a, 0.5f)
+                    .task("read", ElementwiseKernels::sumInto, b, a)
                     .snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.get(0)).withDevice("read", devices.get(1))) {
                 assertThrows(IllegalArgumentException.class, plan::execute);

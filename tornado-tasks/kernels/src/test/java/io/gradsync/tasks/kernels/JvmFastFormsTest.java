@@ -6,6 +6,7 @@ import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.SixteenBitFloatArray;
+import io.gradsync.tasks.kernels.internal.JvmKernels;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,7 +24,6 @@ import java.util.stream.Stream;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /** The JVM fast forms give the kernel's own bits, on every input. */
@@ -31,7 +31,7 @@ class JvmFastFormsTest {
     private static final int CHUNK = JvmFastForms.CHUNK;
 
     static Stream<KernelSpec> fastKernels() {
-        return BuiltinKernels.all().stream().filter(s -> s.style() != io.gradsync.tasks.compiler.KernelStyle.CONTEXT && JvmFastForms.of(s.method()) != null);
+        return BuiltinKernels.all().stream().filter(s -> s.style() != io.gradsync.tasks.compiler.KernelStyle.CONTEXT && s.forms().contains(KernelSpec.Form.JVM_FAST));
     }
 
     @Test
@@ -110,8 +110,8 @@ class JvmFastFormsTest {
             if (Float.isNaN(Float.intBitsToFloat(near)) && !Float.isNaN(e)) {
                 continue; // a NaN quotient is off by NaN
             }
-            assertEquals(HalfFloats.bf16InHighHalf(JvmFastForms.Chunk.toOdd(near, err)) & 0xFFFF_0000,
-                    JvmFastForms.Chunk.bf16OfNear(near, err) & 0xFFFF_0000,
+            assertEquals(HalfFloats.bf16InHighHalf(AverageJvmForm.toOdd(near, err)) & 0xFFFF_0000,
+                    AverageJvmForm.bf16OfNear(near, err) & 0xFFFF_0000,
                     "near 0x" + Integer.toHexString(near) + " err 0x" + Integer.toHexString(err));
         }
     }
@@ -148,8 +148,8 @@ class JvmFastFormsTest {
                     c.acc[i] = values.get(from + i);
                 }
                 Arrays.fill(c.f, -0f); // the sum is acc[i] + f[i]: acc[i] itself, -0 too
-                c.divideToNearest(k, JvmFastForms.Sum.ACC);
-                c.roundToOdd();
+                AverageJvmForm.divideToNearest(c, k, AverageJvmForm.Sum.ACC);
+                AverageJvmForm.roundToOdd(c);
                 for (int i = 0; i < count; i++) {
                     double d = values.get(from + i);
                     float want = HalfFloats.roundToOdd(d / k);
@@ -201,7 +201,7 @@ class JvmFastFormsTest {
     void multiplyingByTheExactReciprocalIsDividing() {
         SplittableRandom rnd = new SplittableRandom(5);
         for (double k : new double[] {1, 2, 8, 0.5, -4, 0x1p-149, 0x1p127}) {
-            double r = JvmFastForms.exactReciprocal(k);
+            double r = AverageJvmForm.exactReciprocal(k);
             assertTrue(r != 0, "power of two " + k);
             for (int i = 0; i < 100_000; i++) {
                 double x = Double.longBitsToDouble(rnd.nextLong());
@@ -209,15 +209,14 @@ class JvmFastFormsTest {
             }
         }
         for (double k : new double[] {3, 0.1, 0, -0.0, Double.POSITIVE_INFINITY, Double.NaN, Math.nextUp(2.0)}) {
-            assertEquals(0, JvmFastForms.exactReciprocal(k), "not a power of two: " + k);
+            assertEquals(0, AverageJvmForm.exactReciprocal(k), "not a power of two: " + k);
         }
     }
 
     @Test
     void overlappingShortOrReadOnlyArraysRunTheKernel() throws Exception {
         KernelSpec spec = BuiltinKernels.averageBf16(2);
-        JvmFastForms.Form form = JvmFastForms.of(spec.method());
-        assertNotNull(form);
+        JvmFastForm form = spec.jvmFastForm().orElseThrow();
         try (Arena arena = Arena.ofConfined()) {
             int n = 2 * CHUNK;
             MemorySegment m = arena.allocate(2L * (n + 1));
@@ -296,7 +295,7 @@ class JvmFastFormsTest {
             } catch (InvocationTargetException e) {
                 throw new AssertionError(e.getCause());
             }
-            assertTrue(JvmFastForms.of(m).run(b), spec.name() + " took its fast form");
+            assertTrue(spec.jvmFastForm().orElseThrow().run(b), spec.name() + " took its fast form");
             for (int i = 0; i < a.length; i++) {
                 if (a[i] instanceof KernelArray x) {
                     int arg = i;

@@ -2,6 +2,7 @@ package io.gradsync.tasks.kernels;
 
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.KernelFunctions;
+import io.gradsync.tasks.api.Parallel;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompiler;
 import io.gradsync.tasks.compiler.KernelStyle;
@@ -11,7 +12,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -42,6 +46,41 @@ class KernelSourcesTest {
         }
     }
 
+    /** Every built-in kernel sits in its family's class and lists its forms; its CUDA C reference is in the family's file. */
+    @Test
+    void everyBuiltinKernelListsItsForms() {
+        Pattern macroMade = Pattern.compile("(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?");
+        for (KernelSpec spec : BuiltinKernels.all()) {
+            KernelFamily family = spec.family().orElseThrow();
+            assertSame(family.kernelClass(), spec.method().getDeclaringClass(), spec.name());
+            Set<KernelSpec.Form> forms = spec.forms();
+            assertTrue(forms.containsAll(EnumSet.of(KernelSpec.Form.JAVA, KernelSpec.Form.DEVICE, KernelSpec.Form.CUDA_REFERENCE)), spec.name() + ": " + forms);
+            assertEquals(spec.jvmFastForm().isPresent(), forms.contains(KernelSpec.Form.JVM_FAST), spec.name());
+            KernelSpec.CudaReference ref = spec.cudaReference().orElseThrow();
+            assertEquals(spec.name(), ref.name());
+            // written out, or made by one of the family's macros from a stem and a suffix
+            boolean defined = ref.source().contains("__global__ void " + ref.name() + "(")
+                    || macroMade.matcher(ref.name()).matches() && ref.source().contains("__global__ void "
+                    + ref.name().replaceAll("(Bf16|F16)$", "").replaceAll("^average[2-8]$", "average##K") + "##SUF(");
+            assertTrue(defined, spec.name() + " in " + family.cudaFile());
+        }
+        assertTrue(KernelFamily.cudaCommon().contains("#define GS_LOOP"), "the shared CUDA C");
+    }
+
+    /** A user's kernel has its Java method and its device form, nothing else. */
+    @Test
+    void aUsersKernelHasNoBuiltInForms() throws Exception {
+        KernelSpec user = new KernelSpec("twice", KernelSourcesTest.class.getDeclaredMethod("twice", FloatArray.class), KernelStyle.PARALLEL_LOOP, 0);
+        assertEquals(EnumSet.of(KernelSpec.Form.JAVA, KernelSpec.Form.DEVICE), user.forms());
+        assertTrue(user.family().isEmpty() && user.jvmFastForm().isEmpty() && user.cudaReference().isEmpty());
+    }
+
+    public static void twice(FloatArray x) {
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            x.set(i, 2 * x.get(i));
+        }
+    }
+
     @Test
     void emitAllWritesOneFilePerKernelPlusAModule(@TempDir Path dir) throws Exception {
         List<Path> ptx = KernelSources.emitAll(KernelSources.Target.PTX, dir.resolve("ptx"));
@@ -58,11 +97,11 @@ class KernelSourcesTest {
 
     @Test
     void methodReferencesResolveToTheKernelMethod() throws Exception {
-        KernelFunctions.K2<FloatArray, Float> scale = GradientKernels::scale;
-        assertEquals(GradientKernels.class.getMethod("scale", FloatArray.class, float.class), MethodReferences.resolve(scale));
+        KernelFunctions.K2<FloatArray, Float> scale = ElementwiseKernels::scale;
+        assertEquals(ElementwiseKernels.class.getMethod("scale", FloatArray.class, float.class), MethodReferences.resolve(scale));
         KernelCompiler c = new KernelCompiler();
         CompiledKernel k = c.compile(scale);
-        assertSame(k, c.compile(GradientKernels.class.getMethod("scale", FloatArray.class, float.class)));
+        assertSame(k, c.compile(ElementwiseKernels.class.getMethod("scale", FloatArray.class, float.class)));
         KernelFunctions.K1<FloatArray> lambda = x -> x.set(0, 1f);
         assertThrows(IllegalArgumentException.class, () -> MethodReferences.resolve(lambda));
     }

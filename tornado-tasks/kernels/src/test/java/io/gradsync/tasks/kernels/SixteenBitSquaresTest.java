@@ -13,13 +13,13 @@ class SixteenBitSquaresTest {
         for (int bits = 0; bits < 1 << 16; bits++) {
             float b = HalfFloats.bf16ToFloat((short) bits);
             if (Float.isFinite(b)) {
-                assertEquals(Double.doubleToRawLongBits((double) b * b), Double.doubleToRawLongBits(GradientKernels.square16(bits & 0x7fff, true)),
+                assertEquals(Double.doubleToRawLongBits((double) b * b), Double.doubleToRawLongBits(ReductionKernels.square16(bits & 0x7fff, true)),
                         "bf16 0x" + Integer.toHexString(bits));
                 checked++;
             }
             float h = HalfFloats.halfToFloat((short) bits);
             if (Float.isFinite(h)) {
-                assertEquals(Double.doubleToRawLongBits((double) h * h), Double.doubleToRawLongBits(GradientKernels.square16(bits & 0x7fff, false)),
+                assertEquals(Double.doubleToRawLongBits((double) h * h), Double.doubleToRawLongBits(ReductionKernels.square16(bits & 0x7fff, false)),
                         "fp16 0x" + Integer.toHexString(bits));
                 checked++;
             }

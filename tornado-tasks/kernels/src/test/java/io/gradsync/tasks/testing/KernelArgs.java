@@ -1,6 +1,6 @@
 package io.gradsync.tasks.testing;
 
-import io.gradsync.tasks.kernels.JvmKernels;
+import io.gradsync.tasks.kernels.internal.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.LaunchShape;
 

@@ -1,8 +1,10 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.internal;
 
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
 import org.junit.jupiter.api.Test;
 
 import java.util.Random;

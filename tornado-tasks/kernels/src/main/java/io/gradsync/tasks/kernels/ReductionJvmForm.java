@@ -5,7 +5,6 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
-import io.gradsync.tasks.kernels.JvmFastForms.Form;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -14,7 +13,7 @@ import java.util.stream.IntStream;
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
 
 /**
- * The built-in reductions on JVM devices: a GPU kernel's thread per element waiting at barriers
+ * The JVM fast forms of the built-in reductions ({@link ReductionKernels}): a GPU kernel's thread per element waiting at barriers
  * is the slowest way to run on a CPU, so these take chunks of {@link JvmFastForms#CHUNK}
  * elements on every core, widened into heap arrays in loops C2 vectorizes. Their results are the kernels': the
  * same finite flag; the same partials bit for bit (the same elements into the same eight running
@@ -22,17 +21,17 @@ import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
  * added to {@code result[0]} once as a float where the kernels add one float per group in no
  * fixed order.
  */
-final class JvmReductions {
-    private JvmReductions() {
+final class ReductionJvmForm {
+    private ReductionJvmForm() {
     }
 
     /** The form of reduction {@code name}, or null if it is not one. */
-    static Form of(String name) {
+    static JvmFastForm of(String name) {
         return switch (name) {
-            case "sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16" -> JvmReductions::sumOfSquares;
-            case "checkFinite", "checkFiniteBf16", "checkFiniteF16" -> JvmReductions::checkFinite;
-            case "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16" -> JvmReductions::partials;
-            case "sumPartials" -> JvmReductions::sumPartials;
+            case "sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16" -> ReductionJvmForm::sumOfSquares;
+            case "checkFinite", "checkFiniteBf16", "checkFiniteF16" -> ReductionJvmForm::checkFinite;
+            case "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16" -> ReductionJvmForm::partials;
+            case "sumPartials" -> ReductionJvmForm::sumPartials;
             default -> null;
         };
     }
@@ -53,9 +52,9 @@ final class JvmReductions {
         }
         // a method per element type: shared by the types, its loop's profile would hold all three loads
         Squares squares = switch (JvmFastForms.Type.of(x)) {
-            case F32 -> JvmReductions::squaresF32;
-            case F16 -> JvmReductions::squaresF16;
-            case BF16 -> JvmReductions::squaresBf16;
+            case F32 -> ReductionJvmForm::squaresF32;
+            case F16 -> ReductionJvmForm::squaresF16;
+            case BF16 -> ReductionJvmForm::squaresBf16;
         };
         int n = x.getSize();
         int chunks = (n + CHUNK - 1) / CHUNK;

@@ -1,18 +1,18 @@
-package io.gradsync.tasks.kernels;
+package io.gradsync.tasks.kernels.internal;
 
 import io.gradsync.tasks.api.KernelContext;
 import io.gradsync.tasks.internal.GroupContexts;
 import io.gradsync.tasks.internal.WorkGroup;
-import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelCompileException;
 import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.api.WorkerGrid;
+import io.gradsync.tasks.kernels.JvmFastForm;
+import io.gradsync.tasks.kernels.KernelSpec;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -30,12 +30,14 @@ import java.util.stream.IntStream;
  * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
  * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
- * the reductions run as their {@code JvmFastForms}: the kernels' results, the way a CPU computes
- * them well.
+ * the reductions run as their JVM fast forms ({@link KernelSpec#jvmFastForm()}): the kernels'
+ * results, the way a CPU computes them well.
+ *
+ * <p>In an unexported package: public only for the plans of this module and, by a qualified
+ * export, the modules that time or test kernels on the JVM as plans do.
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
-    private static final Map<Method, Optional<JvmFastForms.Form>> FAST = new ConcurrentHashMap<>();
 
     private JvmKernels() {
     }
@@ -77,7 +79,7 @@ public final class JvmKernels {
         if (args.length != types.length - (ctxIndex >= 0 ? 1 : 0)) {
             throw new IllegalArgumentException(spec.name() + " takes " + (types.length - (ctxIndex >= 0 ? 1 : 0)) + " arguments, got " + args.length);
         }
-        JvmFastForms.Form fast = fastForm ? FAST.computeIfAbsent(m, k -> Optional.ofNullable(JvmFastForms.of(k))).orElse(null) : null;
+        JvmFastForm fast = fastForm ? spec.jvmFastForm().orElse(null) : null;
         if (fast != null && fast.run(args)) {
             return;
         }
@@ -222,15 +224,6 @@ public final class JvmKernels {
                 throw err;
             }
             throw new IllegalStateException(e.getCause());
-        }
-    }
-
-    /** The compiled form, for callers that want to know what the kernel does (null when rejected). */
-    static CompiledKernel compiledOrNull(KernelSpec spec) {
-        try {
-            return spec.compile();
-        } catch (KernelCompileException e) {
-            return null;
         }
     }
 }

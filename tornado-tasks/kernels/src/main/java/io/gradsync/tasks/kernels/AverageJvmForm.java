@@ -1,0 +1,297 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.HalfFloats;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
+import io.gradsync.tasks.kernels.JvmFastForms.Type;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
+import static io.gradsync.tasks.kernels.JvmFastForms.fits;
+
+/**
+ * The JVM fast form of the fused averages ({@link AverageKernels}): the float64 sum of the replicas
+ * in replica order, divided by {@code k} and rounded once, as the kernels do, a chunk at a time
+ * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes.
+ * {@code average2} (fp32) has none: as plain Java it reads two segments and writes one, which the
+ * kernel itself does as quickly.
+ */
+final class AverageJvmForm {
+    private AverageJvmForm() {
+    }
+
+    /** The form of average {@code name}, or null if it has none. */
+    static JvmFastForm of(String name) {
+        return name.matches("average[3-8]|average[2-8](Bf16|F16)") ? AverageJvmForm::average : null;
+    }
+
+    /**
+     * {@code out[i]} = the float64 sum of {@code a0[i] .. a(k-1)[i]} in replica order, divided by
+     * {@code k}, rounded once: to fp32 directly, to bf16 / fp16 through {@link HalfFloats#roundToOdd}.
+     */
+    private static boolean average(Object[] args) {
+        KernelArray out = (KernelArray) args[0];
+        KernelArray[] in = new KernelArray[args.length - 2];
+        for (int j = 0; j < in.length; j++) {
+            in[j] = (KernelArray) args[j + 1];
+        }
+        double k = (Float) args[args.length - 1]; // the kernel divides the double sum by the float k
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type t = Type.of(out);
+        Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;
+        boolean halves = t != JvmFastForms.Type.F32 && sum == Sum.TWO && k == 2;
+        Chunk c = new Chunk();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
+            if (sum == Sum.THREE) {
+                t.load(c, in[2].segment(), at, count, c.f3, c.f3View);
+            } else if (sum != Sum.TWO) {
+                sumFirstTwo(c);
+                int rest = sum == Sum.ACC_TWO ? in.length - 2 : in.length - 1; // the replicas the division's pass adds
+                for (int j = 2; j < rest; j += 2) { // those between, two at a time (an even count)
+                    t.loadTwo(c, in[j].segment(), in[j + 1].segment(), at, count);
+                    addTwo(c);
+                }
+                if (sum == Sum.ACC_TWO) {
+                    t.loadTwo(c, in[rest].segment(), in[rest + 1].segment(), at, count);
+                } else {
+                    t.load(c, in[rest].segment(), at, count, c.f, c.fView);
+                }
+            }
+            if (t == JvmFastForms.Type.F32) {
+                divide(c, k, sum);
+                t.store(c, out.segment(), at, count);
+            } else if (halves) {
+                halfSum(c);
+                t.store(c, out.segment(), at, count);
+            } else {
+                divideToNearest(c, k, sum);
+                t.storeRoundedToOdd(c, out.segment(), at, count);
+            }
+        }
+        return true;
+    }
+
+    /** {@code 1 / k} where multiplying by it rounds as dividing by {@code k} does (a power of two), else 0. */
+    static double exactReciprocal(double k) {
+        return Double.isFinite(k) && Math.abs(k) == Math.scalb(1.0, Math.getExponent(k)) ? 1 / k : 0;
+    }
+
+    /** Where an average's sum of replicas is when it is divided: it ends in the division's pass. */
+    enum Sum {
+        /** {@code f[i] + f2[i]}: two replicas. */
+        TWO,
+        /** {@code f[i] + f2[i] + f3[i]}: three. */
+        THREE,
+        /** {@code acc[i] + f[i]}: the sum of all but the last, and the last (an odd count). */
+        ACC,
+        /** {@code acc[i] + f[i] + f2[i]}: the sum of all but the last two, and those two (an even count). */
+        ACC_TWO
+    }
+
+    /** {@code acc[i] = (double) f[i] + f2[i]}: the first two replicas. */
+    static void sumFirstTwo(Chunk c) {
+        double[] a = c.acc;
+        float[] x = c.f;
+        float[] y = c.f2;
+        for (int i = 0; i < CHUNK; i++) {
+            a[i] = (double) x[i] + y[i];
+        }
+    }
+
+    /** {@code acc[i] = acc[i] + f[i] + f2[i]}: the next two replicas, in order. */
+    static void addTwo(Chunk c) {
+        double[] a = c.acc;
+        float[] x = c.f;
+        float[] y = c.f2;
+        for (int i = 0; i < CHUNK; i++) {
+            a[i] = a[i] + x[i] + y[i];
+        }
+    }
+
+    /**
+     * {@code f[i] = f[i] * 0.5f + f2[i] * 0.5f}: for two 16-bit replicas and {@code k = 2}, a float
+     * that rounds to the 16-bit type as the kernel's quotient does, in float arithmetic. The
+     * halves are exact floats (the 16-bit types' smallest subnormals are 2^-133 and 2^-24), and so
+     * is their sum where the two exponents are at most 16 (bf16) or 13 (fp16) apart: it then has
+     * at most 24 significant bits. Further apart, the smaller half is too small to move the
+     * larger one to the nearest point halfway between two 16-bit values, and the float sum is
+     * not one of those points either: both round to the larger half. Neither sum overflows.
+     */
+    static void halfSum(Chunk c) {
+        float[] a = c.f;
+        float[] b = c.f2;
+        for (int i = 0; i < CHUNK; i++) {
+            a[i] = a[i] * 0.5f + b[i] * 0.5f;
+        }
+    }
+
+    /** {@code acc[i]} = the whole sum of the replicas (see {@link Sum}). */
+    static void sumIntoAcc(Chunk c, Sum sum) {
+        double[] a = c.acc;
+        float[] x = c.f;
+        float[] y = c.f2;
+        float[] z = c.f3;
+        switch (sum) {
+            case TWO -> sumFirstTwo(c);
+            case THREE -> {
+                for (int i = 0; i < CHUNK; i++) {
+                    a[i] = (double) x[i] + y[i] + z[i];
+                }
+            }
+            case ACC -> {
+                for (int i = 0; i < CHUNK; i++) {
+                    a[i] += x[i];
+                }
+            }
+            case ACC_TWO -> addTwo(c);
+        }
+    }
+
+    /** {@code f[i] = (float) (sum / k)}, the sum of the replicas (see {@link Sum}). */
+    static void divide(Chunk c, double k, Sum sum) {
+        double[] a = c.acc;
+        float[] x = c.f;
+        double r = exactReciprocal(k);
+        if (sum == Sum.ACC) {
+            for (int i = 0; i < CHUNK; i++) {
+                x[i] = (float) quotient(a[i] + x[i], k, r);
+            }
+        } else if (sum == Sum.ACC_TWO) {
+            float[] y = c.f2;
+            for (int i = 0; i < CHUNK; i++) {
+                x[i] = (float) quotient(a[i] + x[i] + y[i], k, r);
+            }
+        } else {
+            sumIntoAcc(c, sum);
+            for (int i = 0; i < CHUNK; i++) {
+                x[i] = (float) quotient(a[i], k, r);
+            }
+        }
+    }
+
+    /**
+     * The first step of {@code HalfFloats.roundToOdd(sum / k)}, the sum of the replicas and
+     * a sum of floats (a multiple of 2^-149, as every sum of replicas is): {@code f[i]} and its
+     * bits {@code bits[i]} = a float next to the double quotient (the nearest, or the other float
+     * around it); {@code errBits[i]} = the bits of a float with the sign of the exact difference,
+     * zero where there is none and NaN where it is NaN. {@link #toOdd} is the second step, which
+     * only needs the two floats around the quotient.
+     *
+     * <p>For a whole {@code k} from 1 to 2^20 (the replica counts) there is no division: the float
+     * is that of {@code sum * (1 / k)}, and the difference {@code fma(-f, k, sum)}, exact as
+     * {@code f * k} is, and a multiple of 2^-149, so that as a float it keeps its sign. Its sign
+     * is also the double quotient's: a sum of floats is never within half a double's ulp of
+     * {@code f * k} without being equal to it. (Signs as ints cost C2's vector loops twice this.)
+     */
+    static void divideToNearest(Chunk c, double k, Sum sum) {
+        double[] a = c.acc;
+        float[] x = c.f;
+        float[] y = c.f2;
+        float[] z = c.f3;
+        float[] e = c.err;
+        if (k >= 1 && k <= 0x1p20 && k == Math.rint(k)) {
+            double inverse = 1 / k;
+            switch (sum) { // a loop per sum: its first steps fused with the last
+                case TWO -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double s = (double) x[i] + y[i];
+                        float n = (float) (s * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, s);
+                    }
+                }
+                case THREE -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double s = (double) x[i] + y[i] + z[i];
+                        float n = (float) (s * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, s);
+                    }
+                }
+                case ACC -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double s = a[i] + x[i];
+                        float n = (float) (s * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, s);
+                    }
+                }
+                case ACC_TWO -> {
+                    for (int i = 0; i < CHUNK; i++) {
+                        double s = a[i] + x[i] + y[i];
+                        float n = (float) (s * inverse);
+                        x[i] = n;
+                        e[i] = (float) Math.fma(-n, k, s);
+                    }
+                }
+            }
+        } else {
+            sumIntoAcc(c, sum);
+            double r = exactReciprocal(k);
+            for (int i = 0; i < CHUNK; i++) {
+                nearest(c, i, quotient(a[i], k, r));
+            }
+        }
+        MemorySegment.copy(c.fView, 0, c.bitsView, 0, 4L * CHUNK);
+        MemorySegment.copy(c.errView, 0, c.errBitsView, 0, 4L * CHUNK);
+    }
+
+    /** {@code bits[i] = toOdd(bits[i], errBits[i])}. */
+    static void roundToOdd(Chunk c) {
+        int[] b = c.bits;
+        int[] s = c.errBits;
+        for (int i = 0; i < CHUNK; i++) {
+            b[i] = toOdd(b[i], s[i]);
+        }
+    }
+
+    /**
+     * The float round-to-odd gives, from a float next to the quotient (the nearest, or the other
+     * one around it) and the bits of a float with the sign of what it is off by: one step toward
+     * the quotient where it is inexact and even. The difference is also NaN for a NaN or infinite
+     * quotient, which HalfFloats leaves as they are too; a NaN keeps its payload where a float
+     * holds it, as every NaN that sums of floats make does. Integer operations only, for C2's
+     * vector loops.
+     */
+    static int toOdd(int near, int errBits) {
+        int m = (errBits & 0x7fff_ffff) - 1;           // 0 .. 0x7f7fffff: nonzero, not NaN
+        int inexact = ~(m | (0x7f7f_ffff - m)) >>> 31;
+        int away = ((errBits ^ near) >> 31) | 1;         // +1: the quotient is the larger in magnitude
+        return near + (away & -(inexact & ~near & 1));  // only an even float moves
+    }
+
+    /**
+     * {@code HalfFloats.bf16InHighHalf(toOdd(near, errBits))} in fewer steps, for the floats that
+     * {@link #divideToNearest} leaves from bf16 replicas: the step to odd changes the bf16 only
+     * where the float is a bf16 tie, and there it breaks the tie toward the quotient instead of
+     * to even. The difference is NaN only where {@code near} is an infinity, whose bf16 no
+     * rounding bias changes, or a NaN, which arithmetic leaves quiet, with its low 16 bits zero
+     * as every NaN's made from bf16 values is (payloads move between float and double by their
+     * upper bits): the bias then carries into neither the exponent nor the sign, and the NaN
+     * stays quiet.
+     */
+    static int bf16OfNear(int near, int errBits) {
+        int e = errBits << 1;                  // zero where the float is the quotient
+        int inexact = (e | -e) >> 31;          // all ones where it is not
+        int away = ~(errBits ^ near) >>> 31;   // 1: the quotient is the larger in magnitude
+        int even = (near >>> 16) & 1;          // ties to even, where exact
+        return near + 0x7FFF + (even ^ ((even ^ away) & inexact));
+    }
+
+    /** {@code f[i]} = the float nearest {@code d}; {@code err[i]} = the sign of what it is off by, as a float. */
+    private static void nearest(Chunk c, int i, double d) {
+        float n = (float) d;
+        c.f[i] = n;
+        c.err[i] = (float) Math.signum(d - n);
+    }
+
+    /** {@code sum / k}; by the product with {@code r} where that is exact (nonzero). */
+    private static double quotient(double sum, double k, double r) {
+        return r != 0 ? sum * r : sum / k;
+    }
+}

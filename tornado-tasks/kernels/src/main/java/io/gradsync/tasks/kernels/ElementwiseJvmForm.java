@@ -1,0 +1,91 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
+import io.gradsync.tasks.kernels.JvmFastForms.Type;
+
+import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
+import static io.gradsync.tasks.kernels.JvmFastForms.fits;
+
+/**
+ * The JVM fast forms of the element-wise 16-bit kernels ({@link ElementwiseKernels}): the kernels'
+ * fp32 arithmetic a chunk at a time ({@link JvmFastForms}). The fp32 kernels and {@code scaleF16}
+ * have none: each reads one segment besides the one it writes, or only that one, which C2
+ * vectorizes in the kernel itself.
+ */
+final class ElementwiseJvmForm {
+    private ElementwiseJvmForm() {
+    }
+
+    /** The form of element-wise kernel {@code name}, or null if it has none. */
+    static JvmFastForm of(String name) {
+        return switch (name) {
+            case "sumIntoBf16", "sumIntoF16" -> ElementwiseJvmForm::sumInto;
+            case "scaleBf16" -> ElementwiseJvmForm::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
+            case "copyBf16", "copyF16" -> ElementwiseJvmForm::copy;
+            default -> null;
+        };
+    }
+
+    /** {@code acc[i] = acc[i] + x[i]}, in fp32. */
+    private static boolean sumInto(Object[] args) {
+        KernelArray acc = (KernelArray) args[0];
+        KernelArray x = (KernelArray) args[1];
+        if (!fits(acc, x)) {
+            return false;
+        }
+        Type t = Type.of(acc);
+        Chunk c = new Chunk();
+        for (int at = 0; at < acc.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, acc.getSize() - at);
+            t.loadTwo(c, acc.segment(), x.segment(), at, count);
+            c.addFloats();
+            t.store(c, acc.segment(), at, count);
+        }
+        return true;
+    }
+
+    /** {@code x[i] = x[i] * s}, in fp32. */
+    private static boolean scale(Object[] args) {
+        KernelArray x = (KernelArray) args[0];
+        float s = (Float) args[1];
+        if (!fits(x)) {
+            return false;
+        }
+        Type t = Type.of(x);
+        Chunk c = new Chunk();
+        for (int at = 0; at < x.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, x.getSize() - at);
+            t.load(c, x.segment(), at, count, c.f, c.fView);
+            c.scale(s);
+            t.store(c, x.segment(), at, count);
+        }
+        return true;
+    }
+
+    /** {@code out[i] = in[i]}, through fp32 as the kernel goes (a NaN comes out quiet). */
+    private static boolean copy(Object[] args) {
+        return transfer((KernelArray) args[1], (KernelArray) args[0]);
+    }
+
+    /** {@code out[i] = in[i]} through a chunk's floats, converting as the arrays' {@code get} and {@code set} do. */
+    static boolean transfer(KernelArray in, KernelArray out) {
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type from = Type.of(in);
+        Type to = Type.of(out);
+        Chunk c = new Chunk();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            from.load(c, in.segment(), at, count, c.f, c.fView);
+            if (from == Type.BF16 && to != Type.BF16) {
+                c.unsplit(); // bf16 chunks hold even elements, then odd ones
+            } else if (to == Type.BF16 && from != Type.BF16) {
+                c.split();
+            }
+            to.store(c, out.segment(), at, count);
+        }
+        return true;
+    }
+}
