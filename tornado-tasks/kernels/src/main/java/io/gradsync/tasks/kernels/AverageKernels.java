@@ -5,6 +5,7 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.Parallel;
+import io.gradsync.tasks.api.SixteenBitFloatArray;
 
 /**
  * The fused averages of 2..8 replicas for fp32, bf16 and fp16, written as plain Java: the JVM
@@ -16,14 +17,40 @@ import io.gradsync.tasks.api.Parallel;
  * rounds once to the element type: the same bits on every device and the host, finite wherever
  * the mean is representable.
  *
- * <p>Why one body per kernel, not one sum for every arity: a sum helper called with the arity as
- * a constant does fold (the compiler drops the additions past it), but inlining it costs the loop
- * code: the index passed to it, its running sum and its result each become a copy ({@code mov} in
- * PTX, an assignment in OpenCL C), and each folded branch leaves an empty block behind. The
- * generated kernels must stay as they are, so the sums are written out.
+ * <p>The sums are written once per element width ({@code sum}), for every arity: each kernel
+ * passes its arity as a constant, and the compiler folds the terms past it and (its optimization
+ * stage) the copies inlining leaves, so every kernel compiles as if its sum were written out.
  */
 public final class AverageKernels {
     private AverageKernels() {
+    }
+
+    /**
+     * The float64 sum of the first {@code n} inputs at {@code i}, in replica order: the one body of
+     * every fp32 average. {@code n} is a constant at every call, so the compiler drops the terms past it.
+     */
+    private static double sum(int n, int i, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4,
+                              FloatArray a5, FloatArray a6, FloatArray a7) {
+        double s = (double) a0.get(i) + a1.get(i);
+        s = n > 2 ? s + a2.get(i) : s;
+        s = n > 3 ? s + a3.get(i) : s;
+        s = n > 4 ? s + a4.get(i) : s;
+        s = n > 5 ? s + a5.get(i) : s;
+        s = n > 6 ? s + a6.get(i) : s;
+        return n > 7 ? s + a7.get(i) : s;
+    }
+
+    /** As {@link #sum(int, int, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray)}: the one body of every bf16 and fp16 average. */
+    private static double sum(int n, int i, SixteenBitFloatArray a0, SixteenBitFloatArray a1, SixteenBitFloatArray a2,
+                              SixteenBitFloatArray a3, SixteenBitFloatArray a4, SixteenBitFloatArray a5, SixteenBitFloatArray a6,
+                              SixteenBitFloatArray a7) {
+        double s = (double) a0.get(i) + a1.get(i);
+        s = n > 2 ? s + a2.get(i) : s;
+        s = n > 3 ? s + a3.get(i) : s;
+        s = n > 4 ? s + a4.get(i) : s;
+        s = n > 5 ? s + a5.get(i) : s;
+        s = n > 6 ? s + a6.get(i) : s;
+        return n > 7 ? s + a7.get(i) : s;
     }
 
     /**
@@ -32,7 +59,7 @@ public final class AverageKernels {
      */
     public static void average2(FloatArray out, FloatArray a0, FloatArray a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i)) / k));
+            out.set(i, (float) (sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -42,7 +69,7 @@ public final class AverageKernels {
      */
     public static void average3(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
+            out.set(i, (float) (sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -52,7 +79,7 @@ public final class AverageKernels {
      */
     public static void average4(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
+            out.set(i, (float) (sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
         }
     }
 
@@ -62,7 +89,7 @@ public final class AverageKernels {
      */
     public static void average5(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
+            out.set(i, (float) (sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
         }
     }
 
@@ -72,7 +99,7 @@ public final class AverageKernels {
      */
     public static void average6(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
+            out.set(i, (float) (sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
         }
     }
 
@@ -82,7 +109,7 @@ public final class AverageKernels {
      */
     public static void average7(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
+            out.set(i, (float) (sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
         }
     }
 
@@ -92,7 +119,7 @@ public final class AverageKernels {
      */
     public static void average8(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, FloatArray a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
+            out.set(i, (float) (sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
         }
     }
 
@@ -102,7 +129,7 @@ public final class AverageKernels {
      */
     public static void average2Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -112,7 +139,7 @@ public final class AverageKernels {
      */
     public static void average3Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -122,7 +149,7 @@ public final class AverageKernels {
      */
     public static void average4Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
         }
     }
 
@@ -132,7 +159,7 @@ public final class AverageKernels {
      */
     public static void average5Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
         }
     }
 
@@ -142,7 +169,7 @@ public final class AverageKernels {
      */
     public static void average6Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
         }
     }
 
@@ -152,7 +179,7 @@ public final class AverageKernels {
      */
     public static void average7Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
         }
     }
 
@@ -162,7 +189,7 @@ public final class AverageKernels {
      */
     public static void average8Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, Bfloat16Array a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
         }
     }
 
@@ -172,7 +199,7 @@ public final class AverageKernels {
      */
     public static void average2F16(HalfArray out, HalfArray a0, HalfArray a1, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -182,7 +209,7 @@ public final class AverageKernels {
      */
     public static void average3F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
         }
     }
 
@@ -192,7 +219,7 @@ public final class AverageKernels {
      */
     public static void average4F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
         }
     }
 
@@ -202,7 +229,7 @@ public final class AverageKernels {
      */
     public static void average5F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
         }
     }
 
@@ -212,7 +239,7 @@ public final class AverageKernels {
      */
     public static void average6F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
         }
     }
 
@@ -222,7 +249,7 @@ public final class AverageKernels {
      */
     public static void average7F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
         }
     }
 
@@ -232,7 +259,7 @@ public final class AverageKernels {
      */
     public static void average8F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, HalfArray a7, float k) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(((double) a0.get(i) + a1.get(i) + a2.get(i) + a3.get(i) + a4.get(i) + a5.get(i) + a6.get(i) + a7.get(i)) / k));
+            out.set(i, HalfFloats.roundToOdd(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
         }
     }
 }

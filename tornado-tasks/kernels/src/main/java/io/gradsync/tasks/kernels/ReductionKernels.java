@@ -31,7 +31,7 @@ public final class ReductionKernels {
         int n = x.getSize();
         int slots = partials.getSize();
         for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            int count = p < n ? (int) (((long) n - p + slots - 1) / slots) : 0; // the index never runs past n
+            int count = p < n ? (n - p - 1) / slots + 1 : 0; // the index never runs past n
             double acc = 0.0;
             int i = p;
             // eight loads in flight, then added in order: the same sum as one at a time, not latency-bound
@@ -70,7 +70,7 @@ public final class ReductionKernels {
     /** The largest {@code |x[i]|} over {@code i = first, first + stride, ...}; NaN if any is NaN. */
     private static float largestMagnitude(FloatArray x, int first, int stride) {
         int n = x.getSize();
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        int count = first < n ? (n - first - 1) / stride + 1 : 0;
         float m = 0f;
         int i = first;
         for (int groups = count / 8; groups > 0; groups--) {
@@ -99,7 +99,7 @@ public final class ReductionKernels {
     private static int largestBits(SixteenBitFloatArray x, int first, int stride) {
         int n = x.getSize();
         int pairs = n >> 1;
-        int count = first < pairs ? (int) (((long) pairs - first + stride - 1) / stride) : 0;
+        int count = first < pairs ? (pairs - first - 1) / stride + 1 : 0;
         int m = 0;
         int p = first;
         for (int groups = count / 8; groups > 0; groups--) {
@@ -180,8 +180,9 @@ public final class ReductionKernels {
      */
     private static double squares(FloatArray x, int first, int stride) {
         int n = x.getSize();
-        // elements this thread sums: counted once, so the index below never runs past n
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        // elements this thread sums: counted once, so the index below never runs past n; in int
+        // (n - first - 1 cannot overflow), as a 64-bit division costs tens of instructions on a GPU
+        int count = first < n ? (n - first - 1) / stride + 1 : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int i = first;
         for (int groups = count / 8; groups > 0; groups--) {
@@ -256,8 +257,9 @@ public final class ReductionKernels {
      */
     private static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
-        // elements this thread sums: counted once, so the index below never runs past n
-        int count = first < n ? (int) (((long) n - first + stride - 1) / stride) : 0;
+        // elements this thread sums: counted once, so the index below never runs past n; in int
+        // (n - first - 1 cannot overflow), as a 64-bit division costs tens of instructions on a GPU
+        int count = first < n ? (n - first - 1) / stride + 1 : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int m = 0;
         int i = first;
@@ -337,7 +339,7 @@ public final class ReductionKernels {
     private static double squaresOfQuads16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
         int quads = n >> 2;
-        int count = first < quads ? (int) (((long) quads - first + stride - 1) / stride) : 0;
+        int count = first < quads ? (quads - first - 1) / stride + 1 : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         int m = 0;
         int e = 4 * first;

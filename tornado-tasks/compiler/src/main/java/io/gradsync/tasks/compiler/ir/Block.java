@@ -49,6 +49,18 @@ public final class Block {
         terminator = t;
     }
 
+    /**
+     * Appends {@code next}'s instructions and takes its terminator: merges the target of this
+     * block's jump, which must have no other predecessor (the optimizer's straight-line chains).
+     */
+    public void absorb(Block next) {
+        if (!(terminator instanceof Insn.Jump j) || j.target() != next || next == this) {
+            throw new IllegalArgumentException("B" + id + " does not jump to " + next);
+        }
+        insns.addAll(next.insns);
+        terminator = next.terminator;
+    }
+
     @Override
     public String toString() {
         return "B" + id;
