@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.BackendProvider;
+import io.gradsync.sync.backend.Backends;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
