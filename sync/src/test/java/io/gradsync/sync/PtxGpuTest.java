@@ -3,7 +3,6 @@ package io.gradsync.sync;
 import io.gradsync.sync.internal.HostAverage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.cuda.CudaDevice;

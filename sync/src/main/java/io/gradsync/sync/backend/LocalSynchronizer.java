@@ -4,8 +4,6 @@ import io.gradsync.sync.FusedSumOfSquares;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
-import io.gradsync.sync.SyncBackend;
-import io.gradsync.sync.SyncFailedException;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
@@ -35,11 +33,8 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     protected final List<D> devices;
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
-    private final boolean waitForCaller;
-    /** Per device: recorded on the caller's stream at the start of a call (made on first use). */
-    private final DeviceEvent[] ready;
-    /** The replicas of the call in progress ({@link #awaitCallerWork}). */
-    private List<Replica> current;
+    /** The caller's work before each call's ({@link #awaitCallerWork}). */
+    private final CallerWork callerWork;
     /** The completion of the last asynchronous call, until a later call has seen it finish. */
     private DeviceEvent[] pending;
     /** Host-averaging backends: the background call in flight, and per device the flag its queued copies wait on. */
@@ -50,8 +45,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
         this.devices = List.copyOf(devices);
-        this.waitForCaller = waitForCaller;
-        this.ready = new DeviceEvent[this.devices.size()];
+        this.callerWork = new CallerWork(this.devices, waitForCaller);
         this.flags = new HostFlag[this.devices.size()];
     }
 
@@ -62,14 +56,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
      * is waited for (unless told not to).
      */
     protected final void awaitCallerWork(DeviceStream... starts) {
-        for (int r = 0; r < devices.size(); r++) {
-            DeviceEvent e = callerReady(r);
-            for (DeviceStream s : starts) {
-                if (e != null && s != null && s.device() == devices.get(r)) {
-                    s.waitFor(e);
-                }
-            }
-        }
+        callerWork.await(starts);
     }
 
     /**
@@ -77,28 +64,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
      * and reads every replica from there: {@code start} waits for every caller stream's event.
      */
     protected final void awaitCallerWorkOn(DeviceStream start) {
-        for (int r = 0; r < devices.size(); r++) {
-            DeviceEvent e = callerReady(r);
-            if (e != null) {
-                start.waitFor(e);
-            }
-        }
-    }
-
-    /** Replica r's caller stream marked now, or (no stream) its device waited for where asked and null. */
-    private DeviceEvent callerReady(int r) {
-        DeviceStream caller = current.get(r).stream();
-        if (caller == null) {
-            if (waitForCaller) {
-                devices.get(r).synchronize();
-            }
-            return null;
-        }
-        if (ready[r] == null) {
-            ready[r] = devices.get(r).createEvent();
-        }
-        caller.record(ready[r]);
-        return ready[r];
+        callerWork.awaitOn(start);
     }
 
     @Override
@@ -185,11 +151,11 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
                 return null;
             }
             Ahead ahead;
-            current = replicas;
+            callerWork.begin(replicas);
             try {
                 ahead = queueAhead(replicas, flags);
             } finally {
-                current = null;
+                callerWork.end();
             }
             if (ahead.done() != null) {
                 for (int r = 0; r < replicas.size(); r++) {
@@ -209,7 +175,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             };
         } else {
             background = () -> {
-                current = replicas;
+                callerWork.begin(replicas);
                 try {
                     DeviceEvent[] done = average(replicas);
                     if (done != null) {
@@ -218,7 +184,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
                         }
                     }
                 } finally {
-                    current = null;
+                    callerWork.end();
                 }
             };
         }
@@ -290,7 +256,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             }
         }
         pending = null;
-        current = replicas;
+        callerWork.begin(replicas);
         try {
             DeviceEvent[] done = average(replicas);
             if (done != null) {
@@ -303,7 +269,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             }
             return done;
         } finally {
-            current = null;
+            callerWork.end();
         }
     }
 
@@ -385,9 +351,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
                 }
                 release();
             } finally {
-                for (DeviceEvent e : ready) {
-                    Resources.closeQuietly(e);
-                }
+                callerWork.close();
                 for (HostFlag f : flags) {
                     Resources.closeQuietly(f);
                 }

@@ -8,13 +8,8 @@ import io.gradsync.sync.backend.SlicePlan;
 import static io.gradsync.sync.backend.Resources.closeQuietly;
 
 import io.gradsync.tasks.device.DeviceEvent;
-import io.gradsync.tasks.device.HostBuffer;
-import io.gradsync.tasks.kernels.DeviceSlice;
-import io.gradsync.tasks.kernels.launch.OpenClKernels;
-import io.gradsync.tasks.opencl.OpenClBuffer;
 import io.gradsync.tasks.opencl.OpenClDevice;
 import io.gradsync.tasks.opencl.OpenClQueue;
-import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -45,43 +40,21 @@ import java.util.List;
  * so the next call cannot overtake this one's reads. Every event is recorded in every call
  * before anything waits on it, so no wait sees a previous call's mark.
  *
- * <p>Queues are made once; host and scratch buffers grow when a larger layout arrives; kernels and
- * events are prepared once per layout. Works with N distinct devices of one platform, including
+ * <p>Queues are made once; host and scratch buffers grow when a larger layout arrives
+ * ({@link OpenClMemory}); kernels and events are prepared once per layout ({@link OpenClPlan},
+ * {@link OpenClPrepared}). Works with N distinct devices of one platform, including
  * logical devices over one physical device
  * ({@link io.gradsync.tasks.opencl.OpenClRuntime#logicalDevices}), as in CI on PoCL.
  */
 final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
-    /** One pipeline step: per slice i, elements {@code [first[i], first[i] + count[i])} of the run. */
-    private record Step(SlicePlan.Run run, long[] first, long[] count) {
-        long bytes(int i) {
-            return count[i] * run.dtype().bytes();
-        }
-
-        /** Byte offset of slice i's part of this step in replica r's buffer. */
-        long deviceOffset(int r, int i) {
-            return run.offsets()[r] + first[i] * run.dtype().bytes();
-        }
-
-        long hostOffset(int i) {
-            return run.packed() + first[i] * run.dtype().bytes();
-        }
-    }
-
     private final long chunkBytes;
     private final OpenClQueue[] down;
     private final OpenClQueue[] up;
-    private final HostBuffer[] host;
-    private final OpenClBuffer[] scratch;
-    private HostBuffer result;
-    private SlicePlan plan;
-    private List<Step> steps = List.of();
-    /** Per device, per step: the prepared reduce (null where the device's part is empty). */
-    private OpenClKernels.PreparedLaunch[][] launches;
-    /** Per device, per step: where the other replicas' parts sit in the scratch buffer. */
-    private long[][] scratchAt;
-    private DeviceEvent[][] downloaded;
-    private DeviceEvent[][] computed;
-    private DeviceEvent[][] reduced;
+    private final OpenClMemory memory;
+    /** The current layout's steps, and its prepared kernels and events (null until a layout came, or after a failed one). */
+    private OpenClPlan plan;
+    private List<OpenClPlan.Step> steps = List.of();
+    private OpenClPrepared prepared;
     /** Per device: a call's end on its download queue, and on both queues. */
     private final DeviceEvent[] downDone;
     /** Every queue, download ones first: where a call's work starts. */
@@ -94,8 +67,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         int n = devices.size();
         down = new OpenClQueue[n];
         up = new OpenClQueue[n];
-        host = new HostBuffer[n];
-        scratch = new OpenClBuffer[n];
+        memory = new OpenClMemory(devices);
         downDone = new DeviceEvent[n];
         done = new DeviceEvent[n];
         queues = new OpenClQueue[2 * n];
@@ -124,7 +96,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     @Override
     protected DeviceEvent[] average(List<Replica> replicas) {
         long t0 = System.nanoTime();
-        if (plan == null || !plan.madeFor(replicas)) {
+        if (plan == null || !plan.slices.madeFor(replicas)) {
             replan(replicas);
         }
         if (steps.isEmpty()) {
@@ -157,161 +129,81 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
 
     /** Device j copies its parts of step s, all but its own slice's, into {@code host[j]}. */
     private void download(int s) {
-        Step step = steps.get(s);
+        OpenClPlan.Step step = steps.get(s);
         int n = devices.size();
         for (int j = 0; j < n; j++) {
             for (int k = 0; k < n; k++) {
                 if (k != j && step.count()[k] > 0) {
-                    down[j].copyToHost(step.run().buffers()[j], step.deviceOffset(j, k), host[j], step.hostOffset(k),
+                    down[j].copyToHost(step.run().buffers()[j], step.deviceOffset(j, k), memory.host[j], step.hostOffset(k),
                             step.bytes(k));
                 }
             }
-            down[j].record(downloaded[j][s]);
+            down[j].record(prepared.downloaded[j][s]);
         }
     }
 
     /** Device i averages its slice's part of step s and puts the result in {@code result}. */
     private void reduce(int i, int s) {
-        Step step = steps.get(s);
+        OpenClPlan.Step step = steps.get(s);
         int n = devices.size();
         OpenClQueue q = up[i];
         long bytes = step.bytes(i);
         if (bytes > 0) {
             for (int j = 0; j < n; j++) {
                 if (j != i) {
-                    q.waitFor(downloaded[j][s]);
+                    q.waitFor(prepared.downloaded[j][s]);
                 }
             }
-            long at = scratchAt[i][s];
+            long at = plan.scratchAt[i][s];
             for (int j = 0; j < n; j++) {
                 if (j != i) {
-                    q.copyFromHost(host[j], step.hostOffset(i), scratch[i], at, bytes);
+                    q.copyFromHost(memory.host[j], step.hostOffset(i), memory.scratch[i], at, bytes);
                     at += SlicePlan.align(bytes);
                 }
             }
-            launches[i][s].launch(q);
+            prepared.launches[i][s].launch(q);
         }
-        q.record(computed[i][s]);
-        down[i].waitFor(computed[i][s]);
+        q.record(prepared.computed[i][s]);
+        down[i].waitFor(prepared.computed[i][s]);
         if (bytes > 0) {
-            down[i].copyToHost(step.run().buffers()[i], step.deviceOffset(i, i), result, step.hostOffset(i), bytes);
+            down[i].copyToHost(step.run().buffers()[i], step.deviceOffset(i, i), memory.result, step.hostOffset(i), bytes);
         }
-        down[i].record(reduced[i][s]);
+        down[i].record(prepared.reduced[i][s]);
     }
 
     /** Device j fetches the other slices' averages of step s. */
     private void gather(int j, int s) {
-        Step step = steps.get(s);
+        OpenClPlan.Step step = steps.get(s);
         int n = devices.size();
         OpenClQueue q = up[j];
         for (int i = 0; i < n; i++) {
             if (i != j) {
-                q.waitFor(reduced[i][s]);
+                q.waitFor(prepared.reduced[i][s]);
             }
         }
         for (int k = 0; k < n; k++) {
             if (k != j && step.count()[k] > 0) {
-                q.copyFromHost(result, step.hostOffset(k), step.run().buffers()[j], step.deviceOffset(j, k), step.bytes(k));
+                q.copyFromHost(memory.result, step.hostOffset(k), step.run().buffers()[j], step.deviceOffset(j, k), step.bytes(k));
             }
         }
     }
 
     /** A new layout: cut steps, grow host and scratch memory if needed, prepare kernels and events. */
     private void replan(List<Replica> replicas) {
-        closeLaunches();
-        closeEvents();
+        closePrepared();
         for (int i = 0; i < done.length; i++) {
             closeQuietly(downDone[i]);
             closeQuietly(done[i]);
         }
         plan = null;
         steps = List.of();
-        SlicePlan p = SlicePlan.of(replicas);
-        int n = devices.size();
-        List<Step> cut = new ArrayList<>();
-        for (SlicePlan.Run run : p.runs()) {
-            long per = Math.max(SlicePlan.ALIGN_ELEMENTS, chunkBytes / run.dtype().bytes());
-            long longest = 0;
-            for (int i = 0; i < n; i++) {
-                longest = Math.max(longest, run.sliceCount(i));
-            }
-            for (long done = 0; done < longest; done += per) {
-                long[] first = new long[n];
-                long[] count = new long[n];
-                for (int i = 0; i < n; i++) {
-                    first[i] = run.sliceStart(i) + Math.min(done, run.sliceCount(i));
-                    count[i] = Math.max(0, Math.min(per, run.sliceCount(i) - done));
-                }
-                cut.add(new Step(run, first, count));
-            }
-        }
-        long[][] at = new long[n][cut.size()];
-        for (int i = 0; i < n; i++) {
-            long used = 0;
-            for (int s = 0; s < cut.size(); s++) {
-                at[i][s] = used;
-                used += (n - 1) * SlicePlan.align(cut.get(s).bytes(i));
-            }
-            used = Math.max(used, 256);
-            if (host[i] == null || host[i].byteSize() < p.packedBytes()) {
-                closeQuietly(host[i]);
-                host[i] = null;
-                host[i] = devices.get(i).allocateHost(p.packedBytes());
-            }
-            if (scratch[i] == null || scratch[i].byteSize() < used) {
-                closeQuietly(scratch[i]);
-                scratch[i] = null;
-                scratch[i] = devices.get(i).allocate(used);
-            }
-        }
-        if (result == null || result.byteSize() < p.packedBytes()) {
-            closeQuietly(result);
-            result = null;
-            // one platform, one context: every device of it copies from this buffer
-            result = devices.getFirst().allocateHost(p.packedBytes());
-        }
-        downloaded = events(cut.size());
-        computed = events(cut.size());
-        reduced = events(cut.size());
-        OpenClKernels.PreparedLaunch[][] prepared = new OpenClKernels.PreparedLaunch[n][cut.size()];
-        launches = prepared;
-        float replicaCount = n; // the kernels divide their float64 sums by it
-        for (int i = 0; i < n; i++) {
-            for (int s = 0; s < cut.size(); s++) {
-                Step step = cut.get(s);
-                int count = Math.toIntExact(step.count()[i]);
-                if (count == 0) {
-                    continue;
-                }
-                Object[] args = new Object[n + 2];
-                DeviceSlice own = new DeviceSlice(step.run().buffers()[i], step.deviceOffset(i, i), count);
-                args[0] = own;
-                long slot = at[i][s];
-                for (int j = 0; j < n; j++) {
-                    if (j == i) {
-                        args[1 + j] = own;
-                    } else {
-                        args[1 + j] = new DeviceSlice(scratch[i], slot, count);
-                        slot += SlicePlan.align(step.bytes(i));
-                    }
-                }
-                args[n + 1] = replicaCount;
-                prepared[i][s] = OpenClKernels.prepare(up[i], SlicePlan.averageKernel(step.run().dtype(), n), count, args);
-            }
-        }
-        scratchAt = at;
-        steps = List.copyOf(cut);
+        OpenClPlan p = OpenClPlan.of(SlicePlan.of(replicas), devices.size(), chunkBytes);
+        memory.fit(p);
+        prepared = new OpenClPrepared(devices.size(), p.steps.size());
+        prepared.makeEvents(devices, p.steps.size());
+        prepared.prepareLaunches(up, p, memory);
+        steps = p.steps;
         plan = p;
-    }
-
-    private DeviceEvent[][] events(int count) {
-        DeviceEvent[][] e = new DeviceEvent[devices.size()][count];
-        for (int i = 0; i < e.length; i++) {
-            for (int s = 0; s < count; s++) {
-                e[i][s] = devices.get(i).createEvent();
-            }
-        }
-        return e;
     }
 
     @Override
@@ -322,32 +214,11 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         }
     }
 
-    private void closeLaunches() {
-        if (launches != null) {
-            for (OpenClKernels.PreparedLaunch[] row : launches) {
-                for (OpenClKernels.PreparedLaunch l : row) {
-                    if (l != null) {
-                        l.close();
-                    }
-                }
-            }
-            launches = null;
+    private void closePrepared() {
+        if (prepared != null) {
+            prepared.close();
+            prepared = null;
         }
-    }
-
-    private void closeEvents() {
-        for (DeviceEvent[][] all : new DeviceEvent[][][] {downloaded, computed, reduced}) {
-            if (all != null) {
-                for (DeviceEvent[] row : all) {
-                    for (DeviceEvent e : row) {
-                        closeQuietly(e);
-                    }
-                }
-            }
-        }
-        downloaded = null;
-        computed = null;
-        reduced = null;
     }
 
     @Override
@@ -365,17 +236,12 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
                 }
             }
         }
-        closeLaunches();
-        closeEvents();
+        closePrepared();
         for (int i = 0; i < done.length; i++) {
             closeQuietly(downDone[i]);
             closeQuietly(done[i]);
         }
-        for (int i = 0; i < host.length; i++) {
-            closeQuietly(host[i]);
-            closeQuietly(scratch[i]);
-        }
-        closeQuietly(result);
+        memory.close();
         if (failure != null) {
             throw failure;
         }

@@ -16,7 +16,6 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
-import io.gradsync.tasks.kernels.KernelSpec;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
