@@ -84,5 +84,4 @@ class NcclBackendTest {
         assertTrue(e.getMessage().contains("timeout must be positive"), e.getMessage());
     }
 
-    // ---- how gradients become calls (addresses are made up per buffer: no device memory is touched)
 }

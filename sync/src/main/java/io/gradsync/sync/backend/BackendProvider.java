@@ -31,6 +31,14 @@ public interface BackendProvider {
     /** Its place in {@code auto}'s order, lowest first; negative where {@code auto} never picks it. */
     int autoRank();
 
+    /**
+     * False where every device must be a GPU of its own, so that logical devices sharing a GPU
+     * ({@code CudaRuntime.logicalDevices}) are refused (NCCL takes one GPU per rank).
+     */
+    default boolean sharesGpus() {
+        return true;
+    }
+
     /** True where one process per GPU averages across processes (a launcher's {@code WORLD_SIZE} above 1). */
     default boolean acrossProcesses() {
         return false;

@@ -12,9 +12,6 @@ import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostFlag;
 import java.util.Arrays;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.List;
 
@@ -37,16 +34,13 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     private final CallerWork callerWork;
     /** The completion of the last asynchronous call, until a later call has seen it finish. */
     private DeviceEvent[] pending;
-    /** Host-averaging backends: the background call in flight, and per device the flag its queued copies wait on. */
-    private Future<?> pendingOnHost;
-    private final HostFlag[] flags;
-    private ExecutorService hostWorker;
+    /** Host-averaging backends: their background calls (made on first use). */
+    private HostCalls onHost;
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
         this.devices = List.copyOf(devices);
         this.callerWork = new CallerWork(this.devices, waitForCaller);
-        this.flags = new HostFlag[this.devices.size()];
     }
 
     /**
@@ -136,18 +130,14 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     private SyncHandle startOnHost(List<Replica> replicas) {
         checkOpen();
         ReplicaCheck.check(replicas, devices);
-        awaitPendingOnHost();
+        HostCalls host = onHost();
+        host.awaitPending();
         boolean streams = replicas.stream().anyMatch(r -> r.stream() != null);
         long t0 = System.nanoTime();
         Runnable background;
         if (streams) {
-            try {
-                for (int r = 0; r < flags.length; r++) {
-                    if (flags[r] == null) {
-                        flags[r] = devices.get(r).createHostFlag();
-                    }
-                }
-            } catch (UnsupportedOperationException e) {
+            HostFlag[] flags = host.flags();
+            if (flags == null) {
                 return null;
             }
             Ahead ahead;
@@ -188,19 +178,18 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
                 }
             };
         }
-        if (hostWorker == null) {
-            hostWorker = Executors.newSingleThreadExecutor(r -> {
-                Thread t = new Thread(r, "gradsync-" + backend().label() + "-async");
-                t.setDaemon(true);
-                return t;
-            });
-        }
-        Future<?> f = hostWorker.submit(() -> {
+        Future<?> f = host.submit(() -> {
             background.run();
             stats.call(bytesOf(replicas), System.nanoTime() - t0);
         });
-        pendingOnHost = f;
         return new LocalHandles.FutureHandle(backend(), devices, f);
+    }
+
+    private HostCalls onHost() {
+        if (onHost == null) {
+            onHost = new HostCalls(devices, backend().label());
+        }
+        return onHost;
     }
 
     /**
@@ -220,21 +209,11 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
         throw new UnsupportedOperationException(backend().label() + " averages on the devices");
     }
 
-    /** Waits for the background call in flight; its failure is its handle's to report. */
+    /** Waits for the background call in flight, if any. */
     private void awaitPendingOnHost() {
-        Future<?> f = pendingOnHost;
-        if (f == null) {
-            return;
+        if (onHost != null) {
+            onHost.awaitPending();
         }
-        try {
-            f.get();
-        } catch (ExecutionException e) {
-            // reported by that call's handle
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while waiting for the previous " + backend().label() + " call", e);
-        }
-        pendingOnHost = null;
     }
 
     /** True for backends that average on the host ({@code cpu}): their asynchronous form runs in the background. */
@@ -346,14 +325,14 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             awaitPendingOnHost();
             closed = true;
             try {
-                if (hostWorker != null) {
-                    hostWorker.shutdown();
+                if (onHost != null) {
+                    onHost.shutdown();
                 }
                 release();
             } finally {
                 callerWork.close();
-                for (HostFlag f : flags) {
-                    Resources.closeQuietly(f);
+                if (onHost != null) {
+                    onHost.closeFlags();
                 }
             }
         }

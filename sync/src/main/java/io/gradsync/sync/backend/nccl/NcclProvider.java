@@ -36,6 +36,11 @@ public final class NcclProvider implements BackendProvider {
     }
 
     @Override
+    public boolean sharesGpus() {
+        return false;
+    }
+
+    @Override
     public boolean acrossProcesses() {
         return true;
     }

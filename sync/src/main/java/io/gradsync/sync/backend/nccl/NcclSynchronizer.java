@@ -9,7 +9,6 @@ import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
 import io.gradsync.sync.backend.LocalHandles;
-import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.nccl.Nccl;
 import io.gradsync.nccl.NcclComm;
