@@ -15,5 +15,6 @@ module io.gradsync.sync {
     exports io.gradsync.sync.bucket;
     exports io.gradsync.sync.nccl;
     exports io.gradsync.sync.verify to io.gradsync.bench; // the bench's and the soak's checks against float64
+    exports io.gradsync.sync.backend to io.gradsync.bench; // the bench, the CLI and the soak iterate over the providers
     opens io.gradsync.sync.bucket to io.gradsync.tasks.api; // its kernels (clipping, norms) are read reflectively
 }

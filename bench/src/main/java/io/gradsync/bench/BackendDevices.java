@@ -1,6 +1,7 @@
 package io.gradsync.bench;
 
 import io.gradsync.sync.SyncBackend;
+import io.gradsync.sync.backend.Backends;
 import io.gradsync.tasks.DeviceCatalog;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
@@ -33,13 +34,10 @@ public final class BackendDevices implements AutoCloseable {
         this.count = count;
     }
 
-    /** The runtime {@code backend} averages on. */
+    /** The runtime {@code backend} averages on: its provider's, or the preferred one where it takes any (and for auto). */
     public DeviceRuntime runtimeOf(SyncBackend backend) {
-        return switch (backend) {
-            case OPENCL -> DeviceRuntime.OPENCL;
-            case PTX, NCCL -> DeviceRuntime.CUDA;
-            case SINGLE, CPU, AUTO -> preferred;
-        };
+        DeviceRuntime own = backend == SyncBackend.AUTO ? null : Backends.of(backend).runtime();
+        return own == null ? preferred : own;
     }
 
     /**

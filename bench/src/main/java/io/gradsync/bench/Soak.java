@@ -6,6 +6,8 @@ import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.Synchronizers;
+import io.gradsync.sync.backend.BackendProvider;
+import io.gradsync.sync.backend.Backends;
 import io.gradsync.sync.verify.AverageCheck;
 import io.gradsync.sync.verify.RandomGradients;
 import io.gradsync.tasks.DeviceCatalog;
@@ -35,7 +37,8 @@ import java.util.stream.Stream;
  * anew every {@code RENEW} calls, so creation and release are soaked too.
  *
  * <p>{@code gradsync run -cp 'lib/*' io.gradsync.bench.Soak [calls] [seed]}; replicas share the GPUs where
- * there are fewer than they; nccl runs as one rank per GPU (its own replica count is the GPUs').
+ * there are fewer than they; a backend that takes no shared GPUs (nccl) runs as one rank per GPU (its
+ * own replica count is the GPUs'). The backends are the registered providers ({@code Backends.all()}).
  * Exit status 1 when any element is wrong or a call fails.
  */
 public final class Soak {
@@ -50,7 +53,9 @@ public final class Soak {
         long seed = args.length > 1 ? Long.parseLong(args[1]) : 1;
         List<? extends Device> gpus = DeviceCatalog.gpus(DeviceRuntime.CUDA);
         boolean cuda = !gpus.isEmpty();
-        List<String> backends = new ArrayList<>(List.of("cpu", "ptx", "opencl", "nccl"));
+        // every registered backend that averages: single has nothing to check
+        List<BackendProvider> backends = new ArrayList<>(Backends.all().stream()
+                .filter(p -> p.backend() != SyncBackend.SINGLE).toList());
         SplittableRandom random = new SplittableRandom(seed);
         Map<String, GradientSynchronizer> syncs = new HashMap<>();
         Map<String, List<? extends Device>> deviceSets = new HashMap<>();
@@ -62,9 +67,9 @@ public final class Soak {
                 "threads", "fds");
         report(0, wrong, failed, gpus);
         for (int call = 1; call <= calls; call++) {
-            String backend = backends.get(random.nextInt(backends.size()));
-            int n = backend.equals("nccl") ? Math.max(1, gpus.size()) : 2 + random.nextInt(3);
-            String key = backend + "/" + n;
+            BackendProvider backend = backends.get(random.nextInt(backends.size()));
+            int n = backend.sharesGpus() ? 2 + random.nextInt(3) : Math.max(1, gpus.size());
+            String key = backend.backend().label() + "/" + n;
             try {
                 List<? extends Device> devices = deviceSets.computeIfAbsent(key, k -> devicesFor(backend, n, gpus));
                 GradientSynchronizer sync = syncs.get(key);
@@ -72,16 +77,16 @@ public final class Soak {
                     if (sync != null) {
                         sync.close();
                     }
-                    sync = Synchronizers.create(SyncBackend.parse(backend), devices);
+                    sync = Synchronizers.create(backend.backend(), devices);
                     syncs.put(key, sync);
                 }
                 DType dtype = DType.values()[random.nextInt(DType.values().length)];
                 long count = 1 + (long) Math.pow(2, random.nextDouble() * 21); // 1 .. 2M elements, log-spread
                 wrong += oneCall(sync, devices, dtype, count, random.nextLong());
-                perBackend.merge(backend, 1, Integer::sum);
+                perBackend.merge(backend.backend().label(), 1, Integer::sum);
             } catch (UnsupportedOperationException e) {
                 backends.remove(backend); // not here (opencl without OpenCL, nccl without NCCL): say so once
-                System.out.println("# " + backend + " skipped: " + Messages.firstLine(e));
+                System.out.println("# " + backend.backend().label() + " skipped: " + Messages.firstLine(e));
                 call--;
                 if (backends.isEmpty()) {
                     break;
@@ -105,14 +110,15 @@ public final class Soak {
         System.exit(wrong == 0 && failed == 0 ? 0 : 1);
     }
 
-    private static List<? extends Device> devicesFor(String backend, int n, List<? extends Device> gpus) {
-        if (backend.equals("opencl")) {
+    /** Its runtime's devices: OpenCL's logical devices, else the GPUs (shared where it takes that), else JVM devices. */
+    private static List<? extends Device> devicesFor(BackendProvider backend, int n, List<? extends Device> gpus) {
+        if (backend.runtime() == DeviceRuntime.OPENCL) {
             return io.gradsync.tasks.opencl.OpenClRuntime.logicalDevices(n);
         }
         if (gpus.isEmpty()) {
             return io.gradsync.tasks.jvm.JvmRuntime.createDevices(n);
         }
-        if (backend.equals("nccl")) {
+        if (!backend.sharesGpus()) {
             return gpus;
         }
         return gpus.size() >= n ? gpus.subList(0, n) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);

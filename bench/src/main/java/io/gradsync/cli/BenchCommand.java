@@ -21,6 +21,7 @@ import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
+import io.gradsync.sync.backend.Backends;
 import io.gradsync.sync.Synchronizers;
 import io.gradsync.sync.bucket.GradientBuckets;
 import io.gradsync.sync.bucket.MixedModel;
@@ -134,16 +135,13 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--profile", negatable = false, description = "After each row (with --model, each table: per form), print where the time went (per-phase means).")
     boolean profile;
 
-    // each backend's tuning options, in its own mixin
+    // each backend's tuning options, in its own mixin, which makes that backend's options record
     @Mixin
     CpuOptionsMixin cpuOptions;
-
     @Mixin
     PtxOptionsMixin ptxOptions;
-
     @Mixin
     OpenClOptionsMixin openClOptions;
-
     @Mixin
     NcclOptionsMixin ncclOptions;
 
@@ -327,7 +325,7 @@ final class BenchCommand implements Callable<Integer> {
         long largest = sizeList.stream().mapToLong(Long::longValue).max().orElse(0);
         long host = Preflight.times(Preflight.times(largest, n), 3);
         if (chosen.contains(SyncBackend.CPU) || chosen.contains(SyncBackend.AUTO)) {
-            host = Math.max(host, Preflight.times(Preflight.times(options.chunkBytes(), options.slots()), n + 1));
+            host = Math.max(host, Preflight.times(Preflight.times(options.cpu().chunkBytes(), options.cpu().slots()), n + 1));
         }
         Preflight.fits(spec, "--sizes " + Sizes.format(largest) + " on " + n + " devices", host,
                 Preflight.times(largest, 2), DeviceCatalog.gpus(DeviceRuntime.CUDA));
@@ -524,7 +522,7 @@ final class BenchCommand implements Callable<Integer> {
 
     private SyncOptions options() {
         SyncOptions o = SyncOptions.defaults();
-        for (BackendOptions backend : List.<BackendOptions>of(openClOptions, cpuOptions, ncclOptions, ptxOptions)) {
+        for (BackendOptions<?> backend : List.<BackendOptions<?>>of(openClOptions, cpuOptions, ncclOptions, ptxOptions)) {
             o = backend.applyTo(o);
         }
         return noCallerWait ? o.withWaitForCaller(false) : o;
@@ -571,8 +569,8 @@ final class BenchCommand implements Callable<Integer> {
         Set<SyncBackend> chosen = new LinkedHashSet<>();
         for (String part : Usage.items("--backend", text)) {
             if (part.equalsIgnoreCase("all")) {
-                for (SyncBackend b : SyncBackend.values()) {
-                    if (b != SyncBackend.AUTO && (b == SyncBackend.SINGLE) == (n == 1)) {
+                for (SyncBackend b : Backends.all().stream().map(p -> p.backend()).toList()) { // the registered ones
+                    if ((b == SyncBackend.SINGLE) == (n == 1)) {
                         chosen.add(b);
                     }
                 }

@@ -1,11 +1,12 @@
 package io.gradsync.cli;
 
 import io.gradsync.bench.Sizes;
+import io.gradsync.sync.CpuOptions;
 import io.gradsync.sync.SyncOptions;
 import picocli.CommandLine.Option;
 
 /** The {@code cpu} backend's options: its pipeline's chunks, slots and host threads. */
-final class CpuOptionsMixin implements BackendOptions {
+final class CpuOptionsMixin implements BackendOptions<CpuOptions> {
     @Option(names = "--chunk", paramLabel = "SIZE", description = "cpu backend: bytes per pipeline chunk (default: 2M).")
     String chunk;
 
@@ -17,6 +18,11 @@ final class CpuOptionsMixin implements BackendOptions {
 
     @Override
     public SyncOptions applyTo(SyncOptions o) {
+        return o.withCpu(apply(o.cpu()));
+    }
+
+    @Override
+    public CpuOptions apply(CpuOptions o) {
         if (chunk != null) {
             o = BackendOptions.with(o, "--chunk", x -> x.withChunkBytes(Sizes.parse(chunk)));
         }

@@ -1,11 +1,12 @@
 package io.gradsync.cli;
 
+import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
 /** The {@code nccl} backend's options: when ranks compare layouts, and how long a call may take. */
-final class NcclOptionsMixin implements BackendOptions {
+final class NcclOptionsMixin implements BackendOptions<NcclOptions> {
     @Option(names = "--layout-check", paramLabel = "WHEN", description = "nccl, one process per GPU: compare gradient "
             + "layouts across ranks every-call (one tiny extra all-reduce per call) or on-change (default: every-call).")
     String layoutCheck;
@@ -16,6 +17,11 @@ final class NcclOptionsMixin implements BackendOptions {
 
     @Override
     public SyncOptions applyTo(SyncOptions o) {
+        return o.withNccl(apply(o.nccl()));
+    }
+
+    @Override
+    public NcclOptions apply(NcclOptions o) {
         if (layoutCheck != null) {
             o = o.withLayoutCheck(switch (layoutCheck.trim().toLowerCase(Locale.ROOT)) {
                 case "every-call" -> SyncOptions.LayoutCheck.EVERY_CALL;

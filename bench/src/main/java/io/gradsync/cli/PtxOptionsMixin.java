@@ -7,7 +7,7 @@ import java.util.Locale;
 import picocli.CommandLine.Option;
 
 /** The {@code ptx} backend's options: the one-shot threshold, the all-gather, peer access and the recorded graphs. */
-final class PtxOptionsMixin implements BackendOptions {
+final class PtxOptionsMixin implements BackendOptions<PtxOptions> {
     @Option(names = "--ptx-one-shot", paramLabel = "SIZE", description = "ptx backend: runs up to this size are averaged "
             + "whole by every GPU instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
     String ptxOneShot;
@@ -30,10 +30,11 @@ final class PtxOptionsMixin implements BackendOptions {
 
     @Override
     public SyncOptions applyTo(SyncOptions o) {
-        if (ptxOneShot == null && ptxGather == null && !ptxNoPeer && !ptxNoGraph && ptxGatherLanes == null) {
-            return o;
-        }
-        PtxOptions p = o.ptx();
+        return o.withPtx(apply(o.ptx()));
+    }
+
+    @Override
+    public PtxOptions apply(PtxOptions p) {
         if (ptxOneShot != null) {
             p = BackendOptions.with(p, "--ptx-one-shot", x -> x.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0
                     : Sizes.parse(ptxOneShot)));
@@ -57,6 +58,6 @@ final class PtxOptionsMixin implements BackendOptions {
             }
             p = p.withGatherLanes(ptxGatherLanes);
         }
-        return o.withPtx(p);
+        return p;
     }
 }

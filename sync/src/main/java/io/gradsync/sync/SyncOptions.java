@@ -4,19 +4,15 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * Tuning of the synchronizers.
+ * Tuning of the synchronizers: one record per backend, each read only by its backend, beside the
+ * options every backend reads. The accessors and {@code with...} methods of the single fields
+ * ({@link #chunkBytes()}, {@link #withTimeout} ...) reach into the backend's record, as they did
+ * when this record held every field itself.
  *
- * @param chunkBytes  host staging: bytes per replica moved and reduced as one pipeline step
- * @param slots       host staging: chunks in flight per replica (the ring of pinned slots)
- * @param threads     host staging: threads that sum on the host
- * @param timeout     nccl: how long a collective, a barrier or the rendezvous may take before the
- *                    communicators are aborted and the call fails (a rank died or never came)
- * @param layoutCheck nccl, one process per GPU: when the ranks compare their gradient layouts
- * @param ptx         ptx: one-shot threshold and peer access ({@link PtxOptions})
- * @param openClStepBytes opencl: bytes per replica slice moved and averaged as one pipeline step.
- *                    Larger than host staging's chunks: every step costs several enqueues and
- *                    cross-queue events, which NVIDIA's OpenCL makes expensive (on 2 x H200 at 256 MiB:
- *                    2 MiB steps 12.9 GB/s, 8 MiB 26.9, 32 MiB 29.0)
+ * @param cpu           cpu: chunks, slots and host threads ({@link CpuOptions})
+ * @param ptx           ptx: one-shot threshold and peer access ({@link PtxOptions})
+ * @param openCl        opencl: the pipeline step ({@link OpenClOptions})
+ * @param nccl          nccl: timeout and layout check ({@link NcclOptions})
  * @param waitForCaller every backend: before averaging, wait for all work queued on the devices
  *                    (one device-wide wait per device and call), so that work still writing the
  *                    gradients finishes first. Off only where the caller knows its device work is
@@ -26,14 +22,13 @@ import java.util.Objects;
  *
  * <p>Thread-safety: immutable (every {@code with...} returns a new record); share it freely.
  */
-public record SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
-        PtxOptions ptx, long openClStepBytes, boolean waitForCaller) {
+public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, NcclOptions nccl, boolean waitForCaller) {
 
-    /** Default of {@link #openClStepBytes()}: the best of the sweep above. */
-    public static final long DEFAULT_OPENCL_STEP_BYTES = 32L << 20;
+    /** Default of {@link #openClStepBytes()}: {@link OpenClOptions#DEFAULT_STEP_BYTES}. */
+    public static final long DEFAULT_OPENCL_STEP_BYTES = OpenClOptions.DEFAULT_STEP_BYTES;
 
-    /** Default of {@link #timeout()}: long enough for NCCL's first-call connection setup on a busy node. */
-    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(5);
+    /** Default of {@link #timeout()}: {@link NcclOptions#DEFAULT_TIMEOUT}. */
+    public static final Duration DEFAULT_TIMEOUT = NcclOptions.DEFAULT_TIMEOUT;
 
     /** When ranks of a multi-process synchronizer compare their gradient layouts before a collective. */
     public enum LayoutCheck {
@@ -42,39 +37,35 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
         /**
          * Only when this rank's layout differs from the one last agreed on: no extra collective in a
          * steady training loop. A rank whose layout changes alone leaves the others in a mismatched
-         * collective, which then fails by {@link #timeout()} rather than with a message naming the layout.
+         * collective, which then fails by {@link NcclOptions#timeout()} rather than with a message naming the layout.
          */
         ON_CHANGE
     }
 
-    /**
-     * 2 MiB chunks, 24 in flight, up to 24 threads: the best of the sweep on 4 x H200 (see
-     * bench/RESULTS.md). More threads only contend for host memory bandwidth and the driver.
-     * NCCL: 5 minute timeout, layouts checked every call.
-     */
+    /** Every backend's defaults ({@link CpuOptions#defaults()} ...), waiting for the caller's work. */
     public static SyncOptions defaults() {
-        return new SyncOptions(2L << 20, 24, Math.min(24, Runtime.getRuntime().availableProcessors()));
+        return new SyncOptions(CpuOptions.defaults(), PtxOptions.defaults(), OpenClOptions.defaults(), NcclOptions.defaults(), true);
     }
 
     public SyncOptions {
-        if (chunkBytes < 4096 || chunkBytes % 64 != 0) {
-            throw new IllegalArgumentException("chunkBytes must be >= 4096 and a multiple of 64, got " + chunkBytes);
-        }
-        if (slots < 2) {
-            throw new IllegalArgumentException("slots must be >= 2 so that copies overlap the sum, got " + slots);
-        }
-        if (threads < 1) {
-            throw new IllegalArgumentException("threads must be >= 1, got " + threads);
-        }
+        Objects.requireNonNull(cpu, "cpu");
+        Objects.requireNonNull(ptx, "ptx");
+        Objects.requireNonNull(openCl, "openCl");
+        Objects.requireNonNull(nccl, "nccl");
+    }
+
+    /**
+     * Every field given singly, as this record's components were before each backend had its own
+     * record; checked in the order they always were.
+     */
+    public SyncOptions(long chunkBytes, int slots, int threads, Duration timeout, LayoutCheck layoutCheck,
+            PtxOptions ptx, long openClStepBytes, boolean waitForCaller) {
+        CpuOptions cpu = new CpuOptions(chunkBytes, slots, threads);
         Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(layoutCheck, "layoutCheck");
         Objects.requireNonNull(ptx, "ptx");
-        if (openClStepBytes < 4096 || openClStepBytes % 64 != 0) {
-            throw new IllegalArgumentException("openClStepBytes must be >= 4096 and a multiple of 64, got " + openClStepBytes);
-        }
-        if (timeout.isNegative() || timeout.isZero()) {
-            throw new IllegalArgumentException("timeout must be positive, got " + timeout);
-        }
+        OpenClOptions openCl = new OpenClOptions(openClStepBytes);
+        this(cpu, ptx, openCl, new NcclOptions(timeout, layoutCheck), waitForCaller);
     }
 
     /** Everything but the ptx options, which take their defaults. */
@@ -87,37 +78,82 @@ public record SyncOptions(long chunkBytes, int slots, int threads, Duration time
         this(chunkBytes, slots, threads, DEFAULT_TIMEOUT, LayoutCheck.EVERY_CALL);
     }
 
-    public SyncOptions withChunkBytes(long bytes) {
-        return new SyncOptions(bytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
-    }
-
-    public SyncOptions withSlots(int count) {
-        return new SyncOptions(chunkBytes, count, threads, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
-    }
-
-    public SyncOptions withThreads(int count) {
-        return new SyncOptions(chunkBytes, slots, count, timeout, layoutCheck, ptx, openClStepBytes, waitForCaller);
-    }
-
-    public SyncOptions withTimeout(Duration limit) {
-        return new SyncOptions(chunkBytes, slots, threads, limit, layoutCheck, ptx, openClStepBytes, waitForCaller);
-    }
-
-    public SyncOptions withLayoutCheck(LayoutCheck check) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, check, ptx, openClStepBytes, waitForCaller);
+    /** These options with the cpu backend's replaced. */
+    public SyncOptions withCpu(CpuOptions options) {
+        return new SyncOptions(options, ptx, openCl, nccl, waitForCaller);
     }
 
     /** The ptx backend's options; the bench sweeps {@link PtxOptions#oneShotMaxBytes()} through this. */
     public SyncOptions withPtx(PtxOptions options) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, options, openClStepBytes, waitForCaller);
+        return new SyncOptions(cpu, options, openCl, nccl, waitForCaller);
     }
 
-    public SyncOptions withOpenClStepBytes(long bytes) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, bytes, waitForCaller);
+    /** These options with the opencl backend's replaced. */
+    public SyncOptions withOpenCl(OpenClOptions options) {
+        return new SyncOptions(cpu, ptx, options, nccl, waitForCaller);
+    }
+
+    /** These options with the nccl backend's replaced. */
+    public SyncOptions withNccl(NcclOptions options) {
+        return new SyncOptions(cpu, ptx, openCl, options, waitForCaller);
     }
 
     /** See {@link #waitForCaller()}. */
     public SyncOptions withWaitForCaller(boolean wait) {
-        return new SyncOptions(chunkBytes, slots, threads, timeout, layoutCheck, ptx, openClStepBytes, wait);
+        return new SyncOptions(cpu, ptx, openCl, nccl, wait);
+    }
+
+    /** {@link CpuOptions#chunkBytes()}. */
+    public long chunkBytes() {
+        return cpu.chunkBytes();
+    }
+
+    /** {@link CpuOptions#slots()}. */
+    public int slots() {
+        return cpu.slots();
+    }
+
+    /** {@link CpuOptions#threads()}. */
+    public int threads() {
+        return cpu.threads();
+    }
+
+    /** {@link NcclOptions#timeout()}. */
+    public Duration timeout() {
+        return nccl.timeout();
+    }
+
+    /** {@link NcclOptions#layoutCheck()}. */
+    public LayoutCheck layoutCheck() {
+        return nccl.layoutCheck();
+    }
+
+    /** {@link OpenClOptions#stepBytes()}. */
+    public long openClStepBytes() {
+        return openCl.stepBytes();
+    }
+
+    public SyncOptions withChunkBytes(long bytes) {
+        return withCpu(cpu.withChunkBytes(bytes));
+    }
+
+    public SyncOptions withSlots(int count) {
+        return withCpu(cpu.withSlots(count));
+    }
+
+    public SyncOptions withThreads(int count) {
+        return withCpu(cpu.withThreads(count));
+    }
+
+    public SyncOptions withTimeout(Duration limit) {
+        return withNccl(nccl.withTimeout(limit));
+    }
+
+    public SyncOptions withLayoutCheck(LayoutCheck check) {
+        return withNccl(nccl.withLayoutCheck(check));
+    }
+
+    public SyncOptions withOpenClStepBytes(long bytes) {
+        return withOpenCl(openCl.withStepBytes(bytes));
     }
 }

@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.BackendProvider;
+import io.gradsync.sync.backend.Backends;
 import io.gradsync.nccl.Nccl;
 import io.gradsync.nccl.NcclAvailability;
 import io.gradsync.sync.nccl.RendezvousConfig;
@@ -70,7 +72,7 @@ public final class Synchronizers {
     }
 
     /**
-     * {@code auto}: the first backend by rank that takes the devices ({@link Backends#auto}): one
+     * {@code auto}: the first backend by rank that takes the devices ({@code Backends.auto}): one
      * device needs nothing; several CUDA GPUs use nccl where NCCL loads (and no two are one GPU's
      * logical devices), else ptx where every pair of them has peer access (and there are at most
      * 8), else cpu. opencl is never chosen. Under a launcher (WORLD_SIZE set, more than one rank)

@@ -1,5 +1,6 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.ptx.PtxOnJvm;
 import io.gradsync.sync.internal.HostAverage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -80,7 +81,7 @@ class AverageDefinitionTest {
             opened.addAll(devices);
         }
         try (GradientSynchronizer sync = backend.equals("ptx schedule")
-                ? new PtxSynchronizer(devices, PtxOptions.defaults().withOneShotMaxBytes(4096), all(n), PtxScheduleTest.jvmKernels(), null, true)
+                ? PtxOnJvm.schedule(devices, PtxOptions.defaults().withOneShotMaxBytes(4096), false, true)
                 : Synchronizers.create(SyncBackend.parse(backend), devices);
                 ReplicaFixture f = ReplicaFixture.flat(devices, 20_011, dtype, 31L * n + dtype.ordinal());
                 Arena arena = Arena.ofConfined()) {
@@ -125,13 +126,5 @@ class AverageDefinitionTest {
             case BF16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, io.gradsync.tasks.api.HalfFloats.floatToBf16(v));
             case FP16 -> s.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, io.gradsync.tasks.api.HalfFloats.floatToHalf(v));
         }
-    }
-
-    private static boolean[][] all(int n) {
-        boolean[][] m = new boolean[n][n];
-        for (boolean[] row : m) {
-            java.util.Arrays.fill(row, true);
-        }
-        return m;
     }
 }

@@ -1,12 +1,20 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.BackendProvider;
+import io.gradsync.sync.backend.Backends;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gradsync.nccl.Nccl;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.jvm.JvmDevice;
 import io.gradsync.tasks.jvm.JvmRuntime;
+import io.gradsync.tasks.opencl.OpenClDevice;
+import io.gradsync.tasks.opencl.OpenClRuntime;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashSet;
@@ -68,11 +76,87 @@ class BackendProvidersTest {
         assertTrue(e.getMessage().contains("backend " + p.backend().label()), e.getMessage());
     }
 
-    /** A rejected call changes no gradient, on every backend that runs here. */
+    /** The runtime it averages on (null: any) and whether it takes devices sharing a GPU, as each backend states them. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("providers")
+    void itsRuntimeAndGpuSharingAreItsOwn(BackendProvider p) {
+        DeviceRuntime runtime = switch (p.backend()) {
+            case SINGLE, CPU -> null;
+            case PTX, NCCL -> DeviceRuntime.CUDA;
+            case OPENCL -> DeviceRuntime.OPENCL;
+            case AUTO -> fail("auto has no provider");
+        };
+        assertEquals(runtime, p.runtime());
+        assertEquals(p.backend() != SyncBackend.NCCL, p.sharesGpus(), "only nccl needs a GPU per device");
+    }
+
+    /**
+     * What each provider refuses on this machine's JVM devices, in its own words: the wrong runtime,
+     * the wrong device count, memory it cannot have. A new backend adds its row here.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("providers")
+    void itsRefusalsSayWhy(BackendProvider p) {
+        String ids = devices.stream().map(JvmDevice::id).toList().toString();
+        switch (p.backend()) {
+            case SINGLE -> assertRefused(IllegalArgumentException.class, "backend single takes exactly one device, got 3; "
+                    + "use cpu, ptx, opencl or nccl to average several", p, devices, SyncOptions.defaults());
+            case CPU -> assertRefused(IllegalArgumentException.class, "cpu backend: 3 devices need ", p, devices,
+                    SyncOptions.defaults().withCpu(new CpuOptions(1L << 40, 2, 1)));
+            case PTX -> assertRefused(UnsupportedOperationException.class, "backend ptx needs CUDA GPUs, got " + ids, p, devices,
+                    SyncOptions.defaults());
+            case OPENCL -> assertRefused(UnsupportedOperationException.class, "backend opencl needs OpenCL devices, got " + ids, p,
+                    devices, SyncOptions.defaults());
+            case NCCL -> {
+                if (Nccl.availability().isAvailable()) {
+                    assertRefused(IllegalArgumentException.class, "backend nccl needs CUDA GPUs, got " + ids, p, devices,
+                            SyncOptions.defaults());
+                } else {
+                    assertRefused(UnsupportedOperationException.class, "backend nccl is unavailable: " + Nccl.availability().reason(),
+                            p, devices, SyncOptions.defaults());
+                }
+            }
+            case AUTO -> fail("auto has no provider");
+        }
+    }
+
+    /** Why {@code auto} passes it over for JVM devices (null: it takes them). */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("providers")
+    void itsAutoRefusalSaysWhy(BackendProvider p) {
+        String expected = switch (p.backend()) {
+            case SINGLE -> "takes one device, got 3";
+            case CPU -> null;
+            case PTX -> "the devices are not CUDA GPUs";
+            case OPENCL -> "never chosen by auto";
+            case NCCL -> "the devices are not CUDA GPUs: " + devices.stream().map(JvmDevice::id).toList();
+            case AUTO -> fail("auto has no provider");
+        };
+        assertEquals(expected, p.autoRefusal(devices, new BackendProvider.AutoContext(Nccl.availability(), false)));
+    }
+
+    /** The fused kernels' limit: opencl refuses a ninth device (on PoCL's logical devices, where OpenCL runs here). */
+    @Test
+    void openClAveragesAtMostEightDevices() {
+        assumeTrue(OpenClRuntime.status().available(), "OpenCL unavailable here");
+        List<OpenClDevice> nine = OpenClRuntime.logicalDevices(9);
+        assertRefused(IllegalArgumentException.class, "backend opencl averages at most 8 devices (its fused kernels take 2..8 inputs), "
+                + "got 9", Backends.of(SyncBackend.OPENCL), nine, SyncOptions.defaults());
+    }
+
+    private static void assertRefused(Class<? extends RuntimeException> type, String message, BackendProvider p,
+            List<? extends Device> on, SyncOptions options) {
+        RuntimeException e = assertThrows(type, () -> p.create(on, options).close());
+        assertTrue(e.getMessage().startsWith(message), e.getMessage());
+    }
+
+    /** A rejected call changes no gradient, on every backend that runs here (on its own runtime's devices). */
     @ParameterizedTest(name = "{0}")
     @MethodSource("providers")
     void aRejectedCallChangesNothing(BackendProvider p) {
-        List<JvmDevice> mine = p.backend() == SyncBackend.SINGLE ? devices.subList(0, 1) : devices;
+        List<? extends Device> mine = p.backend() == SyncBackend.SINGLE ? devices.subList(0, 1)
+                : p.runtime() == DeviceRuntime.OPENCL && OpenClRuntime.status().available() ? OpenClRuntime.logicalDevices(3)
+                : devices;
         GradientSynchronizer sync;
         try {
             sync = p.create(mine, SyncOptions.defaults());
@@ -80,10 +164,16 @@ class BackendProvidersTest {
             return; // refused above, naming itself
         }
         try (sync; ReplicaFixture f = ReplicaFixture.flat(mine, 1000, DType.FP32, 7)) {
-            List<Replica> bad = new ArrayList<>(f.replicas);
-            bad.set(0, new Replica(mine.getFirst(), List.of(new Gradient("other", f.buffers.getFirst(), 0, 10, DType.FP32))));
+            List<Replica> renamed = new ArrayList<>(f.replicas);
+            renamed.set(0, new Replica(mine.getFirst(), List.of(new Gradient("other", f.buffers.getFirst(), 0, 10, DType.FP32))));
+            List<Replica> shorter = new ArrayList<>(f.replicas);
+            shorter.set(shorter.size() - 1, new Replica(mine.getLast(), List.of(new Gradient(
+                    f.replicas.getLast().gradients().getFirst().name(), f.buffers.getLast(), 0, 999, DType.FP32))));
             if (mine.size() > 1) {
-                assertThrows(IllegalArgumentException.class, () -> sync.synchronize(bad));
+                assertThrows(IllegalArgumentException.class, () -> sync.synchronize(renamed));
+                assertThrows(IllegalArgumentException.class, () -> sync.synchronize(shorter));
+                assertThrows(IllegalArgumentException.class, () -> sync.synchronizeAsync(shorter));
+                assertThrows(IllegalArgumentException.class, () -> sync.synchronize(f.replicas.reversed()));
             }
             assertThrows(IllegalArgumentException.class, () -> sync.synchronize(List.of()));
             f.assertUnchanged();

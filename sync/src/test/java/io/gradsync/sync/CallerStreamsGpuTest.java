@@ -1,5 +1,6 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.Resources;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;

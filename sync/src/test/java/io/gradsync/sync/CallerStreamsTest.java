@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.ptx.PtxOnJvm;
+import io.gradsync.sync.backend.LocalHandles;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -57,19 +59,11 @@ class CallerStreamsTest {
         SyncOptions noDeviceWait = SyncOptions.defaults().withWaitForCaller(false).withChunkBytes(64 << 10);
         return Stream.of(
                 Arguments.of(new Backend("cpu", (n, d) -> Synchronizers.create(SyncBackend.CPU, d, noDeviceWait)), false),
-                Arguments.of(new Backend("ptx schedule", (n, d) -> new PtxSynchronizer(d, PtxOptions.defaults(),
-                        all(n), PtxScheduleTest.jvmKernels(), null, false)), false),
-                Arguments.of(new Backend("ptx schedule, recorded", (n, d) -> new PtxSynchronizer(d, PtxOptions.defaults()
-                        .withOneShotMaxBytes(0), all(n), PtxScheduleTest.jvmKernels(), PtxScheduleTest.enqueueAgain(), false)), false),
+                Arguments.of(new Backend("ptx schedule", (n, d) -> PtxOnJvm.schedule(d, PtxOptions.defaults(),
+                        false, false)), false),
+                Arguments.of(new Backend("ptx schedule, recorded", (n, d) -> PtxOnJvm.schedule(d, PtxOptions.defaults()
+                        .withOneShotMaxBytes(0), true, false)), false),
                 Arguments.of(new Backend("opencl", (n, d) -> Synchronizers.create(SyncBackend.OPENCL, d, noDeviceWait)), true));
-    }
-
-    private static boolean[][] all(int n) {
-        boolean[][] m = new boolean[n][n];
-        for (boolean[] row : m) {
-            java.util.Arrays.fill(row, true);
-        }
-        return m;
     }
 
     private List<Device> devices(int n, boolean opencl) {
@@ -404,10 +398,10 @@ class CallerStreamsTest {
     @Test
     void aFailureNamesTheReplicaWhoseDeviceItNames() {
         List<Device> d = devices(3, false);
-        assertEquals(2, LocalSynchronizer.failedReplica(d, new IllegalStateException("cuMemcpy failed on jvm:2: boom")));
-        assertEquals(0, LocalSynchronizer.failedReplica(d, new IllegalStateException("stream of jvm:0 is closed")));
-        assertEquals(-1, LocalSynchronizer.failedReplica(d, new IllegalStateException("jvm:21 is elsewhere")));
-        assertEquals(-1, LocalSynchronizer.failedReplica(d, new IllegalStateException(null, null)));
+        assertEquals(2, LocalHandles.failedReplica(d, new IllegalStateException("cuMemcpy failed on jvm:2: boom")));
+        assertEquals(0, LocalHandles.failedReplica(d, new IllegalStateException("stream of jvm:0 is closed")));
+        assertEquals(-1, LocalHandles.failedReplica(d, new IllegalStateException("jvm:21 is elsewhere")));
+        assertEquals(-1, LocalHandles.failedReplica(d, new IllegalStateException(null, null)));
     }
 
     private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {

@@ -3,7 +3,6 @@ package io.gradsync.sync;
 import io.gradsync.sync.internal.HostAverage;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.cuda.CudaDevice;
@@ -145,26 +144,6 @@ class PtxGpuTest {
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, Path.NO_P2P.options)) {
             RepeatCheck.randomRounds(sync, devices, 300, 1 << 20, ThreadLocalRandom.current().nextLong());
         }
-    }
-
-    @Test
-    void peerAccessFollowsTheOption() {
-        List<CudaDevice> devices = GpuSet.own(2).cuda();
-        try (PtxSynchronizer on = PtxSynchronizer.create(devices, SyncOptions.defaults());
-                PtxSynchronizer off = PtxSynchronizer.create(devices, Path.NO_P2P.options)) {
-            assertEquals(devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0)),
-                    on.peerToPeer(0, 1));
-            assertFalse(off.peerToPeer(0, 1));
-        }
-    }
-
-    /** With NCCL missing, auto picks ptx where every pair of GPUs has P2P (the GPU node's case). */
-    @Test
-    void ptxIsUsableWhereEveryPairHasP2p() {
-        List<CudaDevice> devices = GpuSet.own(2).cuda();
-        boolean allPairs = devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0));
-        assertEquals(allPairs, PtxSynchronizer.usable(devices));
-        assertTrue(!allPairs || PtxSynchronizer.usable(devices));
     }
 
     @Test

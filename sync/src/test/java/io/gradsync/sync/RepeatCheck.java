@@ -13,12 +13,12 @@ import java.util.SplittableRandom;
  * float64, every replica bit-identical to the others (each average is computed once and copied),
  * and the same input run again giving the same bits (a result that depends on timing is a race).
  */
-final class RepeatCheck {
+public final class RepeatCheck {
     private RepeatCheck() {
     }
 
     /** Asserts every replica's buffer equals replica 0's, byte for byte. */
-    static void assertReplicasIdentical(ReplicaFixture f) {
+    public static void assertReplicasIdentical(ReplicaFixture f) {
         MemorySegment first = f.download(0);
         for (int r = 1; r < f.devices.size(); r++) {
             long at = first.mismatch(f.download(r));
@@ -27,7 +27,7 @@ final class RepeatCheck {
     }
 
     /** Puts the fixture's original inputs back on every device. */
-    static void restoreInputs(ReplicaFixture f) {
+    public static void restoreInputs(ReplicaFixture f) {
         for (int r = 0; r < f.devices.size(); r++) {
             Device d = f.devices.get(r);
             try (DeviceStream s = d.createStream()) {
@@ -42,7 +42,7 @@ final class RepeatCheck {
      * sometimes two gradients in one buffer; each round averaged, checked, restored, averaged again
      * through the now cached plan, and compared bit for bit with the first result.
      */
-    static void randomRounds(GradientSynchronizer sync, List<? extends Device> devices, int iterations, long maxLength,
+    public static void randomRounds(GradientSynchronizer sync, List<? extends Device> devices, int iterations, long maxLength,
             long seed) {
         SplittableRandom random = new SplittableRandom(seed);
         for (int i = 0; i < iterations; i++) {

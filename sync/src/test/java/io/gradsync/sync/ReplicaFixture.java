@@ -19,20 +19,20 @@ import java.util.SplittableRandom;
  * with guard bytes before, between and after the views that no synchronizer may touch. Inputs
  * are fresh random values, kept on the host to check the average against float64.
  */
-final class ReplicaFixture implements AutoCloseable {
-    static final int GUARD_BYTES = 64;
+public final class ReplicaFixture implements AutoCloseable {
+    public static final int GUARD_BYTES = 64;
     static final int GUARD = 0x7FC0DEAD; // a NaN pattern: a stray write or read of it shows
 
-    final List<? extends Device> devices;
-    final long[] counts;
-    final DType[] dtypes;
-    final long[] offsets;
-    final long bufferBytes;
-    final List<DeviceBuffer> buffers = new ArrayList<>();
-    final List<HostBuffer> inputs = new ArrayList<>();
-    final List<Replica> replicas = new ArrayList<>();
+    public final List<? extends Device> devices;
+    public final long[] counts;
+    public final DType[] dtypes;
+    public final long[] offsets;
+    public final long bufferBytes;
+    public final List<DeviceBuffer> buffers = new ArrayList<>();
+    public final List<HostBuffer> inputs = new ArrayList<>();
+    public final List<Replica> replicas = new ArrayList<>();
 
-    ReplicaFixture(List<? extends Device> devices, long[] counts, DType[] dtypes, long seed) {
+    public ReplicaFixture(List<? extends Device> devices, long[] counts, DType[] dtypes, long seed) {
         this.devices = devices;
         this.counts = counts.clone();
         this.dtypes = dtypes.clone();
@@ -66,7 +66,7 @@ final class ReplicaFixture implements AutoCloseable {
         }
     }
 
-    static ReplicaFixture flat(List<? extends Device> devices, long count, DType dtype, long seed) {
+    public static ReplicaFixture flat(List<? extends Device> devices, long count, DType dtype, long seed) {
         return new ReplicaFixture(devices, new long[] {count}, new DType[] {dtype}, seed);
     }
 
@@ -75,7 +75,7 @@ final class ReplicaFixture implements AutoCloseable {
     }
 
     /** What device {@code r}'s buffer holds now. */
-    MemorySegment download(int r) {
+    public MemorySegment download(int r) {
         Device d = devices.get(r);
         HostBuffer out = d.allocateHost(bufferBytes);
         try (DeviceStream s = d.createStream()) {
@@ -89,7 +89,7 @@ final class ReplicaFixture implements AutoCloseable {
     }
 
     /** Asserts every replica holds the average, and that no guard byte changed. */
-    void assertAveraged() {
+    public void assertAveraged() {
         for (int r = 0; r < devices.size(); r++) {
             MemorySegment got = download(r);
             for (int g = 0; g < counts.length; g++) {
@@ -106,7 +106,7 @@ final class ReplicaFixture implements AutoCloseable {
     }
 
     /** Asserts every replica still holds exactly its inputs. */
-    void assertUnchanged() {
+    public void assertUnchanged() {
         for (int r = 0; r < devices.size(); r++) {
             MemorySegment got = download(r);
             long mismatch = got.mismatch(inputs.get(r).segment());

@@ -1,5 +1,6 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.backend.SlicePlan;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,0 +1,152 @@
+package io.gradsync.sync.backend;
+
+import io.gradsync.sync.Gradient;
+import io.gradsync.sync.Replica;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceRuntime;
+import io.gradsync.tasks.jvm.JvmBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Checks a replica set against the synchronizer's devices before anything moves; every message
+ * names the replica, its device, the gradient and the mismatch.
+ */
+public final class ReplicaCheck {
+    private ReplicaCheck() {
+    }
+
+    public static void check(List<Replica> replicas, List<? extends Device> devices) {
+        if (replicas == null || replicas.isEmpty()) {
+            throw new IllegalArgumentException("replicas: the replica set is empty; expected one replica per device ("
+                    + ids(devices) + ")");
+        }
+        if (replicas.size() != devices.size()) {
+            throw new IllegalArgumentException("replicas: expected " + devices.size() + " (one per device: "
+                    + ids(devices) + "), got " + replicas.size());
+        }
+        Replica first = replicas.getFirst();
+        for (int r = 0; r < replicas.size(); r++) {
+            Replica replica = replicas.get(r);
+            if (replica == null) {
+                throw new IllegalArgumentException("replicas: replica " + r + " is null");
+            }
+            Device expected = devices.get(r);
+            if (replica.device() != expected) {
+                throw new IllegalArgumentException("replica " + r + ": is on " + replica.device().id()
+                        + (replica.device().id().equals(expected.id())
+                                ? ", a different device object than this synchronizer's " + expected.id()
+                                        + " (devices of another createDevices / logicalDevices call?): use the synchronizer's own devices"
+                                : " but this synchronizer's device " + r + " is " + expected.id()));
+            }
+            List<Gradient> grads = replica.gradients();
+            Set<String> names = new HashSet<>();
+            for (Gradient g : grads) {
+                if (!names.add(g.name())) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' appears twice");
+                }
+                if (g.buffer().device() != expected) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is in a buffer on " + g.buffer().device().id() + ", not on the replica's device");
+                }
+                if (g.buffer().isClosed()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is in a closed buffer");
+                }
+                if (g.buffer() instanceof JvmBuffer jvm && !jvm.segment().scope().isAlive()) {
+                    throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name()
+                            + "' wraps a segment whose arena is closed (the memory is gone)");
+                }
+            }
+            if (replica.stream() != null && replica.stream().isClosed()) {
+                throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
+            }
+        }
+        checkNoOverlap(replicas);
+        for (int r = 1; r < replicas.size(); r++) {
+            Device expected = devices.get(r);
+            List<Gradient> grads = replicas.get(r).gradients();
+            if (grads.size() != first.gradients().size()) {
+                throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): has " + grads.size()
+                        + " gradients, replica 0 has " + first.gradients().size());
+            }
+            for (int i = 0; i < grads.size(); i++) {
+                Gradient g = grads.get(i);
+                Gradient f = first.gradients().get(i);
+                if (!g.name().equals(f.name())) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient " + i
+                            + " is named '" + g.name() + "', replica 0's is '" + f.name() + "'");
+                }
+                if (g.count() != f.count()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' has " + g.count() + " elements, replica 0's has " + f.count());
+                }
+                if (g.dtype() != f.dtype()) {
+                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                            + g.name() + "' is " + g.dtype().label() + ", replica 0's is " + f.dtype().label());
+                }
+            }
+        }
+    }
+
+    /**
+     * Two gradients that share bytes, in one replica or in two, would be averaged twice, or one
+     * would read the other's half-written result. Buffers with an address are compared by address
+     * (two wrappers can alias one allocation, and logical devices share a GPU's address space);
+     * others (OpenCL) by buffer.
+     */
+    private static void checkNoOverlap(List<Replica> replicas) {
+        Map<Object, List<Span>> bySpace = new IdentityHashMap<>();
+        for (int r = 0; r < replicas.size(); r++) {
+            for (Gradient g : replicas.get(r).gradients()) {
+                if (g.count() == 0) {
+                    continue;
+                }
+                Device device = g.buffer().device();
+                boolean addressed = device.runtime() != DeviceRuntime.OPENCL;
+                long start = addressed ? g.address() : g.byteOffset();
+                bySpace.computeIfAbsent(addressed ? device.runtime() : g.buffer(), k -> new ArrayList<>())
+                        .add(new Span(start, start + g.byteSize(), r, g));
+            }
+        }
+        for (List<Span> spans : bySpace.values()) {
+            spans.sort(Comparator.comparingLong(Span::start));
+            Span reach = spans.getFirst(); // of the spans so far, the one that ends last
+            for (int i = 1; i < spans.size(); i++) {
+                Span b = spans.get(i);
+                if (b.start() < reach.end()) {
+                    throw overlap(reach, b);
+                }
+                if (b.end() > reach.end()) {
+                    reach = b;
+                }
+            }
+        }
+    }
+
+    private record Span(long start, long end, int replica, Gradient g) {
+        String of() {
+            return "replica " + replica + " (" + g.buffer().device().id() + ")";
+        }
+    }
+
+    private static IllegalArgumentException overlap(Span a, Span b) {
+        long common = Math.min(a.end(), b.end()) - b.start();
+        if (a.replica() == b.replica()) {
+            return new IllegalArgumentException(a.of() + ": gradients '" + a.g().name() + "' and '" + b.g().name() + "' overlap ("
+                    + common + " bytes in common); each byte may belong to one gradient only");
+        }
+        return new IllegalArgumentException("gradient '" + a.g().name() + "' of " + a.of() + " and gradient '" + b.g().name()
+                + "' of " + b.of() + " overlap (" + common + " bytes in common); replicas must not share memory");
+    }
+
+    private static String ids(List<? extends Device> devices) {
+        return String.join(", ", devices.stream().map(Device::id).toList());
+    }
+}

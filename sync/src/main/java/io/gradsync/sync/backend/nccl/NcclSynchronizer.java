@@ -1,0 +1,313 @@
+package io.gradsync.sync.backend.nccl;
+
+import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Replica;
+import io.gradsync.sync.SyncBackend;
+import io.gradsync.sync.SyncFailedException;
+import io.gradsync.sync.SyncHandle;
+import io.gradsync.sync.NcclOptions;
+import io.gradsync.sync.SyncOptions;
+import io.gradsync.sync.SyncStats;
+import io.gradsync.sync.backend.LocalHandles;
+import io.gradsync.sync.backend.ReplicaCheck;
+import io.gradsync.nccl.Nccl;
+import io.gradsync.nccl.NcclComm;
+import io.gradsync.nccl.NcclDataType;
+import io.gradsync.nccl.NcclRedOp;
+import io.gradsync.nccl.NcclUniqueId;
+import io.gradsync.sync.nccl.rendezvous.Rendezvous;
+import io.gradsync.sync.nccl.RendezvousConfig;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.Device;
+import java.util.List;
+
+/**
+ * NCCL's all-reduce with {@code ncclAvg}, in place, in one of two shapes:
+ * <ul>
+ * <li>one process, every local GPU: one communicator per device ({@code ncclCommInitAll}), all
+ * calls of a step in one NCCL group;</li>
+ * <li>one process per GPU (torchrun style): rank 0 serves the unique id ({@link Rendezvous}), every
+ * rank joins with {@code ncclCommInitRank} on its one device; across hosts NCCL picks its network
+ * transport by itself. Before a collective the ranks compare their gradient layouts with a tiny
+ * all-reduce, so that a mismatch fails with a message instead of a hang or garbage.</li>
+ * </ul>
+ * Gradients that lie back to back in one buffer on every local replica go as one call. Each call
+ * waits for the caller's work on the devices first, and returns once every replica holds the
+ * average. Waiting polls the streams and the communicators' asynchronous errors; past
+ * {@link SyncOptions#timeout()} (or on an NCCL error) the communicators are aborted and the call
+ * throws, naming ranks, devices and time. After that the synchronizer is unusable.
+ *
+ * <p>This class coordinates a call (check, order after the caller, agree, launch, wait, stats) and
+ * the barrier and close; its parts do one job each: {@link NcclComms} the communicators and each
+ * device's context, stream, events and scratch, {@link NcclPlan} what a replica set turns into,
+ * {@link NcclLayoutCheck} the agreement on it across ranks, {@link NcclWatch} waiting, timeouts and
+ * the abort.
+ *
+ * <p>Thread-safety: calls, the barrier, close and a handle's wait are serialized on the
+ * synchronizer; only the watchdog's abort runs beside them ({@link NcclWatch}).
+ */
+final class NcclSynchronizer implements GradientSynchronizer {
+    private final NcclComms nccl;
+    private final NcclWatch watch;
+    private final NcclLayoutCheck layoutCheck;
+    private final long timeoutNanos;
+    private final NcclOptions options;
+    private final boolean waitForCaller;
+    private final SyncStats stats = new SyncStats();
+    private NcclPlan plan;
+    private volatile boolean closed;
+
+    /** One process driving every device in {@code devices}. */
+    static NcclSynchronizer singleProcess(List<CudaDevice> devices, NcclOptions options, boolean waitForCaller) {
+        int[] ordinals = devices.stream().mapToInt(Device::ordinal).toArray();
+        List<NcclComm> comms = Nccl.initAll(ordinals);
+        return new NcclSynchronizer(devices, comms, 0, devices.size(), 0, false, options, waitForCaller);
+    }
+
+    /** One rank of a multi-process job, on {@code device}. */
+    static NcclSynchronizer multiProcess(CudaDevice device, RendezvousConfig config, NcclOptions options,
+            boolean waitForCaller) {
+        NcclUniqueId id = Rendezvous.exchange(config, options.timeout(), Nccl::newUniqueId);
+        NcclComm comm = NcclComms.initRankWithin(device, config, id, options);
+        return new NcclSynchronizer(List.of(device), List.of(comm), config.rank(), config.worldSize(), config.localRank(),
+                true, options, waitForCaller);
+    }
+
+    private NcclSynchronizer(List<CudaDevice> devices, List<NcclComm> comms, int rank, int worldSize, int localRank,
+            boolean multiProcess, NcclOptions options, boolean waitForCaller) {
+        this.options = options;
+        this.waitForCaller = waitForCaller;
+        this.timeoutNanos = options.timeout().toNanos();
+        this.nccl = new NcclComms(devices, comms, rank, worldSize, localRank, multiProcess);
+        this.watch = new NcclWatch(nccl, timeoutNanos);
+        this.layoutCheck = new NcclLayoutCheck(nccl, watch, options);
+    }
+
+    @Override
+    public SyncBackend backend() {
+        return SyncBackend.NCCL;
+    }
+
+    @Override
+    public int localRank() {
+        return nccl.localRank;
+    }
+
+    @Override
+    public int rank() {
+        return nccl.rank;
+    }
+
+    @Override
+    public int worldSize() {
+        return nccl.worldSize;
+    }
+
+    @Override
+    public synchronized void synchronize(List<Replica> replicas) {
+        Launched l = start(replicas, false);
+        if (l != null) {
+            watch.await(l.what, l.start, l.deadline);
+            finish(l);
+        }
+    }
+
+    /**
+     * Queues the all-reduce and returns. With several processes the layout check before it (on by
+     * default) still waits for the other ranks on the host.
+     */
+    @Override
+    public synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
+        Launched l = start(replicas, true);
+        if (l == null) {
+            return SyncHandle.done();
+        }
+        return new SyncHandle() {
+            private volatile boolean awaited;
+
+            @Override
+            public void await() {
+                synchronized (NcclSynchronizer.this) {
+                    if (awaited) {
+                        return;
+                    }
+                    try {
+                        checkUsable();
+                        watch.await(l.what, l.start, l.deadline);
+                    } catch (RuntimeException e) {
+                        int named = LocalHandles.failedReplica(nccl.devices, e);
+                        int r = named < 0 && nccl.devices.size() == 1 ? 0 : named;
+                        throw new SyncFailedException(SyncBackend.NCCL, r, r < 0 ? null : nccl.devices.get(r).id(), e);
+                    }
+                    awaited = true;
+                    finish(l);
+                }
+            }
+
+            @Override
+            public boolean isDone() {
+                return awaited || watch.broken() != null || closed || LocalHandles.allDone(nccl.finishedEvents);
+            }
+        };
+    }
+
+    /** What a queued call needs to be waited for and counted. */
+    private record Launched(String what, long entered, long start, long deadline, long checked, long bytes) {
+    }
+
+    /** Checks, orders after the caller's work, agrees on the layout, queues; null when there is nothing to reduce. */
+    private Launched start(List<Replica> replicas, boolean async) {
+        checkUsable();
+        ReplicaCheck.check(replicas, nccl.devices);
+        NcclPlan p = plan;
+        if (p == null || !p.madeFor(replicas)) {
+            p = NcclPlan.of(replicas, NcclPlan::cudaAddress);
+            plan = p;
+        }
+        long entered = System.nanoTime();
+        boolean callerStreams = false;
+        for (int r = 0; r < nccl.devices.size(); r++) {
+            CudaStream caller = (CudaStream) replicas.get(r).stream();
+            if (caller != null) {
+                caller.record(nccl.readyEvents[r]); // the caller's work on the gradients comes first
+                nccl.streams[r].waitFor(nccl.readyEvents[r]);
+                callerStreams = true;
+            } else if (waitForCaller) {
+                nccl.devices.get(r).synchronize();
+            }
+        }
+        long start = System.nanoTime();
+        stats.phase("wait for caller", start - entered);
+        long deadline = start + timeoutNanos;
+        NcclPlan.Calls calls = p.merged;
+        if (nccl.multiProcess) {
+            calls = layoutCheck.agreeOnLayout(p, start, deadline) ? p.merged : p.each;
+        }
+        long checked = System.nanoTime();
+        if (nccl.multiProcess) {
+            stats.phase("layout check", checked - start);
+        }
+        if (calls.count().length == 0) {
+            stats.call(p.bytes, checked - entered);
+            return null;
+        }
+        launch(calls, start, deadline, p);
+        if (async || callerStreams) {
+            for (int r = 0; r < nccl.devices.size(); r++) {
+                nccl.streams[r].record(nccl.finishedEvents[r]);
+                CudaStream caller = (CudaStream) replicas.get(r).stream();
+                if (caller != null) {
+                    caller.waitFor(nccl.finishedEvents[r]); // its next work runs after the average
+                }
+            }
+        }
+        return new Launched(p.description(calls), entered, start, deadline, checked, p.bytes);
+    }
+
+    private void finish(Launched l) {
+        long end = System.nanoTime();
+        stats.phase("all-reduce", end - l.checked);
+        stats.call(l.bytes, end - l.entered);
+    }
+
+    @Override
+    public SyncStats stats() {
+        return stats;
+    }
+
+    private void launch(NcclPlan.Calls calls, long start, long deadline, NcclPlan p) {
+        int n = nccl.comms.size();
+        boolean group = n > 1 || calls.count().length > 1;
+        watch.arm(deadline);
+        RuntimeException failure = null;
+        try {
+            if (group) {
+                Nccl.groupStart();
+            }
+            try {
+                for (int c = 0; c < calls.count().length; c++) {
+                    for (int r = 0; r < n; r++) {
+                        nccl.comms.get(r).allReduceInPlace(calls.address()[r][c], calls.count()[c], calls.type()[c],
+                                NcclRedOp.AVG, nccl.streamAddresses[r]);
+                    }
+                }
+            } finally {
+                if (group) {
+                    Nccl.groupEnd();
+                }
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        watch.afterLaunch(failure, p.description(calls), start);
+    }
+
+    @Override
+    public synchronized void barrier() {
+        checkUsable();
+        for (CudaDevice d : nccl.devices) {
+            d.synchronize();
+        }
+        long start = System.nanoTime();
+        long deadline = start + timeoutNanos;
+        int n = nccl.comms.size();
+        watch.arm(deadline);
+        RuntimeException failure = null;
+        try {
+            if (n > 1) {
+                Nccl.groupStart();
+            }
+            try {
+                for (int r = 0; r < n; r++) {
+                    nccl.comms.get(r).allReduceInPlace(nccl.scratch[r].address(), 1, NcclDataType.FLOAT32,
+                            NcclRedOp.SUM, nccl.streamAddresses[r]);
+                }
+            } finally {
+                if (n > 1) {
+                    Nccl.groupEnd();
+                }
+            }
+        } catch (RuntimeException e) {
+            failure = e;
+        }
+        watch.afterLaunch(failure, "the barrier", start);
+        watch.await("the barrier", start, deadline);
+    }
+
+    private void checkUsable() {
+        if (closed) {
+            throw new IllegalStateException("nccl synchronizer is closed");
+        }
+        String why = watch.broken();
+        if (why != null) {
+            throw new IllegalStateException("nccl synchronizer is unusable since an earlier failure: " + why);
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        watch.close();
+        RuntimeException first = null;
+        if (!watch.aborted()) {
+            try {
+                Nccl.closeAll(nccl.comms);
+            } catch (RuntimeException e) {
+                first = e;
+            }
+        }
+        if (watch.aborted()) {
+            // Freeing device memory waits for the device; after an abort a kernel might not have
+            // exited yet, and close must not hang. The little memory stays until the process ends.
+            return;
+        }
+        nccl.release();
+        if (first != null) {
+            throw first;
+        }
+    }
+}

@@ -1,0 +1,42 @@
+package io.gradsync.sync.backend.ptx;
+
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.kernels.KernelSpec;
+
+/**
+ * How the ptx backend's parts launch and record kernels, apart from the coordinator so that its
+ * parts and the tests (which launch the kernels as Java on JVM devices) share them without a cycle.
+ */
+final class PtxLaunches {
+    private PtxLaunches() {
+    }
+
+    /** Prepares a kernel launch on device {@code device} (index) once; launched every call. */
+    @FunctionalInterface
+    interface Launcher {
+        Launch prepare(int device, KernelSpec spec, int count, Object[] args);
+    }
+
+    /** A prepared kernel launch. */
+    @FunctionalInterface
+    interface Launch {
+        void launch(DeviceStream stream);
+    }
+
+    /**
+     * Captures one call's whole schedule, as enqueued by {@code enqueue} starting from
+     * {@code origin} (other streams fork from it and join back), for replay: a CUDA graph on GPUs.
+     */
+    @FunctionalInterface
+    interface Recorder {
+        Replay record(DeviceStream origin, Runnable enqueue);
+    }
+
+    /** A recorded schedule: {@link #replay} enqueues all of it behind {@code origin}'s prior work. */
+    interface Replay extends AutoCloseable {
+        void replay(DeviceStream origin);
+
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,245 @@
+package io.gradsync.sync.backend.ptx;
+
+import io.gradsync.sync.Gradient;
+import io.gradsync.sync.PtxOptions;
+import io.gradsync.sync.Replica;
+import io.gradsync.sync.backend.SlicePlan;
+import static io.gradsync.sync.backend.Resources.closeQuietly;
+
+import io.gradsync.sync.backend.ptx.PtxLaunches.Launch;
+import io.gradsync.sync.backend.ptx.PtxLaunches.Launcher;
+import io.gradsync.sync.backend.ptx.PtxLaunches.Replay;
+import io.gradsync.tasks.cuda.CudaBuffer;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.kernels.DeviceSlice;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+import java.util.List;
+
+/**
+ * The ptx backend's layout cache: the layout of the last call, planned and prepared (its runs,
+ * one-shot or reduce-scatter per run, scratch offsets, every prepared launch, and once it comes
+ * back its recorded schedule), and the {@value #CACHED_LAYOUTS} layouts used before it, most recent
+ * first, for callers that alternate between a few layouts every step (preparing and recording one
+ * costs milliseconds). A layout not remembered is planned anew ({@link #replan}), growing the
+ * {@link PtxMemory} it needs; growing a buffer drops the remembered layouts, which point into it.
+ *
+ * <p>Thread-safety: none; used only under the {@link PtxSynchronizer}'s lock (its calls are serialized).
+ */
+final class PtxLayouts {
+    static final int CACHED_LAYOUTS = 8;
+
+    /** One gradient layout, planned and prepared: what a call of those buffers enqueues. */
+    static final class Layout {
+        final SlicePlan plan;
+        /** Per run: averaged whole by every GPU (one-shot) rather than reduce-scatter + all-gather. */
+        final boolean[] oneShot;
+        /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
+        final Launch[][] launches;
+        /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
+        final Launch[][][] gathers;
+        /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
+        final long[][] scratchAt;
+        /** The sums of squares; null when this layout does not collect them. */
+        final PtxSquares.Squares squares;
+        /** The recorded schedule: null until the layout's second call, or without a recorder. */
+        Replay replay;
+        /** Calls so far, the current one included: a layout is recorded on its second call. */
+        int uses;
+
+        Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
+                PtxSquares.Squares squares) {
+            this.plan = plan;
+            this.oneShot = oneShot;
+            this.launches = launches;
+            this.gathers = gathers;
+            this.scratchAt = scratchAt;
+            this.squares = squares;
+        }
+
+        boolean fits(List<Replica> replicas, boolean collect) {
+            return plan.madeFor(replicas) && (squares != null) == collect;
+        }
+    }
+
+    private final List<? extends Device> devices;
+    private final PtxOptions options;
+    private final PtxPeers peers;
+    private final Launcher launcher;
+    private final PtxMemory memory;
+    private final PtxSquares squares;
+    /** The layout of the last call (null before the first). */
+    private Layout layout;
+    /** Layouts used before the current one, most recent first, with their prepared launches and recorded schedules. */
+    private final ArrayDeque<Layout> recent = new ArrayDeque<>();
+
+    PtxLayouts(List<? extends Device> devices, PtxOptions options, PtxPeers peers, Launcher launcher, PtxMemory memory,
+            PtxSquares squares) {
+        this.devices = devices;
+        this.options = options;
+        this.peers = peers;
+        this.launcher = launcher;
+        this.memory = memory;
+        this.squares = squares;
+    }
+
+    /** The layout of the last call (null before the first, or after a failed plan). */
+    Layout current() {
+        return layout;
+    }
+
+    /** The layout of {@code replicas}, made current: the current one if it fits, a remembered one, or a new plan. */
+    Layout of(List<Replica> replicas, boolean collect) {
+        if (layout == null || !layout.fits(replicas, collect)) {
+            switchLayout(replicas, collect);
+        }
+        return layout;
+    }
+
+    /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
+    private void switchLayout(List<Replica> replicas, boolean collect) {
+        if (layout != null) {
+            recent.addFirst(layout);
+            while (recent.size() > CACHED_LAYOUTS) {
+                closeQuietly(recent.removeLast().replay);
+            }
+            layout = null;
+        }
+        for (Iterator<Layout> it = recent.iterator(); it.hasNext(); ) {
+            Layout l = it.next();
+            if (l.fits(replicas, collect)) {
+                it.remove();
+                layout = l;
+                return;
+            }
+        }
+        layout = replan(replicas, collect);
+    }
+
+    /**
+     * Peer GPUs read and copy each replica's memory directly; memory of a stream-ordered pool grants
+     * that only through the pool's own access settings (not peer access between contexts), so such
+     * a read would fault and take the context with it. Refused before anything moves.
+     */
+    private void refusePoolMemoryReadByPeers(List<Replica> replicas) {
+        for (int j = 0; j < replicas.size(); j++) {
+            for (Gradient g : replicas.get(j).gradients()) {
+                if (!(g.buffer() instanceof CudaBuffer b) || !b.isFromPool()) {
+                    continue;
+                }
+                for (int i = 0; i < replicas.size(); i++) {
+                    if (peers.direct(i, j) && devices.get(i) instanceof CudaDevice a && !a.sameGpu((CudaDevice) devices.get(j))) {
+                        throw new IllegalArgumentException("ptx: gradient '" + g.name() + "' of replica " + j + " ("
+                                + devices.get(j).id() + ") is in stream-ordered pool memory (cudaMallocAsync), which "
+                                + devices.get(i).id() + " would read directly, and a pool grants peers no access by default; "
+                                + "use cuMemAlloc / cudaMalloc memory, or the cpu or nccl backend for it");
+                    }
+                }
+            }
+        }
+    }
+
+    /** Remembered layouts point into scratch and pinned buffers about to be replaced: drop them. */
+    private void forgetLayouts() {
+        for (Layout l : recent) {
+            closeQuietly(l.replay);
+        }
+        recent.clear();
+    }
+
+    /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
+    private Layout replan(List<Replica> replicas, boolean collect) {
+        refusePoolMemoryReadByPeers(replicas);
+        SlicePlan p = SlicePlan.of(replicas);
+        int n = devices.size();
+        List<SlicePlan.Run> runs = p.runs();
+        boolean[] small = new boolean[runs.size()];
+        long[][] at = new long[n][runs.size()];
+        for (int k = 0; k < runs.size(); k++) {
+            small[k] = peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes();
+        }
+        for (int i = 0; i < n; i++) {
+            int missing = 0;
+            for (int j = 0; j < n; j++) {
+                missing += peers.direct(i, j) ? 0 : 1;
+            }
+            long used = 0;
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                at[i][k] = used;
+                used += small[k] ? SlicePlan.align(run.bytes())
+                        : missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes());
+            }
+            if (used > 0) {
+                memory.growScratch(i, used, this::forgetLayouts);
+            }
+            if (!peers.all()) {
+                memory.growHost(i, p.packedBytes(), this::forgetLayouts);
+            }
+        }
+        if (!peers.all()) {
+            memory.growResult(p.packedBytes(), this::forgetLayouts);
+        }
+        Launch[][] prepared = new Launch[n][runs.size()];
+        float replicaCount = n; // the kernels divide their float64 sums by it
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                Object[] args = new Object[n + 2];
+                args[n + 1] = replicaCount;
+                int count;
+                if (small[k]) {
+                    count = Math.toIntExact(run.count());
+                    args[0] = new DeviceSlice(memory.scratch(i), at[i][k], count);
+                    for (int j = 0; j < n; j++) {
+                        args[1 + j] = new DeviceSlice(run.buffers()[j], run.offsets()[j], count);
+                    }
+                } else {
+                    count = Math.toIntExact(run.sliceCount(i));
+                    if (count == 0) {
+                        continue;
+                    }
+                    long slot = at[i][k];
+                    args[0] = new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count);
+                    for (int j = 0; j < n; j++) {
+                        if (peers.direct(i, j)) {
+                            args[1 + j] = new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count);
+                        } else {
+                            args[1 + j] = new DeviceSlice(memory.scratch(i), slot, count);
+                            slot += SlicePlan.align((long) count * run.dtype().bytes());
+                        }
+                    }
+                }
+                prepared[i][k] = launcher.prepare(i, SlicePlan.averageKernel(run.dtype(), n), count, args);
+            }
+        }
+        Launch[][][] pulls = null;
+        if (options.gather() == PtxOptions.Gather.KERNEL) {
+            pulls = new Launch[n][runs.size()][n];
+            for (int j = 0; j < n; j++) {
+                for (int k = 0; k < runs.size(); k++) {
+                    SlicePlan.Run run = runs.get(k);
+                    for (int i = 0; i < n; i++) {
+                        int count = Math.toIntExact(run.sliceCount(i));
+                        if (small[k] || i == j || !peers.direct(i, j) || count == 0) {
+                            continue;
+                        }
+                        pulls[j][k][i] = launcher.prepare(j, SlicePlan.copyKernel(run.dtype()), count, new Object[] {
+                            new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count),
+                            new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count)});
+                    }
+                }
+            }
+        }
+        return new Layout(p, small, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
+    }
+
+    /** Closes the current layout's recorded schedule and every remembered one; called once, after the streams are done. */
+    void release() {
+        if (layout != null) {
+            closeQuietly(layout.replay);
+        }
+        forgetLayouts();
+    }
+}

@@ -1,0 +1,256 @@
+package io.gradsync.sync.backend.ptx;
+
+import io.gradsync.sync.PtxOptions;
+import io.gradsync.sync.backend.SlicePlan;
+import static io.gradsync.sync.backend.Resources.closeQuietly;
+
+import io.gradsync.sync.backend.ptx.PtxLayouts.Layout;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceEvent;
+import io.gradsync.tasks.device.DeviceStream;
+import java.util.List;
+
+/**
+ * The ptx backend's transport: one stream per GPU (plus its extra all-gather lanes), the events
+ * between GPUs, and the schedule a call of a prepared {@link Layout} enqueues on them: host staging
+ * for pairs without P2P (phase 0, {@code staged}), each GPU's reduce (phase 1, {@code reduced}),
+ * each GPU's all-gather after every GPU's reduce (phase 2, its lanes forked from its stream and
+ * joined back), and the fused sums of squares at its end; as one recordable piece that forks from
+ * stream 0 and joins back into it ({@link #enqueueForked}). Every event of a phase is recorded, on
+ * all GPUs, before any stream waits on it.
+ *
+ * <p>Thread-safety: none; used only under the {@link PtxSynchronizer}'s lock (its calls are
+ * serialized). The streams themselves run the enqueued work asynchronously, as ordered here.
+ */
+final class PtxSchedule {
+    private final List<? extends Device> devices;
+    private final PtxPeers peers;
+    private final PtxMemory memory;
+    private final PtxSquares squares;
+    private final int laneCount;
+    private final DeviceStream[] streams;
+    private final DeviceEvent[] staged;
+    private final DeviceEvent[] reduced;
+    /** Recorded schedules only: stream 0's start, which the others wait for, and each stream's end, which stream 0 waits for. */
+    private DeviceEvent forked;
+    private final DeviceEvent[] joined;
+    /** Recorded on stream 0 at the end of every call. */
+    private DeviceEvent done;
+    /** Per GPU: the streams its all-gather pulls on, the GPU's own stream first ({@link PtxOptions#gatherLanes()}). */
+    private final DeviceStream[][] gatherLanes;
+    private final DeviceEvent[] gatherForked;
+    private final DeviceEvent[][] gatherJoined;
+
+    /** Makes no stream or event yet ({@link #open}). */
+    PtxSchedule(List<? extends Device> devices, PtxOptions options, PtxPeers peers, PtxMemory memory, PtxSquares squares) {
+        this.devices = devices;
+        this.peers = peers;
+        this.memory = memory;
+        this.squares = squares;
+        int n = devices.size();
+        streams = new DeviceStream[n];
+        staged = new DeviceEvent[n];
+        reduced = new DeviceEvent[n];
+        joined = new DeviceEvent[n];
+        laneCount = Math.max(1, Math.min(options.gatherLanes(), n - 1));
+        gatherLanes = new DeviceStream[n][laneCount];
+        gatherForked = new DeviceEvent[n];
+        gatherJoined = new DeviceEvent[n][laneCount];
+    }
+
+    /** Makes the streams and events; on a failure, what was made is for {@link #closeStreams} and {@link #closeLanesAndEvents}. */
+    void open() {
+        for (int i = 0; i < devices.size(); i++) {
+            streams[i] = devices.get(i).createStream();
+            staged[i] = devices.get(i).createEvent();
+            reduced[i] = devices.get(i).createEvent();
+            joined[i] = devices.get(i).createEvent();
+            gatherLanes[i][0] = streams[i];
+            for (int l = 1; l < laneCount; l++) {
+                gatherLanes[i][l] = devices.get(i).createStream();
+                gatherJoined[i][l] = devices.get(i).createEvent();
+            }
+            if (laneCount > 1) {
+                gatherForked[i] = devices.get(i).createEvent();
+            }
+        }
+        forked = devices.getFirst().createEvent();
+        done = devices.getFirst().createEvent();
+    }
+
+    /** Stream 0: every call starts on it, every other stream forks from it and joins back. */
+    DeviceStream origin() {
+        return streams[0];
+    }
+
+    /** Marks the end of the call on stream 0 (which joined every other stream's end) and returns that event. */
+    DeviceEvent recordDone() {
+        streams[0].record(done);
+        return done;
+    }
+
+    /** The schedule as one recordable piece: every stream forks from stream 0 and joins back into it. */
+    void enqueueForked(Layout layout) {
+        streams[0].record(forked);
+        for (int i = 1; i < streams.length; i++) {
+            streams[i].waitFor(forked);
+        }
+        enqueue(layout);
+        for (int i = 1; i < streams.length; i++) {
+            streams[i].record(joined[i]);
+            streams[0].waitFor(joined[i]);
+        }
+    }
+
+    private void enqueue(Layout layout) {
+        List<SlicePlan.Run> runs = layout.plan.runs();
+        int n = devices.size();
+        if (!peers.all()) {
+            stageForPeersWithoutP2p(runs);
+        }
+        for (int i = 0; i < n; i++) {
+            reduce(i, layout);
+        }
+        for (int j = 0; j < n; j++) {
+            gather(j, layout);
+        }
+    }
+
+    /** Phase 0: GPU j puts slice i of its replica in host memory for every GPU i it has no P2P with. */
+    private void stageForPeersWithoutP2p(List<SlicePlan.Run> runs) {
+        int n = devices.size();
+        for (int j = 0; j < n; j++) {
+            for (int k = 0; k < runs.size(); k++) {
+                SlicePlan.Run run = runs.get(k);
+                for (int i = 0; i < n; i++) {
+                    long bytes = run.sliceCount(i) * run.dtype().bytes();
+                    if (!peers.direct(i, j) && bytes > 0) {
+                        streams[j].copyToHost(run.buffers()[j], run.sliceOffset(j, i), memory.host(j), run.packedSliceOffset(i), bytes);
+                    }
+                }
+            }
+            streams[j].record(staged[j]);
+        }
+    }
+
+    /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place. */
+    private void reduce(int i, Layout layout) {
+        List<SlicePlan.Run> runs = layout.plan.runs();
+        int n = devices.size();
+        DeviceStream s = streams[i];
+        for (int j = 0; j < n; j++) {
+            if (!peers.direct(i, j)) {
+                s.waitFor(staged[j]);
+            }
+        }
+        for (int k = 0; k < runs.size(); k++) {
+            SlicePlan.Run run = runs.get(k);
+            if (layout.oneShot[k]) {
+                layout.launches[i][k].launch(s);
+                continue;
+            }
+            long bytes = run.sliceCount(i) * run.dtype().bytes();
+            if (bytes == 0) {
+                continue;
+            }
+            long at = layout.scratchAt[i][k];
+            for (int j = 0; j < n; j++) {
+                if (!peers.direct(i, j)) {
+                    s.copyFromHost(memory.host(j), run.packedSliceOffset(i), memory.scratch(i), at, bytes);
+                    at += SlicePlan.align(bytes);
+                }
+            }
+            layout.launches[i][k].launch(s);
+            if (peers.lacksPeer(i)) {
+                s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), memory.result(), run.packedSliceOffset(i), bytes);
+            }
+        }
+        s.record(reduced[i]);
+    }
+
+    /** Phase 2 on GPU j, after every GPU's reduce: copy one-shot results back, pull the other slices. */
+    private void gather(int j, Layout layout) {
+        List<SlicePlan.Run> runs = layout.plan.runs();
+        int n = devices.size();
+        DeviceStream s = streams[j];
+        for (int i = 0; i < n; i++) {
+            if (i != j) {
+                s.waitFor(reduced[i]);
+            }
+        }
+        DeviceStream[] lanes = gatherLanes[j];
+        if (lanes.length > 1) { // the extra lanes start where stream j is now: after every reduce
+            s.record(gatherForked[j]);
+            for (int l = 1; l < lanes.length; l++) {
+                lanes[l].waitFor(gatherForked[j]);
+            }
+        }
+        for (int k = 0; k < runs.size(); k++) {
+            SlicePlan.Run run = runs.get(k);
+            if (layout.oneShot[k]) {
+                s.copy(memory.scratch(j), layout.scratchAt[j][k], run.buffers()[j], run.offsets()[j], run.bytes());
+                continue;
+            }
+            for (int i = 0; i < n; i++) {
+                long bytes = run.sliceCount(i) * run.dtype().bytes();
+                if (i == j || bytes == 0) {
+                    continue;
+                }
+                // slices from different peers on different lanes: their copies can run at once
+                DeviceStream lane = lanes[((i - j + n) % n - 1) % lanes.length];
+                if (peers.direct(i, j) && layout.gathers != null) {
+                    layout.gathers[j][k][i].launch(lane);
+                } else if (peers.direct(i, j)) {
+                    lane.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                } else {
+                    lane.copyFromHost(memory.result(), run.packedSliceOffset(i), run.buffers()[j], run.sliceOffset(j, i), bytes);
+                }
+            }
+        }
+        for (int l = 1; l < lanes.length; l++) { // stream j ends after all of its lanes
+            lanes[l].record(gatherJoined[j][l]);
+            s.waitFor(gatherJoined[j][l]);
+        }
+        if (layout.squares != null) { // GPU j holds every average now
+            squares.enqueue(j, s, layout.squares);
+        }
+    }
+
+    /**
+     * Waits for and closes each GPU's own stream (the first release step: nothing may still run when
+     * memory and schedules go); returns the first failure of a wait, or null.
+     */
+    RuntimeException closeStreams() {
+        RuntimeException failure = null;
+        for (DeviceStream s : streams) {
+            if (s != null) {
+                try {
+                    s.synchronize();
+                } catch (RuntimeException e) {
+                    failure = failure == null ? e : failure;
+                }
+                closeQuietly(s);
+            }
+        }
+        return failure;
+    }
+
+    /** Closes the extra all-gather lanes and every event; after {@link #closeStreams}. */
+    void closeLanesAndEvents() {
+        for (DeviceStream[] lanes : gatherLanes) {
+            for (int l = 1; l < lanes.length; l++) {
+                closeQuietly(lanes[l]);
+            }
+        }
+        for (DeviceEvent[] joinedLanes : gatherJoined) {
+            for (DeviceEvent e : joinedLanes) {
+                closeQuietly(e);
+            }
+        }
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, gatherForked, {forked, done}}) {
+            for (DeviceEvent e : events) {
+                closeQuietly(e);
+            }
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Unexported: the {@code single} backend (one replica, nothing moves). */
+package io.gradsync.sync.backend.single;
