@@ -339,7 +339,8 @@ public final class ReductionKernels {
     private static double squaresOfQuads16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
         int quads = n >> 2;
-        int count = first < quads ? (quads - first - 1) / stride + 1 : 0;
+        // in long, unlike the others: NVIDIA's OpenCL makes this kernel slower from the int form (bench/RESULTS.md)
+        int count = first < quads ? (int) (((long) quads - first + stride - 1) / stride) : 0;
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
         int m = 0;
         int e = 4 * first;
