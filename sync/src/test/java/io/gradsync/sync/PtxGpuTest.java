@@ -61,12 +61,7 @@ class PtxGpuTest {
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, ThreadLocalRandom.current().nextLong())) {
             assertEquals(SyncBackend.PTX, sync.backend());
-            sync.synchronize(f.replicas);
-            f.assertAveraged();
-            RepeatCheck.assertReplicasIdentical(f);
-            RepeatCheck.restoreInputs(f);
-            sync.synchronize(f.replicas); // a layout's second call replays its recorded schedule
-            f.assertAveraged();
+            RepeatCheck.averagesTwice(sync, f);
         }
     }
 
@@ -83,12 +78,7 @@ class PtxGpuTest {
         DType[] types = MIXED_TYPES;
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.PTX, devices, path.options);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, ThreadLocalRandom.current().nextLong())) {
-            sync.synchronize(f.replicas);
-            f.assertAveraged();
-            RepeatCheck.assertReplicasIdentical(f);
-            RepeatCheck.restoreInputs(f);
-            sync.synchronize(f.replicas); // the cached plan and prepared launches
-            f.assertAveraged();
+            RepeatCheck.averagesTwice(sync, f);
         }
     }
 

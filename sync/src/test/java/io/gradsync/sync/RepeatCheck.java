@@ -38,6 +38,20 @@ public final class RepeatCheck {
     }
 
     /**
+     * Averages the fixture twice, the second time from its restored inputs through what the first
+     * call cached (plan, prepared launches, recorded schedule): checked against float64 each time,
+     * every replica bit-identical after the first.
+     */
+    public static void averagesTwice(GradientSynchronizer sync, ReplicaFixture f) {
+        sync.synchronize(f.replicas);
+        f.assertAveraged();
+        assertReplicasIdentical(f);
+        restoreInputs(f);
+        sync.synchronize(f.replicas);
+        f.assertAveraged();
+    }
+
+    /**
      * {@code iterations} rounds on lengths drawn log-uniformly from 1..maxLength, random dtypes,
      * sometimes two gradients in one buffer; each round averaged, checked, restored, averaged again
      * through the now cached plan, and compared bit for bit with the first result.

@@ -152,12 +152,7 @@ class PtxScheduleTest {
     void averagesExactly(int n, Peers peers, long oneShot, long length, DType dtype) {
         try (PtxSynchronizer sync = schedule(n, peers, oneShot);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, seed())) {
-            sync.synchronize(f.replicas);
-            f.assertAveraged();
-            RepeatCheck.assertReplicasIdentical(f);
-            RepeatCheck.restoreInputs(f);
-            sync.synchronize(f.replicas); // a layout's second call replays its recorded schedule
-            f.assertAveraged();
+            RepeatCheck.averagesTwice(sync, f);
         }
     }
 
@@ -169,12 +164,7 @@ class PtxScheduleTest {
         // runs up to 4 KiB one-shot, the larger ones reduce-scatter, in the same call
         try (PtxSynchronizer sync = schedule(4, peers, 4096);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
-            sync.synchronize(f.replicas);
-            f.assertAveraged();
-            RepeatCheck.assertReplicasIdentical(f);
-            RepeatCheck.restoreInputs(f);
-            sync.synchronize(f.replicas); // cached plan and launches
-            f.assertAveraged();
+            RepeatCheck.averagesTwice(sync, f);
         }
     }
 
