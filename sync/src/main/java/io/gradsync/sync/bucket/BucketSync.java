@@ -1,7 +1,6 @@
 package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.FusedSumOfSquares;
-import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import java.util.ArrayList;
@@ -297,13 +296,13 @@ public final class BucketSync implements AutoCloseable {
         Throwable failure = null;
         try {
             if (fused != null) {
-                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : perBucket(batch);
+                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : BatchReplicas.perBucket(buckets, batch);
                 double[] squares = fused.synchronizeSumOfSquares(onStreams(replicas)); // one per bucket, in batch order
                 for (int i = 0; i < batch.size(); i++) {
                     bucketSquares[batch.get(i)] = squares[i];
                 }
             } else {
-                handles.add(synchronizer.synchronizeAsync(onStreams(ranges(batch)))); // awaited in finish()
+                handles.add(synchronizer.synchronizeAsync(onStreams(BatchReplicas.ranges(buckets, batch)))); // awaited in finish()
             }
         } catch (RuntimeException | Error e) {
             failure = e;
@@ -382,51 +381,6 @@ public final class BucketSync implements AutoCloseable {
                 return;
             }
         }
-    }
-
-    /**
-     * One replica per device holding {@code batch} (in bucket order) as few ranges as possible: buckets lie back to
-     * back, so consecutive ones of one dtype are averaged as one range, one collective, as if the
-     * model were one flat buffer.
-     */
-    private List<Replica> ranges(List<Integer> batch) {
-        if (batch.size() == 1) {
-            return buckets.bucketReplicas(batch.getFirst());
-        }
-        List<List<Replica>> spans = new ArrayList<>();
-        int first = batch.getFirst();
-        for (int i = 1; i <= batch.size(); i++) {
-            if (i == batch.size() || batch.get(i) != batch.get(i - 1) + 1
-                    || buckets.buckets().get(batch.get(i)).dtype() != buckets.buckets().get(first).dtype()) {
-                spans.add(buckets.spanReplicas(first, batch.get(i - 1)));
-                first = i < batch.size() ? batch.get(i) : -1;
-            }
-        }
-        if (spans.size() == 1) {
-            return spans.getFirst();
-        }
-        List<Replica> out = new ArrayList<>();
-        for (int r = 0; r < buckets.devices().size(); r++) {
-            List<Gradient> grads = new ArrayList<>(spans.size());
-            for (List<Replica> span : spans) {
-                grads.add(span.get(r).gradients().getFirst());
-            }
-            out.add(new Replica(buckets.devices().get(r), grads));
-        }
-        return out;
-    }
-
-    /** One replica per device holding each bucket of {@code batch} as its own gradient, in batch order (one sum of squares each). */
-    private List<Replica> perBucket(List<Integer> batch) {
-        List<Replica> out = new ArrayList<>();
-        for (int r = 0; r < buckets.devices().size(); r++) {
-            List<Gradient> grads = new ArrayList<>(batch.size());
-            for (int b : batch) {
-                grads.add(buckets.bucketReplicas(b).get(r).gradients().getFirst());
-            }
-            out.add(new Replica(buckets.devices().get(r), grads));
-        }
-        return out;
     }
 
     /**
@@ -585,7 +539,12 @@ public final class BucketSync implements AutoCloseable {
         }
     }
 
-    /** Stops the background thread after the collectives already started; frees staging memory. */
+    /**
+     * Stops the background thread after the collectives already started, waits until they are done
+     * (a step left unfinished still has calls moving the buckets' memory, which the caller may free
+     * next), and frees staging memory. An unfinished step's failure is not reported: nobody asked
+     * for its result.
+     */
     @Override
     public synchronized void close() {
         if (!closed) {
@@ -595,6 +554,16 @@ public final class BucketSync implements AutoCloseable {
                 executor.awaitTermination(java.time.Duration.ofMinutes(10).toMillis(), TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            }
+            synchronized (handles) {
+                for (SyncHandle h : handles) {
+                    try {
+                        h.await();
+                    } catch (RuntimeException e) {
+                        // the abandoned step's call failed; its buckets are the caller's to discard
+                    }
+                }
+                handles.clear();
             }
             norms.close();
         }

@@ -231,6 +231,29 @@ class BucketSyncTest {
         }
     }
 
+    /**
+     * Closing in the middle of a step waits for the calls the step started: the caller may free the
+     * buckets right after, so once close returns every started average is complete.
+     */
+    @Test
+    void closeWaitsForTheCallsOfAnUnfinishedStep() {
+        devices = JvmRuntime.createDevices(2);
+        List<Param> params = List.of(new Param("w", 1 << 20, DType.FP32), new Param("b", 10, DType.FP32));
+        for (int round = 0; round < 3; round++) {
+            try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
+                    GradientBuckets b = buckets(devices, params, 256 << 10)) {
+                List<List<MemorySegment>> inputs = fillRandom(b, params, round);
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly());
+                bs.markReady("w"); // w's buckets start; the step is never finished
+                bs.close();
+                MemorySegment[] in = {inputs.get(0).getFirst(), inputs.get(1).getFirst()};
+                for (int r = 0; r < 2; r++) {
+                    assertEquals(0, AverageCheck.countWrong(DType.FP32, in, read(b.gradient(r, "w")), 1 << 20), "replica " + r + ", round " + round);
+                }
+            }
+        }
+    }
+
     /** A stream of another device object with the same id is told apart from a stream of another device. */
     @Test
     void useStreamsTellsAnotherDeviceObjectOfTheSameIdApart() {
