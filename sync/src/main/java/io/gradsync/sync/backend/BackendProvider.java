@@ -3,7 +3,6 @@ package io.gradsync.sync.backend;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
-import io.gradsync.sync.Synchronizers;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceRuntime;
 import java.util.List;
@@ -11,7 +10,7 @@ import java.util.List;
 /**
  * Everything the rest of gradsync needs to know of one backend: its name, the runtime it works on,
  * its place in {@code auto}'s order, whether it averages across processes, and how it checks its
- * devices and makes its synchronizer from its own options. {@link Synchronizers}, {@code auto}, the
+ * devices and makes its synchronizer from its own options. {@code Synchronizers}, {@code auto}, the
  * command line, the soak and the backend contract test go through {@link Backends#all()}, so a new
  * backend is a package of its own plus one line there.
  *
