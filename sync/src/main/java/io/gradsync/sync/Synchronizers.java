@@ -64,9 +64,10 @@ public final class Synchronizers {
         int world = launchedWorldSize(env);
         if (!provider.acrossProcesses() && world > 1) {
             // it would report a world of `world` ranks and average only this process's replicas
+            String variable = RendezvousConfig.worldSizeVariable(env);
             throw new UnsupportedOperationException("backend " + chosen.label() + " averages only this process's replicas, but "
-                    + RendezvousConfig.WORLD_SIZE + "=" + world + " says this process is one of " + world
-                    + " ranks; use nccl to average across processes, or unset " + RendezvousConfig.WORLD_SIZE);
+                    + variable + "=" + world + " says this process is one of " + world
+                    + " ranks; use nccl to average across processes, or unset " + variable);
         }
         return provider.create(devices, options);
     }
@@ -75,7 +76,7 @@ public final class Synchronizers {
      * {@code auto}: the first backend by rank that takes the devices ({@code Backends.auto}): one
      * device needs nothing; several CUDA GPUs use nccl where NCCL loads (and no two are one GPU's
      * logical devices), else ptx where every pair of them has peer access (and there are at most
-     * 8), else cpu. opencl is never chosen. Under a launcher (WORLD_SIZE set, more than one rank)
+     * 8), else cpu. opencl is never chosen. Under a launcher (torchrun, mpirun, srun; more than one rank)
      * only nccl can average across processes.
      */
     static SyncBackend resolveAuto(List<? extends Device> devices) {
@@ -88,13 +89,14 @@ public final class Synchronizers {
         return Backends.auto(devices, new BackendProvider.AutoContext(nccl, multiProcess));
     }
 
-    /** WORLD_SIZE where a launcher set it to a number, else 1. */
+    /** The world size a launcher set here, else 1; with the variable that says it. */
     private static int launchedWorldSize(java.util.Map<String, String> env) {
-        if (!RendezvousConfig.isLaunched(env)) {
+        String variable = RendezvousConfig.worldSizeVariable(env);
+        if (variable == null) {
             return 1;
         }
         try {
-            return Integer.parseInt(env.get(RendezvousConfig.WORLD_SIZE).strip());
+            return Integer.parseInt(env.get(variable).strip());
         } catch (NumberFormatException e) {
             return 1; // nccl's own reading of the variables reports it
         }

@@ -9,6 +9,7 @@ import io.gradsync.tasks.jvm.JvmRuntime;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -29,6 +30,19 @@ class LaunchedWorldTest {
         UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
                 () -> Synchronizers.create(SyncBackend.parse(backend), d, SyncOptions.defaults(), env));
         assertTrue(e.getMessage().contains("WORLD_SIZE=2") && e.getMessage().contains("use nccl"), e.getMessage());
+    }
+
+    @Test
+    void aWorldOfSeveralSrunTasksIsRefusedNamingSlurmsVariable() {
+        Map<String, String> env = Map.of("SLURM_PROCID", "1", "SLURM_NTASKS", "4", "SLURM_LOCALID", "1", "SLURM_STEP_ID", "0");
+        UnsupportedOperationException e = assertThrows(UnsupportedOperationException.class,
+                () -> Synchronizers.create(SyncBackend.CPU, devices, SyncOptions.defaults(), env));
+        assertTrue(e.getMessage().contains("SLURM_NTASKS=4 says this process is one of 4 ranks"), e.getMessage());
+        // a batch script's own shell (no srun step) is one process
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SyncOptions.defaults(),
+                Map.of("SLURM_PROCID", "0", "SLURM_NTASKS", "4"))) {
+            assertEquals(2, sync.worldSize());
+        }
     }
 
     @ParameterizedTest

@@ -4,7 +4,8 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Where this process stands in a multi-process job, as a torchrun-style launcher describes it.
+ * Where this process stands in a multi-process job, as its launcher (torchrun, Open MPI's
+ * {@code mpirun} or SLURM's {@code srun}) describes it.
  *
  * @param rank       this process's rank, in {@code [0, worldSize)}
  * @param worldSize  processes in the job (one GPU each)
@@ -44,10 +45,29 @@ public record RendezvousConfig(int rank, int worldSize, int localRank, String ma
         }
     }
 
-    /** True where a launcher set {@code WORLD_SIZE}: this process is one rank of a multi-process job. */
+    /** Port the rendezvous serves the id on under Open MPI and SLURM where neither port variable is set: torch's default. */
+    public static final int DEFAULT_PORT = 29500;
+
+    /**
+     * True where a launcher started this process as one rank of a job: torchrun ({@code WORLD_SIZE}),
+     * Open MPI ({@code OMPI_COMM_WORLD_SIZE}) or SLURM's {@code srun} ({@code SLURM_NTASKS} in a
+     * step, {@code SLURM_STEP_ID} set: a batch script's own shell is no rank).
+     */
     public static boolean isLaunched(Map<String, String> env) {
-        String ws = env.get(WORLD_SIZE);
-        return ws != null && !ws.isBlank();
+        return !Launchers.present(env).isEmpty();
+    }
+
+    /**
+     * The world-size variable of the innermost launcher here ({@code WORLD_SIZE},
+     * {@code OMPI_COMM_WORLD_SIZE} or {@code SLURM_NTASKS}), or null where no launcher started this process.
+     */
+    public static String worldSizeVariable(Map<String, String> env) {
+        return switch (Launchers.present(env).stream().findFirst().orElse("")) {
+            case "torchrun" -> WORLD_SIZE;
+            case "Open MPI" -> Launchers.OMPI_SIZE;
+            case "SLURM" -> Launchers.SLURM_NTASKS;
+            default -> null;
+        };
     }
 
     /** {@link #isLaunched(Map)} of this process's environment. */
@@ -61,64 +81,48 @@ public record RendezvousConfig(int rank, int worldSize, int localRank, String ma
     }
 
     /**
-     * Reads {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code MASTER_ADDR} and
-     * {@code MASTER_PORT}. The id is served on {@code GRADSYNC_MASTER_PORT} where set; under
-     * torchrun, whose own store holds {@code MASTER_PORT}, on {@code MASTER_PORT + 1}.
+     * This process's place in its job, from the launcher that started it:
+     * <ul>
+     *   <li>torchrun: {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code MASTER_ADDR},
+     *       {@code MASTER_PORT}; under torchrun, whose own store holds {@code MASTER_PORT}, the id is
+     *       served on {@code MASTER_PORT + 1};</li>
+     *   <li>Open MPI ({@code mpirun}): {@code OMPI_COMM_WORLD_RANK}, {@code _SIZE}, {@code _LOCAL_RANK};
+     *       the host from {@code MASTER_ADDR}, or this host where every rank is local;</li>
+     *   <li>SLURM ({@code srun}): {@code SLURM_PROCID}, {@code SLURM_NTASKS}, {@code SLURM_LOCALID};
+     *       the host from {@code MASTER_ADDR}, else the first of {@code SLURM_JOB_NODELIST}.</li>
+     * </ul>
+     * The innermost launcher wins (torchrun, then Open MPI, then SLURM); two that give one world
+     * size but different ranks fail. The port: {@code GRADSYNC_MASTER_PORT} where set, else
+     * {@code MASTER_PORT}, else (Open MPI, SLURM) {@link #DEFAULT_PORT}.
      *
-     * @throws IllegalArgumentException naming the variable that is missing or malformed
+     * @throws IllegalArgumentException naming the variable that is missing, malformed or contradicted
      */
     public static RendezvousConfig fromEnvironment(Map<String, String> env) {
         Objects.requireNonNull(env, "env");
-        int worldSize = intVar(env, WORLD_SIZE);
-        int rank = intVar(env, RANK);
-        int localRank = intVar(env, LOCAL_RANK);
-        String addr = required(env, MASTER_ADDR);
+        Launchers.World world = Launchers.world(env);
+        boolean torchrun = world.launcher().equals("torchrun");
+        String addr = Launchers.set(env, MASTER_ADDR) ? env.get(MASTER_ADDR).strip() : Launchers.defaultHost(env, world);
+        if (addr == null) {
+            addr = Launchers.required(env, MASTER_ADDR, torchrun
+                    ? "a multi-process run needs " + String.join(", ", RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
+                            + " (torchrun sets them, so does scripts/gradsync-multiproc)"
+                    : world.launcher() + " does not say which host rank 0 runs on: set it to that host (mpirun -x " + MASTER_ADDR + "=...)");
+        }
         int port;
-        if (present(env, GRADSYNC_MASTER_PORT)) {
-            port = intVar(env, GRADSYNC_MASTER_PORT);
-        } else {
-            port = intVar(env, MASTER_PORT);
-            if ("true".equalsIgnoreCase(env.getOrDefault(TORCHRUN_AGENT_STORE, "").strip())) {
+        if (Launchers.set(env, GRADSYNC_MASTER_PORT)) {
+            port = Launchers.intVar(env, GRADSYNC_MASTER_PORT);
+        } else if (torchrun || Launchers.set(env, MASTER_PORT)) {
+            port = Launchers.intVar(env, MASTER_PORT);
+            if (torchrun && "true".equalsIgnoreCase(env.getOrDefault(TORCHRUN_AGENT_STORE, "").strip())) {
                 port++; // torchrun's TCPStore already listens on MASTER_PORT
             }
-        }
-        if (worldSize < 1) {
-            throw new IllegalArgumentException(WORLD_SIZE + "=" + worldSize + ": must be >= 1");
-        }
-        if (rank < 0 || rank >= worldSize) {
-            throw new IllegalArgumentException(RANK + "=" + rank + " is not in [0, " + WORLD_SIZE + "=" + worldSize + ")");
-        }
-        if (localRank < 0) {
-            throw new IllegalArgumentException(LOCAL_RANK + "=" + localRank + ": must be >= 0");
+        } else {
+            port = DEFAULT_PORT;
         }
         if (port < 1 || port > 65535) {
-            throw new IllegalArgumentException((present(env, GRADSYNC_MASTER_PORT) ? GRADSYNC_MASTER_PORT : MASTER_PORT)
+            throw new IllegalArgumentException((Launchers.set(env, GRADSYNC_MASTER_PORT) ? GRADSYNC_MASTER_PORT : MASTER_PORT)
                     + " gives port " + port + ", not in [1, 65535]");
         }
-        return new RendezvousConfig(rank, worldSize, localRank, addr, port);
-    }
-
-    private static boolean present(Map<String, String> env, String name) {
-        String v = env.get(name);
-        return v != null && !v.isBlank();
-    }
-
-    private static String required(Map<String, String> env, String name) {
-        String v = env.get(name);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("environment variable " + name + " is not set; a multi-process run needs "
-                    + String.join(", ", RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
-                    + " (torchrun sets them, so does scripts/gradsync-multiproc)");
-        }
-        return v.strip();
-    }
-
-    private static int intVar(Map<String, String> env, String name) {
-        String v = required(env, name);
-        try {
-            return Integer.parseInt(v);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("environment variable " + name + "='" + v + "' is not an integer");
-        }
+        return new RendezvousConfig(world.rank(), world.size(), world.localRank(), addr, port);
     }
 }

@@ -81,8 +81,8 @@ public final class NcclProvider implements BackendProvider {
         RendezvousConfig config = RendezvousConfig.fromEnvironment();
         if (gpus.size() != 1) {
             throw new IllegalArgumentException("backend nccl: this process is rank " + config.rank() + " of "
-                    + RendezvousConfig.WORLD_SIZE + "=" + config.worldSize() + " and drives one GPU (the one of "
-                    + RendezvousConfig.LOCAL_RANK + "=" + config.localRank() + "), but " + gpus.size() + " were given: "
+                    + config.worldSize() + " and drives one GPU (the one of its local rank " + config.localRank() + "), but "
+                    + gpus.size() + " were given: "
                     + DeviceChecks.ids(gpus));
         }
         return NcclSynchronizer.multiProcess(gpus.getFirst(), config, options.nccl(), options.waitForCaller());
