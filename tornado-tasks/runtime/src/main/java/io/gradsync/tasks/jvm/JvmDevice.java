@@ -99,6 +99,39 @@ public final class JvmDevice implements Device {
         return new JvmBuffer(this, null, segment);
     }
 
+    /**
+     * Wraps {@code bytes} of native memory at {@code address} that another library allocated (a
+     * framework's host tensor, libtorch's {@code data_ptr()}), so that gradients in it are
+     * averaged in place; the same as {@link #wrap(MemorySegment)} of that range, without the
+     * restricted {@code MemorySegment.reinterpret} in the caller's code. gradsync never frees it.
+     *
+     * <p>The range is checked against this process's memory map first: it must lie in mappings
+     * that are readable and writable, so a wrong address or size is an exception, not a crash.
+     * Memory the owner has freed but its allocator keeps mapped cannot be told apart from live
+     * memory: wrap only memory that stays allocated while gradsync uses the buffer.
+     *
+     * @throws IllegalArgumentException when the address is 0, the size is not positive, the range
+     *         runs past the end of the address space, or a byte of it is not mapped readable and writable
+     * @throws UnsupportedOperationException where this system has no process memory map to check
+     *         against (Linux's {@code /proc/self/maps}); wrap a {@code MemorySegment} there
+     */
+    @SuppressWarnings("restricted") // the range is checked against the process's mappings just before
+    public JvmBuffer wrap(long address, long bytes) {
+        checkOpen();
+        String what = "native memory at 0x" + Long.toHexString(address) + " (" + bytes + " bytes) for " + id();
+        if (address == 0) {
+            throw new IllegalArgumentException(what + ": the address is null");
+        }
+        if (bytes <= 0) {
+            throw new IllegalArgumentException(what + ": the size must be positive");
+        }
+        if (Long.compareUnsigned(address + bytes, address) < 0) {
+            throw new IllegalArgumentException(what + ": runs past the end of the address space");
+        }
+        ProcessMappings.requireReadWrite(address, bytes, what);
+        return new JvmBuffer(this, null, MemorySegment.ofAddress(address).reinterpret(bytes));
+    }
+
     @Override
     public HostBuffer allocateHost(long bytes) {
         checkOpen();
