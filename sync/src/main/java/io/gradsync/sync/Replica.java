@@ -67,6 +67,43 @@ public record Replica(Device device, List<Gradient> gradients, DeviceStream stre
             return add(Gradient.of(name, buffer, dtype));
         }
 
+        /**
+         * A gradient in memory another library allocated, wrapped in place: {@code count}
+         * elements of {@code dtype} at {@code address} on this replica's device, a device pointer
+         * on a {@code CudaDevice} ({@code CudaDevice.wrap}: checked through the driver), a host
+         * address on a {@code JvmDevice} ({@code JvmDevice.wrap(address, bytes)}: checked against
+         * the process's memory map). One call per tensor of a framework's model; gradsync never
+         * frees the memory.
+         *
+         * @throws IllegalArgumentException naming the gradient where the memory fails those checks
+         * @throws UnsupportedOperationException on a device that takes no foreign memory (OpenCL)
+         */
+        public Builder wrap(String name, long address, long count, DType dtype) {
+            Objects.requireNonNull(name, "gradient name");
+            Objects.requireNonNull(dtype, "dtype of gradient '" + name + "'");
+            if (count <= 0) {
+                throw new IllegalArgumentException("gradient '" + name + "': count must be positive to wrap memory, got " + count);
+            }
+            long bytes;
+            try {
+                bytes = Math.multiplyExact(count, (long) dtype.bytes());
+            } catch (ArithmeticException e) {
+                throw new IllegalArgumentException("gradient '" + name + "': count " + count + " overflows");
+            }
+            DeviceBuffer buffer;
+            try {
+                buffer = switch (device) {
+                    case io.gradsync.tasks.cuda.CudaDevice cuda -> cuda.wrap(address, bytes);
+                    case io.gradsync.tasks.jvm.JvmDevice jvm -> jvm.wrap(address, bytes);
+                    default -> throw new UnsupportedOperationException("gradient '" + name + "': " + device.id()
+                            + " takes no memory another library allocated (CUDA and JVM devices do)");
+                };
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("gradient '" + name + "': " + e.getMessage(), e);
+            }
+            return add(Gradient.of(name, buffer, dtype));
+        }
+
         /** The stream the gradients are produced on ({@link Replica#stream()}). */
         public Builder stream(DeviceStream stream) {
             this.stream = stream;
