@@ -103,9 +103,12 @@ class ForeignCudaGpuTest {
                 CUdeviceptr p = userAlloc(devices.get(r), (long) N * 4 + 4096);
                 mine.add(p);
                 check(cuMemcpyHtoD(p.withByteOffset(4096), Pointer.to(fill(r)), (long) N * 4));
-                CudaBuffer b = devices.get(r).wrap(address(p) + 4096, (long) N * 4);
-                assertFalse(b.isOwned());
-                replicas.add(Replica.on(devices.get(r)).add("w", b, DType.FP32).build());
+                CudaDevice d = devices.get(r);
+                Replica rep = r % 2 == 0
+                        ? Replica.on(d).add("w", d.wrap(address(p) + 4096, (long) N * 4), DType.FP32).build()
+                        : Replica.on(d).wrap("w", address(p) + 4096, N, DType.FP32).build(); // the builder's own wrap
+                assertFalse(rep.gradients().getFirst().buffer().isOwned());
+                replicas.add(rep);
             }
             sync.synchronize(replicas);
             for (int r = 0; r < devices.size(); r++) {
