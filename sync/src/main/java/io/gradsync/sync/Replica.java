@@ -68,11 +68,10 @@ public record Replica(Device device, List<Gradient> gradients, DeviceStream stre
         }
 
         /**
-         * A gradient in memory another library allocated, wrapped in place: {@code count}
-         * elements of {@code dtype} at {@code address} on this replica's device, a device pointer
-         * on a {@code CudaDevice} ({@code CudaDevice.wrap}: checked through the driver), a host
-         * address on a {@code JvmDevice} ({@code JvmDevice.wrap(address, bytes)}: checked against
-         * the process's memory map). One call per tensor of a framework's model; gradsync never
+         * A gradient in memory another library allocated, wrapped in place by the device's
+         * {@link Device#wrap(long, long)}: {@code count} elements of {@code dtype} at
+         * {@code address}, a device pointer on a {@code CudaDevice} (checked through the driver),
+         * a host address on a {@code JvmDevice} (checked against the process's memory map). One call per tensor of a framework's model; gradsync never
          * frees the memory.
          *
          * @throws IllegalArgumentException naming the gradient where the memory fails those checks
@@ -92,14 +91,11 @@ public record Replica(Device device, List<Gradient> gradients, DeviceStream stre
             }
             DeviceBuffer buffer;
             try {
-                buffer = switch (device) {
-                    case io.gradsync.tasks.cuda.CudaDevice cuda -> cuda.wrap(address, bytes);
-                    case io.gradsync.tasks.jvm.JvmDevice jvm -> jvm.wrap(address, bytes);
-                    default -> throw new UnsupportedOperationException("gradient '" + name + "': " + device.id()
-                            + " takes no memory another library allocated (CUDA and JVM devices do)");
-                };
+                buffer = device.wrap(address, bytes);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("gradient '" + name + "': " + e.getMessage(), e);
+            } catch (UnsupportedOperationException e) {
+                throw new UnsupportedOperationException("gradient '" + name + "': " + e.getMessage(), e);
             }
             return add(Gradient.of(name, buffer, dtype));
         }

@@ -218,6 +218,7 @@ public final class CudaDevice implements Device {
      * @throws IllegalArgumentException when the range is not device memory of this GPU in its
      *         primary context, runs past its allocation, or the driver does not know the address
      */
+    @Override
     public CudaBuffer wrap(long address, long bytes) {
         checkOpen();
         boolean fromPool = ForeignMemory.checkDeviceRange(this, address, bytes);

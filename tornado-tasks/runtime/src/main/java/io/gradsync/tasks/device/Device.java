@@ -40,6 +40,19 @@ public interface Device extends AutoCloseable {
     /** Allocates host memory that this runtime's copies read and write directly (pinned on CUDA). */
     HostBuffer allocateHost(long bytes);
 
+    /**
+     * Wraps {@code bytes} of memory another library allocated at {@code address}, in place and
+     * never freed by gradsync, after checking the range: a CUDA device pointer through the driver
+     * ({@code CudaDevice.wrap}), a host address against the process's memory map
+     * ({@code JvmDevice.wrap}).
+     *
+     * @throws IllegalArgumentException where the range fails this device's checks
+     * @throws UnsupportedOperationException on a device that takes no such memory (OpenCL's)
+     */
+    default DeviceBuffer wrap(long address, long bytes) {
+        throw new UnsupportedOperationException(id() + " takes no memory another library allocated (CUDA and JVM devices do)");
+    }
+
     /** A new independent stream (CUDA stream, OpenCL in-order queue, JVM worker thread). */
     DeviceStream createStream();
 

@@ -115,6 +115,7 @@ public final class JvmDevice implements Device {
      * @throws UnsupportedOperationException where this system has no process memory map to check
      *         against (Linux's {@code /proc/self/maps}); wrap a {@code MemorySegment} there
      */
+    @Override
     @SuppressWarnings("restricted") // the range is checked against the process's mappings just before
     public JvmBuffer wrap(long address, long bytes) {
         checkOpen();
