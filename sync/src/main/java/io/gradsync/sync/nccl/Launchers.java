@@ -22,6 +22,11 @@ final class Launchers {
     static final String SLURM_STEP_ID = "SLURM_STEP_ID";
     static final String SLURM_JOB_NODELIST = "SLURM_JOB_NODELIST";
 
+    /** What torchrun gives a rank, for the messages about a missing variable. */
+    static final String TORCHRUN_NEEDS = "a multi-process run needs " + String.join(", ", RendezvousConfig.RANK,
+            RendezvousConfig.WORLD_SIZE, RendezvousConfig.LOCAL_RANK, RendezvousConfig.MASTER_ADDR, RendezvousConfig.MASTER_PORT)
+            + " (torchrun sets them, so does scripts/gradsync-multiproc)";
+
     private Launchers() {
     }
 
@@ -166,10 +171,7 @@ final class Launchers {
     }
 
     static int intVar(Map<String, String> env, String name) {
-        String v = required(env, name, "a multi-process run needs "
-                + String.join(", ", RendezvousConfig.RANK, RendezvousConfig.WORLD_SIZE, RendezvousConfig.LOCAL_RANK,
-                        RendezvousConfig.MASTER_ADDR, RendezvousConfig.MASTER_PORT)
-                + " (torchrun sets them, so does scripts/gradsync-multiproc), or Open MPI's or SLURM's own");
+        String v = required(env, name, TORCHRUN_NEEDS + ", or Open MPI's or SLURM's own");
         try {
             return Integer.parseInt(v);
         } catch (NumberFormatException e) {

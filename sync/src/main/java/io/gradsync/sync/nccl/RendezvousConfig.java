@@ -104,8 +104,7 @@ public record RendezvousConfig(int rank, int worldSize, int localRank, String ma
         String addr = Launchers.set(env, MASTER_ADDR) ? env.get(MASTER_ADDR).strip() : Launchers.defaultHost(env, world);
         if (addr == null) {
             addr = Launchers.required(env, MASTER_ADDR, torchrun
-                    ? "a multi-process run needs " + String.join(", ", RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT)
-                            + " (torchrun sets them, so does scripts/gradsync-multiproc)"
+                    ? Launchers.TORCHRUN_NEEDS
                     : world.launcher() + " does not say which host rank 0 runs on: set it to that host (mpirun -x " + MASTER_ADDR + "=...)");
         }
         int port;
