@@ -3,7 +3,9 @@ package io.gradsync.sync;
 import java.util.List;
 
 /**
- * Averages, in place, the gradients of the replicas of one model, one replica per device.
+ * Averages, in place, the gradients of the replicas of one model, one replica per device; and
+ * the other collectives of data-parallel training on the same replicas: {@link #broadcast} (one
+ * replica's values to all), {@link #reduceScatter} and {@link #allGather} (sharded training).
  *
  * <p>Thread-safety: a synchronizer may be shared by threads; its calls are serialized (one
  * call runs at a time, the others wait). {@link #stats()} may be read at any time.
@@ -58,6 +60,56 @@ public interface GradientSynchronizer extends AutoCloseable {
      */
     default SyncHandle synchronizeAsync(List<Replica> replicas) {
         synchronize(replicas);
+        return SyncHandle.done();
+    }
+
+    /**
+     * Makes every replica's gradients the root replica's, bit for bit: what a run does at start-up
+     * so that every replica begins from the same weights and optimizer state. Ordering against the
+     * caller's work, and the checks, are those of {@link #synchronize}.
+     *
+     * @param root the global index of the replica whose gradients every replica gets: its place in
+     *             {@code replicas} in one process, its rank with one process per GPU
+     * @throws IllegalArgumentException for a root outside {@code [0, worldSize())}, or input that
+     *                                  does not fit (nothing is modified then)
+     */
+    void broadcast(List<Replica> replicas, int root);
+
+    /** As {@link #broadcast}, returning once the work is queued, as {@link #synchronizeAsync} does. */
+    default SyncHandle broadcastAsync(List<Replica> replicas, int root) {
+        broadcast(replicas, root);
+        return SyncHandle.done();
+    }
+
+    /**
+     * Sharded training's first half, in place: for every gradient of {@code count} elements, the
+     * replica of global index {@code g} ends with the average, the same bits {@link #synchronize}
+     * gives, on its shard {@link Shards#range Shards.range(count, worldSize(), g)}; every element
+     * outside its shard is left exactly as it was. The global index is the replica's place in
+     * {@code replicas} in one process, its rank with one process per GPU ({@code rank() + r}).
+     *
+     * @throws IllegalArgumentException for input that does not fit (nothing is modified then)
+     */
+    void reduceScatter(List<Replica> replicas);
+
+    /** As {@link #reduceScatter}, returning once the work is queued, as {@link #synchronizeAsync} does. */
+    default SyncHandle reduceScatterAsync(List<Replica> replicas) {
+        reduceScatter(replicas);
+        return SyncHandle.done();
+    }
+
+    /**
+     * Sharded training's second half, in place: for every gradient, every replica ends with shard
+     * {@code g} ({@link Shards#range}) copied bit for bit from the replica of global index
+     * {@code g}, for every {@code g}; each replica's own shard is left as it was.
+     *
+     * @throws IllegalArgumentException for input that does not fit (nothing is modified then)
+     */
+    void allGather(List<Replica> replicas);
+
+    /** As {@link #allGather}, returning once the work is queued, as {@link #synchronizeAsync} does. */
+    default SyncHandle allGatherAsync(List<Replica> replicas) {
+        allGather(replicas);
         return SyncHandle.done();
     }
 

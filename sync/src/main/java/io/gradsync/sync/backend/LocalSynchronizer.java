@@ -18,9 +18,9 @@ import java.util.List;
 /**
  * What the single-process synchronizers share: one replica per local device, ranks all 0, the
  * input check before anything moves, ordering against the caller's work (its streams, or the whole
- * device), the synchronous and asynchronous forms, per-call stats, and close-once. Subclasses
- * implement {@link #average} (called only with checked input and more than one replica) and
- * {@link #release}.
+ * device), the synchronous and asynchronous forms of every collective, per-call stats, and
+ * close-once. Subclasses implement {@link #perform} (called only with checked input and more than
+ * one replica) and {@link #release}.
  *
  * <p>Thread-safety: calls are serialized on the synchronizer; handles may be awaited from any thread.
  *
@@ -82,9 +82,49 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     }
 
     @Override
-    public final synchronized void synchronize(List<Replica> replicas) {
+    public final void synchronize(List<Replica> replicas) {
+        call(replicas, Collective.AVERAGE);
+    }
+
+    @Override
+    public final SyncHandle synchronizeAsync(List<Replica> replicas) {
+        return callAsync(replicas, Collective.AVERAGE);
+    }
+
+    @Override
+    public final void broadcast(List<Replica> replicas, int root) {
+        call(replicas, Collective.broadcast(root, worldSize()));
+    }
+
+    @Override
+    public final SyncHandle broadcastAsync(List<Replica> replicas, int root) {
+        return callAsync(replicas, Collective.broadcast(root, worldSize()));
+    }
+
+    @Override
+    public final void reduceScatter(List<Replica> replicas) {
+        call(replicas, Collective.REDUCE_SCATTER);
+    }
+
+    @Override
+    public final SyncHandle reduceScatterAsync(List<Replica> replicas) {
+        return callAsync(replicas, Collective.REDUCE_SCATTER);
+    }
+
+    @Override
+    public final void allGather(List<Replica> replicas) {
+        call(replicas, Collective.ALL_GATHER);
+    }
+
+    @Override
+    public final SyncHandle allGatherAsync(List<Replica> replicas) {
+        return callAsync(replicas, Collective.ALL_GATHER);
+    }
+
+    /** The synchronous form of every collective: queued as {@link #callAsync} queues it, then waited for. */
+    private synchronized void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        DeviceEvent[] done = begin(replicas);
+        DeviceEvent[] done = begin(replicas, op);
         if (done != null) {
             long t1 = System.nanoTime();
             for (DeviceEvent e : distinct(done)) {
@@ -96,20 +136,19 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     }
 
     /**
-     * Queues the average and returns. Replicas with a stream have it ordered after the average;
-     * the others must {@link SyncHandle#await()} before touching their gradients. Input errors
-     * throw here, before anything moves, as in {@link #synchronize}.
+     * Queues the collective and returns. Replicas with a stream have their later work ordered
+     * after it; the others must {@link SyncHandle#await()} before touching their gradients. Input
+     * errors throw here, before anything moves, as in {@link #synchronize}.
      */
-    @Override
-    public final synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
+    private synchronized SyncHandle callAsync(List<Replica> replicas, Collective op) {
         if (averagesOnHost() && devices.size() > 1) {
-            SyncHandle h = startOnHost(replicas);
+            SyncHandle h = startOnHost(replicas, op);
             if (h != null) {
                 return h;
             }
         }
         long t0 = System.nanoTime();
-        DeviceEvent[] done = begin(replicas);
+        DeviceEvent[] done = begin(replicas, op);
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
@@ -127,7 +166,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
      * Without streams the whole call runs on a background thread, nothing waiting on the device.
      * Returns null where some device has no host flags: the caller then gets the synchronous form.
      */
-    private SyncHandle startOnHost(List<Replica> replicas) {
+    private SyncHandle startOnHost(List<Replica> replicas, Collective op) {
         checkOpen();
         ReplicaCheck.check(replicas, devices);
         HostCalls host = onHost();
@@ -143,7 +182,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             Ahead ahead;
             callerWork.begin(replicas);
             try {
-                ahead = queueAhead(replicas, flags);
+                ahead = queueAhead(replicas, flags, op);
             } finally {
                 callerWork.end();
             }
@@ -167,7 +206,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
             background = () -> {
                 callerWork.begin(replicas);
                 try {
-                    DeviceEvent[] done = average(replicas);
+                    DeviceEvent[] done = perform(replicas, op);
                     if (done != null) {
                         for (DeviceEvent e : distinct(done)) {
                             e.synchronize();
@@ -205,7 +244,7 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
      * after {@link #awaitCallerWork}, the waits on {@code flags} (one per device) placed only
      * behind the work their release needs.
      */
-    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags) {
+    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags, Collective op) {
         throw new UnsupportedOperationException(backend().label() + " averages on the devices");
     }
 
@@ -221,8 +260,8 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
         return false;
     }
 
-    /** Checks, orders after the last asynchronous call where the backend does not, averages; returns the completion or null. */
-    private DeviceEvent[] begin(List<Replica> replicas) {
+    /** Checks, orders after the last asynchronous call where the backend does not, queues {@code op}; returns the completion or null. */
+    private DeviceEvent[] begin(List<Replica> replicas, Collective op) {
         checkOpen();
         ReplicaCheck.check(replicas, devices);
         if (devices.size() < 2) {
@@ -237,12 +276,12 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
         pending = null;
         callerWork.begin(replicas);
         try {
-            DeviceEvent[] done = average(replicas);
+            DeviceEvent[] done = perform(replicas, op);
             if (done != null) {
                 for (int r = 0; r < replicas.size(); r++) {
                     DeviceStream caller = replicas.get(r).stream();
                     if (caller != null) {
-                        caller.waitFor(done[r]); // the caller's next work runs after the average
+                        caller.waitFor(done[r]); // the caller's next work runs after the collective
                     }
                 }
             }
@@ -297,12 +336,13 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
     }
 
     /**
-     * Queues the average of checked replicas (one per device, at least two) in place, after
+     * Queues {@code op} on checked replicas (one per device, at least two) in place, after
      * {@link #awaitCallerWork} (which it calls before touching the gradients), and returns per
-     * replica the event after which that replica holds the average and the backend is done with
-     * it; or null when it waited for everything itself.
+     * replica the event after which that replica holds its result and the backend is done with
+     * it; or null when it waited for everything itself. {@link #collect} is set only with
+     * {@link Collective#AVERAGE}.
      */
-    protected abstract DeviceEvent[] average(List<Replica> replicas);
+    protected abstract DeviceEvent[] perform(List<Replica> replicas, Collective op);
 
     /** Single process: every replica is here, so waiting for the devices is the barrier. */
     @Override

@@ -17,6 +17,9 @@ import java.util.List;
  * and coalesced accesses), so the last slices take the remainder and may be shorter or empty.
  * Every run also has a place in a packed layout (host staging, scratch), 256-byte aligned.
  *
+ * <p>The sharded collectives ({@link Collective#sharded()}) cut by {@link io.gradsync.sync.Shards}
+ * instead ({@link #sharded}): every gradient is a run of its own, slice i its shard i.
+ *
  * <p>Made once per replica set and reused while the replicas are equal (same buffers, offsets,
  * counts and dtypes): {@link #madeFor} compares without allocating.
  */
@@ -61,12 +64,14 @@ public final class SlicePlan {
     }
 
     private final List<Replica> key;
+    private final boolean byShards;
     private final List<Run> runs;
     private final long packedBytes;
     private final long replicaBytes;
 
-    private SlicePlan(List<Replica> key, List<Run> runs, long packedBytes, long replicaBytes) {
+    private SlicePlan(List<Replica> key, boolean byShards, List<Run> runs, long packedBytes, long replicaBytes) {
         this.key = key;
+        this.byShards = byShards;
         this.runs = runs;
         this.packedBytes = packedBytes;
         this.replicaBytes = replicaBytes;
@@ -89,6 +94,50 @@ public final class SlicePlan {
     /** True when {@code replicas} equal the ones this plan was made for (records compare by value, buffers by identity). */
     public boolean madeFor(List<Replica> replicas) {
         return key.equals(replicas);
+    }
+
+    /** True when this is the plan {@link #forCollective} makes for {@code replicas} and {@code op}. */
+    public boolean madeFor(List<Replica> replicas, Collective op) {
+        return byShards == op.sharded() && key.equals(replicas);
+    }
+
+    /** The plan {@code op} moves by: {@link #sharded} for the sharded collectives, else {@link #of}. */
+    public static SlicePlan forCollective(List<Replica> replicas, Collective op) {
+        return op.sharded() ? sharded(replicas) : of(replicas);
+    }
+
+    /**
+     * Every gradient a run of its own (pieces of {@link #MAX_RUN_ELEMENTS} where longer), and slice i
+     * of a run the part of shard i ({@link io.gradsync.sync.Shards#range}) in it.
+     */
+    public static SlicePlan sharded(List<Replica> replicas) {
+        int n = replicas.size();
+        List<Gradient> first = replicas.getFirst().gradients();
+        List<Run> runs = new ArrayList<>();
+        long packed = 0;
+        long total = 0;
+        for (int g = 0; g < first.size(); g++) {
+            Gradient head = first.get(g);
+            total += head.byteSize();
+            long shard = (head.count() + n - 1) / n;
+            for (long done = 0; done < head.count(); done += MAX_RUN_ELEMENTS) {
+                long c = Math.min(MAX_RUN_ELEMENTS, head.count() - done);
+                DeviceBuffer[] buffers = new DeviceBuffer[n];
+                long[] offsets = new long[n];
+                for (int r = 0; r < n; r++) {
+                    Gradient h = replicas.get(r).gradients().get(g);
+                    buffers[r] = h.buffer();
+                    offsets[r] = h.byteOffset() + done * h.dtype().bytes();
+                }
+                long[] bounds = new long[n + 1];
+                for (int i = 0; i <= n; i++) {
+                    bounds[i] = Math.clamp(Math.min(head.count(), i * shard) - done, 0, c);
+                }
+                runs.add(new Run(g, head.dtype(), c, buffers, offsets, packed, bounds));
+                packed = align(packed + c * head.dtype().bytes());
+            }
+        }
+        return new SlicePlan(List.copyOf(replicas), true, List.copyOf(runs), Math.max(packed, PACK_ALIGN), total);
     }
 
     /** The plan for {@code replicas}: gradients that follow each other in one buffer share one run. */
@@ -129,7 +178,7 @@ public final class SlicePlan {
             }
             g = last + 1;
         }
-        return new SlicePlan(List.copyOf(replicas), List.copyOf(runs), Math.max(packed, PACK_ALIGN), total);
+        return new SlicePlan(List.copyOf(replicas), false, List.copyOf(runs), Math.max(packed, PACK_ALIGN), total);
     }
 
     /** Gradient {@code b} starts where {@code a} ends, in the same buffer, with the same dtype, on every replica. */

@@ -74,6 +74,18 @@ class BucketSyncTest {
                 before.accept(replicas);
                 inner.synchronize(replicas);
             }
+            public void broadcast(List<Replica> replicas, int root) {
+                before.accept(replicas);
+                inner.broadcast(replicas, root);
+            }
+            public void reduceScatter(List<Replica> replicas) {
+                before.accept(replicas);
+                inner.reduceScatter(replicas);
+            }
+            public void allGather(List<Replica> replicas) {
+                before.accept(replicas);
+                inner.allGather(replicas);
+            }
         };
     }
 

@@ -5,6 +5,7 @@ import io.gradsync.sync.FusedSumOfSquares;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.sync.internal.HostAverage;
 import io.gradsync.tasks.device.Device;
@@ -113,7 +114,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     }
 
     @Override
-    protected DeviceEvent[] average(List<Replica> replicas) {
+    protected DeviceEvent[] perform(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
         List<StagingPlan.Chunk> chunks = chunksOf(replicas);
         chunkSquares = collect ? new double[chunks.size()][] : null;
@@ -123,7 +124,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         awaitCallerWork(ring.down);
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
-        RuntimeException failure = pipeline.run(replicas, chunks, this::reduce);
+        RuntimeException failure = pipeline.run(replicas, chunks, op, sumFor(op, replicas));
         long t3 = System.nanoTime();
         stats.phase("pipeline", t3 - t1);
         if (failure != null) {
@@ -137,11 +138,33 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
 
     /** The asynchronous call on the caller's streams: every chunk's copies are queued now ({@link StagingAhead}). */
     @Override
-    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags) {
+    protected Ahead queueAhead(List<Replica> replicas, HostFlag[] flags, Collective op) {
         long t0 = System.nanoTime();
         List<StagingPlan.Chunk> chunks = chunksOf(replicas);
         chunkSquares = null;
-        return ahead.queue(replicas, chunks, flags, () -> awaitCallerWork(ring.down), this::reduce, t0);
+        return ahead.queue(replicas, chunks, op, flags, () -> awaitCallerWork(ring.down), sumFor(op, replicas), t0);
+    }
+
+    /** What a worker does with a staged chunk: the average, or the copy of the replicas' parts that {@code op} reads into the result. */
+    private StagingPipeline.ChunkSum sumFor(Collective op, List<Replica> replicas) {
+        if (op.sums()) {
+            return this::reduce;
+        }
+        List<Gradient> layout = replicas.getFirst().gradients();
+        int n = devices.size();
+        return (chunk, slot, in, k) -> {
+            long base = slot * options.chunkBytes();
+            for (StagingPlan.Piece p : chunk.pieces()) {
+                int size = p.dtype().bytes();
+                for (int r = 0; r < n; r++) {
+                    MemorySegment from = ring.staging[r].segment();
+                    op.reads(r, n, layout.get(p.gradient()).count(), p.first(), p.first() + p.count(), (lo, hi) -> {
+                        long at = base + p.slotOffset() + (lo - p.first()) * size;
+                        ring.result.segment().asSlice(at, (hi - lo) * size).copyFrom(from.asSlice(at, (hi - lo) * size));
+                    });
+                }
+            }
+        };
     }
 
     /**

@@ -2,6 +2,7 @@ package io.gradsync.sync.backend.cpu;
 
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncStats;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.LocalSynchronizer.Ahead;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -44,7 +45,7 @@ final class StagingAhead {
      * Queues every chunk's copies now, after {@code awaitCaller}, and returns the background part
      * that sums them with {@code sum}.
      */
-    Ahead queue(List<Replica> replicas, List<StagingPlan.Chunk> chunks, HostFlag[] flags, Runnable awaitCaller,
+    Ahead queue(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, HostFlag[] flags, Runnable awaitCaller,
             StagingPipeline.ChunkSum sum, long t0) {
         int n = devices.size();
         reserveAheadEvents(chunks.size());
@@ -60,13 +61,13 @@ final class StagingAhead {
                     if (k >= slots) {
                         ring.down[r].waitUntil(flags[r], base + k - slots + 1);
                     }
-                    ring.copyDown(replicas.get(r).gradients(), chunks.get(k), r, slot);
+                    ring.copyDown(replicas.get(r).gradients(), chunks.get(k), r, slot, op);
                     ring.down[r].record(aheadDown[r][k]);
                 }
                 queued = k + 1;
                 for (int r = 0; r < n; r++) {
                     ring.up[r].waitUntil(flags[r], base + k + 1);
-                    ring.copyUp(replicas.get(r).gradients(), chunks.get(k), r, slot);
+                    ring.copyUp(replicas.get(r).gradients(), chunks.get(k), r, slot, op);
                     ring.up[r].record(aheadUp[r][k]);
                 }
             }

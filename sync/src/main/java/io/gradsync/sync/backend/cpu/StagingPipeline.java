@@ -2,6 +2,7 @@ package io.gradsync.sync.backend.cpu;
 
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncStats;
+import io.gradsync.sync.backend.Collective;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -41,17 +42,17 @@ final class StagingPipeline {
     }
 
     /** Runs every chunk through the ring; returns the first failure (every worker has stopped), or null. */
-    RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, ChunkSum sum) {
+    RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, ChunkSum sum) {
         for (int s = 0; s < slots; s++) {
             downloadQueued.set(s, -1);
             uploadQueued.set(s, s - (long) slots); // "chunk s - slots" was the last upload: nothing to wait for
         }
         AtomicInteger next = new AtomicInteger();
-        return workers.run(chunks.size(), () -> runChunks(replicas, chunks, next, sum));
+        return workers.run(chunks.size(), () -> runChunks(replicas, chunks, op, next, sum));
     }
 
     /** One worker: take chunks in order until none are left. */
-    private void runChunks(List<Replica> replicas, List<StagingPlan.Chunk> chunks, AtomicInteger next, ChunkSum sum) {
+    private void runChunks(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, AtomicInteger next, ChunkSum sum) {
         int n = replicas.size();
         MemorySegment[] in = new MemorySegment[n];
         long waitDown = 0, waitUp = 0, summing = 0, queue = 0;
@@ -59,7 +60,7 @@ final class StagingPipeline {
             int slot = k % slots;
             long t0 = System.nanoTime();
             if (k < slots) {
-                download(replicas, chunks.get(k), k); // the first round: each worker fills its own slot
+                download(replicas, chunks.get(k), k, op); // the first round: each worker fills its own slot
             }
             workers.awaitQueued(downloadQueued, slot, k);
             for (int r = 0; r < n; r++) {
@@ -74,9 +75,9 @@ final class StagingPipeline {
             sum.sum(chunks.get(k), slot, in, k);
             long t3 = System.nanoTime();
             if (k + slots < chunks.size()) {
-                download(replicas, chunks.get(k + slots), k + slots);
+                download(replicas, chunks.get(k + slots), k + slots, op);
             }
-            upload(replicas, chunks.get(k), k);
+            upload(replicas, chunks.get(k), k, op);
             long t4 = System.nanoTime();
             waitDown += t1 - t0;
             waitUp += t2 - t1;
@@ -89,22 +90,22 @@ final class StagingPipeline {
         stats.phase("workers: queue copies", queue);
     }
 
-    private void download(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
+    private void download(List<Replica> replicas, StagingPlan.Chunk chunk, int k, Collective op) {
         int slot = k % slots;
         for (int r = 0; r < replicas.size(); r++) {
             synchronized (ring.down[r]) {
-                ring.copyDown(replicas.get(r).gradients(), chunk, r, slot);
+                ring.copyDown(replicas.get(r).gradients(), chunk, r, slot, op);
                 ring.down[r].record(ring.downloaded[r][slot]);
             }
         }
         downloadQueued.set(slot, k);
     }
 
-    private void upload(List<Replica> replicas, StagingPlan.Chunk chunk, int k) {
+    private void upload(List<Replica> replicas, StagingPlan.Chunk chunk, int k, Collective op) {
         int slot = k % slots;
         for (int r = 0; r < replicas.size(); r++) {
             synchronized (ring.up[r]) {
-                ring.copyUp(replicas.get(r).gradients(), chunk, r, slot);
+                ring.copyUp(replicas.get(r).gradients(), chunk, r, slot, op);
                 ring.up[r].record(ring.uploaded[r][slot]);
             }
         }

@@ -2,6 +2,7 @@ package io.gradsync.sync.backend.cpu;
 
 import io.gradsync.sync.CpuOptions;
 import io.gradsync.sync.Gradient;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
@@ -67,21 +68,25 @@ final class StagingRing {
         result = res;
     }
 
-    /** Queues device r's copies of {@code chunk} into its staging slot. */
-    void copyDown(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot) {
+    /** Queues device r's copies of what {@code op} reads of {@code chunk} into its staging slot. */
+    void copyDown(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot, Collective op) {
         long base = slot * chunkBytes;
         for (StagingPlan.Piece p : chunk.pieces()) {
             Gradient g = grads.get(p.gradient());
-            down[r].copyToHost(g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), staging[r], base + p.slotOffset(), p.bytes());
+            int size = p.dtype().bytes();
+            op.reads(r, down.length, g.count(), p.first(), p.first() + p.count(), (from, to) -> down[r].copyToHost(g.buffer(),
+                    g.byteOffset() + from * size, staging[r], base + p.slotOffset() + (from - p.first()) * size, (to - from) * size));
         }
     }
 
-    /** Queues the copies of {@code chunk}'s result slot into device r's gradients. */
-    void copyUp(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot) {
+    /** Queues the copies of what {@code op} writes of {@code chunk} from its result slot into device r's gradients. */
+    void copyUp(List<Gradient> grads, StagingPlan.Chunk chunk, int r, int slot, Collective op) {
         long base = slot * chunkBytes;
         for (StagingPlan.Piece p : chunk.pieces()) {
             Gradient g = grads.get(p.gradient());
-            up[r].copyFromHost(result, base + p.slotOffset(), g.buffer(), g.byteOffset() + p.first() * p.dtype().bytes(), p.bytes());
+            int size = p.dtype().bytes();
+            op.writes(r, up.length, g.count(), p.first(), p.first() + p.count(), (from, to) -> up[r].copyFromHost(result,
+                    base + p.slotOffset() + (from - p.first()) * size, g.buffer(), g.byteOffset() + from * size, (to - from) * size));
         }
     }
 

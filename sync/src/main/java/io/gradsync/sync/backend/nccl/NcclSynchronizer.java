@@ -244,6 +244,21 @@ final class NcclSynchronizer implements GradientSynchronizer {
     }
 
     @Override
+    public void broadcast(List<Replica> replicas, int root) {
+        throw new UnsupportedOperationException("nccl: broadcast is not built yet");
+    }
+
+    @Override
+    public void reduceScatter(List<Replica> replicas) {
+        throw new UnsupportedOperationException("nccl: reduceScatter is not built yet");
+    }
+
+    @Override
+    public void allGather(List<Replica> replicas) {
+        throw new UnsupportedOperationException("nccl: allGather is not built yet");
+    }
+
+    @Override
     public synchronized void barrier() {
         checkUsable();
         for (CudaDevice d : nccl.devices) {

@@ -3,6 +3,7 @@ package io.gradsync.sync.backend.opencl;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.OpenClOptions;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.sync.backend.SlicePlan;
 import static io.gradsync.sync.backend.Resources.closeQuietly;
@@ -37,8 +38,13 @@ import java.util.List;
  * step's results of every other device (which also proves that device j's download of the bytes
  * it is about to overwrite has finished). Every host region is written by one device per call
  * and read only after the event that follows the write; the call ends with every queue drained,
- * so the next call cannot overtake this one's reads. Every event is recorded in every call
- * before anything waits on it, so no wait sees a previous call's mark.
+ * so the next call cannot overtake this one's reads. Every event a call waits on is recorded in
+ * that call before anything waits on it, so no wait sees a previous call's mark.
+ *
+ * <p>The other collectives keep the phases they need: a reduce-scatter (slices cut by shard,
+ * {@link SlicePlan#sharded}) stops after the reduce, its result left in each device's own slice;
+ * an all-gather has each device put its own slice into {@code result}, then gathers; a broadcast
+ * has the root put every slice into {@code result}, and the others gather all of them.
  *
  * <p>Queues are made once; host and scratch buffers grow when a larger layout arrives
  * ({@link OpenClMemory}); kernels and events are prepared once per layout ({@link OpenClPlan},
@@ -94,10 +100,10 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
     }
 
     @Override
-    protected DeviceEvent[] average(List<Replica> replicas) {
+    protected DeviceEvent[] perform(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        if (plan == null || !plan.slices.madeFor(replicas)) {
-            replan(replicas);
+        if (plan == null || !plan.slices.madeFor(replicas, op)) {
+            replan(replicas, op);
         }
         if (steps.isEmpty()) {
             return null;
@@ -106,16 +112,31 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         long t1 = System.nanoTime();
         stats.phase("prepare", t1 - t0);
         int n = devices.size();
-        download(0);
+        if (op.sums()) {
+            download(0);
+        }
         for (int s = 0; s < steps.size(); s++) {
-            if (s + 1 < steps.size()) {
+            if (op.sums() && s + 1 < steps.size()) {
                 download(s + 1); // ahead of this step's result downloads on the same queues
             }
             for (int i = 0; i < n; i++) {
-                reduce(i, s);
+                switch (op.kind()) {
+                    case ALL_REDUCE -> reduce(i, s, true);
+                    case REDUCE_SCATTER -> reduce(i, s, false);
+                    case ALL_GATHER -> publish(i, s, i);
+                    case BROADCAST -> {
+                        if (i == op.root()) {
+                            for (int k = 0; k < n; k++) {
+                                publish(i, s, k);
+                            }
+                        }
+                    }
+                }
             }
             for (int j = 0; j < n; j++) {
-                gather(j, s);
+                if (op.kind() != Collective.Kind.REDUCE_SCATTER && j != op.root()) {
+                    gather(j, s, op.root());
+                }
             }
         }
         for (int i = 0; i < n; i++) { // a device is done once both of its queues are
@@ -142,8 +163,8 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         }
     }
 
-    /** Device i averages its slice's part of step s and puts the result in {@code result}. */
-    private void reduce(int i, int s) {
+    /** Device i averages its slice's part of step s, and where others need it ({@code publish}) puts it in {@code result}. */
+    private void reduce(int i, int s, boolean publish) {
         OpenClPlan.Step step = steps.get(s);
         int n = devices.size();
         OpenClQueue q = up[i];
@@ -163,6 +184,9 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
             }
             prepared.launches[i][s].launch(q);
         }
+        if (!publish) {
+            return;
+        }
         q.record(prepared.computed[i][s]);
         down[i].waitFor(prepared.computed[i][s]);
         if (bytes > 0) {
@@ -171,25 +195,40 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         down[i].record(prepared.reduced[i][s]);
     }
 
-    /** Device j fetches the other slices' averages of step s. */
-    private void gather(int j, int s) {
+    /**
+     * Device i puts slice k's part of step s of its replica, as it is, into {@code result}
+     * (all-gather: its own slice; broadcast: the root's every slice), then marks its step reduced.
+     */
+    private void publish(int i, int s, int k) {
+        OpenClPlan.Step step = steps.get(s);
+        if (step.bytes(k) > 0) {
+            down[i].copyToHost(step.run().buffers()[i], step.deviceOffset(i, k), memory.result, step.hostOffset(k), step.bytes(k));
+        }
+        down[i].record(prepared.reduced[i][s]);
+    }
+
+    /**
+     * Device j fetches the other slices of step s from {@code result}: every device's own (after
+     * its reduce or publish), or with a {@code root} (a broadcast) every slice, from the root.
+     */
+    private void gather(int j, int s, int root) {
         OpenClPlan.Step step = steps.get(s);
         int n = devices.size();
         OpenClQueue q = up[j];
         for (int i = 0; i < n; i++) {
-            if (i != j) {
+            if (root >= 0 ? i == root : i != j) {
                 q.waitFor(prepared.reduced[i][s]);
             }
         }
         for (int k = 0; k < n; k++) {
-            if (k != j && step.count()[k] > 0) {
+            if ((k != j || root >= 0) && step.count()[k] > 0) {
                 q.copyFromHost(memory.result, step.hostOffset(k), step.run().buffers()[j], step.deviceOffset(j, k), step.bytes(k));
             }
         }
     }
 
     /** A new layout: cut steps, grow host and scratch memory if needed, prepare kernels and events. */
-    private void replan(List<Replica> replicas) {
+    private void replan(List<Replica> replicas, Collective op) {
         closePrepared();
         for (int i = 0; i < done.length; i++) {
             closeQuietly(downDone[i]);
@@ -197,7 +236,7 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
         }
         plan = null;
         steps = List.of();
-        OpenClPlan p = OpenClPlan.of(SlicePlan.of(replicas), devices.size(), chunkBytes);
+        OpenClPlan p = OpenClPlan.of(SlicePlan.forCollective(replicas, op), devices.size(), chunkBytes);
         memory.fit(p);
         prepared = new OpenClPrepared(devices.size(), p.steps.size());
         prepared.makeEvents(devices, p.steps.size());

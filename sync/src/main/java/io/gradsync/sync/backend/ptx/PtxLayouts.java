@@ -3,6 +3,7 @@ package io.gradsync.sync.backend.ptx;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.Replica;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.SlicePlan;
 import static io.gradsync.sync.backend.Resources.closeQuietly;
 
@@ -30,9 +31,10 @@ import java.util.List;
 final class PtxLayouts {
     static final int CACHED_LAYOUTS = 8;
 
-    /** One gradient layout, planned and prepared: what a call of those buffers enqueues. */
+    /** One gradient layout and collective, planned and prepared: what a call of those buffers enqueues. */
     static final class Layout {
         final SlicePlan plan;
+        final Collective op;
         /** Per run: averaged whole by every GPU (one-shot) rather than reduce-scatter + all-gather. */
         final boolean[] oneShot;
         /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
@@ -48,9 +50,10 @@ final class PtxLayouts {
         /** Calls so far, the current one included: a layout is recorded on its second call. */
         int uses;
 
-        Layout(SlicePlan plan, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
+        Layout(SlicePlan plan, Collective op, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
                 PtxSquares.Squares squares) {
             this.plan = plan;
+            this.op = op;
             this.oneShot = oneShot;
             this.launches = launches;
             this.gathers = gathers;
@@ -58,8 +61,8 @@ final class PtxLayouts {
             this.squares = squares;
         }
 
-        boolean fits(List<Replica> replicas, boolean collect) {
-            return plan.madeFor(replicas) && (squares != null) == collect;
+        boolean fits(List<Replica> replicas, boolean collect, Collective op) {
+            return this.op.equals(op) && plan.madeFor(replicas, op) && (squares != null) == collect;
         }
     }
 
@@ -89,16 +92,16 @@ final class PtxLayouts {
         return layout;
     }
 
-    /** The layout of {@code replicas}, made current: the current one if it fits, a remembered one, or a new plan. */
-    Layout of(List<Replica> replicas, boolean collect) {
-        if (layout == null || !layout.fits(replicas, collect)) {
-            switchLayout(replicas, collect);
+    /** The layout of {@code replicas} and {@code op}, made current: the current one if it fits, a remembered one, or a new plan. */
+    Layout of(List<Replica> replicas, boolean collect, Collective op) {
+        if (layout == null || !layout.fits(replicas, collect, op)) {
+            switchLayout(replicas, collect, op);
         }
         return layout;
     }
 
-    /** Makes the layout of {@code replicas} current: a remembered one if there is one, else a new plan. */
-    private void switchLayout(List<Replica> replicas, boolean collect) {
+    /** Makes the layout of {@code replicas} and {@code op} current: a remembered one if there is one, else a new plan. */
+    private void switchLayout(List<Replica> replicas, boolean collect, Collective op) {
         if (layout != null) {
             recent.addFirst(layout);
             while (recent.size() > CACHED_LAYOUTS) {
@@ -108,13 +111,13 @@ final class PtxLayouts {
         }
         for (Iterator<Layout> it = recent.iterator(); it.hasNext(); ) {
             Layout l = it.next();
-            if (l.fits(replicas, collect)) {
+            if (l.fits(replicas, collect, op)) {
                 it.remove();
                 layout = l;
                 return;
             }
         }
-        layout = replan(replicas, collect);
+        layout = replan(replicas, collect, op);
     }
 
     /**
@@ -148,16 +151,19 @@ final class PtxLayouts {
         recent.clear();
     }
 
-    /** A new layout or new buffers: choose one-shot per run, grow scratch and pinned memory, prepare every launch. */
-    private Layout replan(List<Replica> replicas, boolean collect) {
+    /**
+     * A new layout or new buffers: choose one-shot per run (averages only), grow scratch and pinned
+     * memory, prepare every launch the collective makes.
+     */
+    private Layout replan(List<Replica> replicas, boolean collect, Collective op) {
         refusePoolMemoryReadByPeers(replicas);
-        SlicePlan p = SlicePlan.of(replicas);
+        SlicePlan p = SlicePlan.forCollective(replicas, op);
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
         boolean[] small = new boolean[runs.size()];
         long[][] at = new long[n][runs.size()];
         for (int k = 0; k < runs.size(); k++) {
-            small[k] = peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes();
+            small[k] = op.kind() == Collective.Kind.ALL_REDUCE && peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes();
         }
         for (int i = 0; i < n; i++) {
             int missing = 0;
@@ -169,7 +175,7 @@ final class PtxLayouts {
                 SlicePlan.Run run = runs.get(k);
                 at[i][k] = used;
                 used += small[k] ? SlicePlan.align(run.bytes())
-                        : missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes());
+                        : op.sums() ? missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes()) : 0;
             }
             if (used > 0) {
                 memory.growScratch(i, used, this::forgetLayouts);
@@ -183,7 +189,7 @@ final class PtxLayouts {
         }
         Launch[][] prepared = new Launch[n][runs.size()];
         float replicaCount = n; // the kernels divide their float64 sums by it
-        for (int i = 0; i < n; i++) {
+        for (int i = 0; i < n && op.sums(); i++) {
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
                 Object[] args = new Object[n + 2];
@@ -215,7 +221,7 @@ final class PtxLayouts {
             }
         }
         Launch[][][] pulls = null;
-        if (options.gather() == PtxOptions.Gather.KERNEL) {
+        if (options.gather() == PtxOptions.Gather.KERNEL && op.kind() != Collective.Kind.REDUCE_SCATTER) {
             pulls = new Launch[n][runs.size()][n];
             for (int j = 0; j < n; j++) {
                 for (int k = 0; k < runs.size(); k++) {
@@ -232,7 +238,7 @@ final class PtxLayouts {
                 }
             }
         }
-        return new Layout(p, small, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
+        return new Layout(p, op, small, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
     }
 
     /** Closes the current layout's recorded schedule and every remembered one; called once, after the streams are done. */

@@ -1,6 +1,7 @@
 package io.gradsync.sync.backend.ptx;
 
 import io.gradsync.sync.PtxOptions;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.SlicePlan;
 import static io.gradsync.sync.backend.Resources.closeQuietly;
 
@@ -104,16 +105,69 @@ final class PtxSchedule {
 
     private void enqueue(Layout layout) {
         List<SlicePlan.Run> runs = layout.plan.runs();
+        Collective op = layout.op;
         int n = devices.size();
-        if (!peers.all()) {
+        if (!peers.all() && op.sums()) {
             stageForPeersWithoutP2p(runs);
         }
         for (int i = 0; i < n; i++) {
-            reduce(i, layout);
+            switch (op.kind()) {
+                case ALL_REDUCE, REDUCE_SCATTER -> reduce(i, layout);
+                case ALL_GATHER -> publish(i, runs);
+                case BROADCAST -> scatter(i, runs, op.root());
+            }
         }
         for (int j = 0; j < n; j++) {
-            gather(j, layout);
+            if (op.kind() != Collective.Kind.REDUCE_SCATTER && j != op.root()) {
+                gather(j, layout);
+            }
         }
+    }
+
+    /** All-gather's phase 1 on GPU i: where some GPU cannot read it directly, its own slices go to {@code result}. */
+    private void publish(int i, List<SlicePlan.Run> runs) {
+        DeviceStream s = streams[i];
+        if (peers.lacksPeer(i)) {
+            for (SlicePlan.Run run : runs) {
+                long bytes = run.sliceCount(i) * run.dtype().bytes();
+                if (bytes > 0) {
+                    s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), memory.result(), run.packedSliceOffset(i), bytes);
+                }
+            }
+        }
+        s.record(reduced[i]);
+    }
+
+    /**
+     * Broadcast's phase 1: GPU i (not the root) pulls slice i of every run from the root, directly
+     * or from {@code result}, which the root fills whole where some pair has no P2P.
+     */
+    private void scatter(int i, List<SlicePlan.Run> runs, int root) {
+        DeviceStream s = streams[i];
+        if (i == root) {
+            if (!peers.all()) {
+                for (SlicePlan.Run run : runs) {
+                    s.copyToHost(run.buffers()[root], run.offsets()[root], memory.result(), run.packed(), run.bytes());
+                }
+            }
+            s.record(reduced[i]);
+            return;
+        }
+        if (!peers.direct(i, root)) {
+            s.waitFor(reduced[root]);
+        }
+        for (SlicePlan.Run run : runs) {
+            long bytes = run.sliceCount(i) * run.dtype().bytes();
+            if (bytes == 0) {
+                continue;
+            }
+            if (peers.direct(i, root)) {
+                s.copy(run.buffers()[root], run.sliceOffset(root, i), run.buffers()[i], run.sliceOffset(i, i), bytes);
+            } else {
+                s.copyFromHost(memory.result(), run.packedSliceOffset(i), run.buffers()[i], run.sliceOffset(i, i), bytes);
+            }
+        }
+        s.record(reduced[i]);
     }
 
     /** Phase 0: GPU j puts slice i of its replica in host memory for every GPU i it has no P2P with. */
@@ -133,7 +187,7 @@ final class PtxSchedule {
         }
     }
 
-    /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place. */
+    /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place (published to {@code result} for an average only). */
     private void reduce(int i, Layout layout) {
         List<SlicePlan.Run> runs = layout.plan.runs();
         int n = devices.size();
@@ -161,14 +215,14 @@ final class PtxSchedule {
                 }
             }
             layout.launches[i][k].launch(s);
-            if (peers.lacksPeer(i)) {
+            if (peers.lacksPeer(i) && layout.op.kind() == Collective.Kind.ALL_REDUCE) {
                 s.copyToHost(run.buffers()[i], run.sliceOffset(i, i), memory.result(), run.packedSliceOffset(i), bytes);
             }
         }
         s.record(reduced[i]);
     }
 
-    /** Phase 2 on GPU j, after every GPU's reduce: copy one-shot results back, pull the other slices. */
+    /** Phase 2 on GPU j, after every GPU's phase 1: copy one-shot results back, pull the other slices. */
     private void gather(int j, Layout layout) {
         List<SlicePlan.Run> runs = layout.plan.runs();
         int n = devices.size();

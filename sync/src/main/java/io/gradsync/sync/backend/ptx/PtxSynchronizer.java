@@ -5,6 +5,7 @@ import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.DeviceChecks;
 import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.sync.backend.SlicePlan;
@@ -64,6 +65,11 @@ import java.util.List;
  * ready for when a caller alternates between them. The all-gather pulls with copy engines by default; {@link PtxOptions.Gather#KERNEL}
  * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
  * which is faster at which size is for the node to tell.
+ *
+ * <p>The other collectives are parts of the same schedule ({@link PtxSchedule}): a reduce-scatter
+ * is the reduce alone, over slices cut by shard ({@link SlicePlan#sharded}); an all-gather is the
+ * all-gather alone, over the same slices; a broadcast is a scatter (GPU i pulls slice i from the
+ * root) then the all-gather, so that the root sends each byte about twice rather than N - 1 times.
  *
  * <p>The schedule uses only the runtime-neutral stream API plus a {@link PtxLaunches.Launcher}; on CUDA
  * ({@link #create}) kernels are the PTX ones and peers are real. Tests also run the very same
@@ -162,9 +168,9 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     }
 
     @Override
-    protected DeviceEvent[] average(List<Replica> replicas) {
+    protected DeviceEvent[] perform(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        Layout l = layouts.of(replicas, collect);
+        Layout l = layouts.of(replicas, collect, op);
         List<SlicePlan.Run> runs = l.plan.runs();
         if (runs.isEmpty()) {
             return null;

@@ -6,7 +6,10 @@ import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.tasks.device.Device;
 import java.util.List;
 
-/** One replica: the average of one is itself, so nothing moves. Inputs are still checked. */
+/**
+ * One replica: the average of one is itself, and so is its shard, its gather and its broadcast, so
+ * nothing moves. Inputs (and a broadcast's root) are still checked.
+ */
 final class SingleSynchronizer extends LocalSynchronizer<Device> {
 
     SingleSynchronizer(Device device) {
@@ -19,8 +22,8 @@ final class SingleSynchronizer extends LocalSynchronizer<Device> {
     }
 
     @Override
-    protected io.gradsync.tasks.device.DeviceEvent[] average(List<Replica> replicas) {
-        throw new AssertionError("one replica is never averaged");
+    protected io.gradsync.tasks.device.DeviceEvent[] perform(List<Replica> replicas, io.gradsync.sync.backend.Collective op) {
+        throw new AssertionError("one replica: every collective leaves it as it is");
     }
 
     @Override
