@@ -110,7 +110,8 @@ final class PtxSchedule {
         if (!peers.all() && op.sums()) {
             stageForPeersWithoutP2p(runs);
         }
-        for (int i = 0; i < n; i++) {
+        for (int k = 0; k < n; k++) {
+            int i = op.root() < 0 ? k : (op.root() + k) % n; // the root's record first: the others wait for it
             switch (op.kind()) {
                 case ALL_REDUCE, REDUCE_SCATTER -> reduce(i, layout);
                 case ALL_GATHER -> publish(i, runs);

@@ -24,7 +24,13 @@ public final class PtxOnJvm {
         for (boolean[] row : all) {
             Arrays.fill(row, true);
         }
-        return new PtxSynchronizer(devices, options, all, PtxScheduleTest.jvmKernels(),
+        return schedule(devices, options, all, recorded, waitForCaller);
+    }
+
+    /** As {@link #schedule(List, PtxOptions, boolean, boolean)} with pairs that have no P2P ({@code p2p[i][j]} false) moving through host memory. */
+    public static GradientSynchronizer schedule(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, boolean recorded,
+            boolean waitForCaller) {
+        return new PtxSynchronizer(devices, options, p2p, PtxScheduleTest.jvmKernels(),
                 recorded ? PtxScheduleTest.enqueueAgain() : null, waitForCaller);
     }
 }
