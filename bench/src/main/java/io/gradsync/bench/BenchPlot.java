@@ -56,9 +56,11 @@ public final class BenchPlot {
         chart.getStyler().setYAxisLogarithmicDecadeOnly(false); // label 2..9 x 10^n too, not only the decades
 
         boolean severalTypes = report.rows().stream().map(SyncMeasurement::dtype).distinct().count() > 1;
+        boolean severalCollectives = report.rows().stream().map(SyncMeasurement::collective).distinct().count() > 1;
         Map<String, List<SyncMeasurement>> lines = new LinkedHashMap<>();
         for (SyncMeasurement m : report.rows()) {
-            String name = m.backend().label() + " (" + m.runtime() + ")" + (severalTypes ? " " + m.dtype().label() : "");
+            String name = (severalCollectives ? m.collective().label() + ", " : "") + m.backend().label() + " (" + m.runtime() + ")"
+                    + (severalTypes ? " " + m.dtype().label() : "");
             lines.computeIfAbsent(name, k -> new ArrayList<>()).add(m);
         }
         double minX = Double.MAX_VALUE;

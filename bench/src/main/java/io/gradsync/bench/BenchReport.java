@@ -27,7 +27,7 @@ import java.util.Optional;
  * shape changes).
  */
 public final class BenchReport {
-    public static final String FORMAT = "gradsync-bench/3"; // 2: "models"; 3: "references"
+    public static final String FORMAT = "gradsync-bench/4"; // 2: "models"; 3: "references"; 4: "collective"
     public static final String SCHEMA_RESOURCE = "/gradsync-bench.schema.json";
 
     /** A backend that could not run here, and why. */
@@ -35,7 +35,7 @@ public final class BenchReport {
     }
 
     /** The fastest backend (highest busbw) for one dtype and size. */
-    public record Winner(DType dtype, long bytes, String backend, double busbwGBs) {
+    public record Winner(BenchCollective collective, DType dtype, long bytes, String backend, double busbwGBs) {
     }
 
     private final List<SyncMeasurement> rows = new ArrayList<>();
@@ -89,7 +89,8 @@ public final class BenchReport {
     public List<Comparison> compare(AllReduceReference ref) {
         List<Comparison> list = new ArrayList<>();
         for (SyncMeasurement m : rows) {
-            AllReduceReference.Row r = m.dtype().tableName().equals(ref.type()) ? ref.at(m.bytes()) : null;
+            AllReduceReference.Row r = m.collective() == BenchCollective.ALL_REDUCE && m.dtype().tableName().equals(ref.type())
+                    ? ref.at(m.bytes()) : null;
             if (r != null) {
                 list.add(new Comparison(m, r));
             }
@@ -128,20 +129,20 @@ public final class BenchReport {
     public List<Winner> winners() {
         Map<String, Winner> best = new LinkedHashMap<>();
         for (SyncMeasurement m : rows) {
-            String key = m.dtype() + "/" + m.bytes();
+            String key = m.collective() + "/" + m.dtype() + "/" + m.bytes();
             Winner w = best.get(key);
             if (w == null || m.busbwGBs() > w.busbwGBs()) {
-                best.put(key, new Winner(m.dtype(), m.bytes(), m.backend().label(), m.busbwGBs()));
+                best.put(key, new Winner(m.collective(), m.dtype(), m.bytes(), m.backend().label(), m.busbwGBs()));
             }
         }
         List<Winner> list = new ArrayList<>(best.values());
-        list.sort(Comparator.comparing(Winner::dtype).thenComparingLong(Winner::bytes));
+        list.sort(Comparator.comparing(Winner::collective).thenComparing(Winner::dtype).thenComparingLong(Winner::bytes));
         return list;
     }
 
     /** The runner-up's busbw for the winner's dtype and size, if another backend ran it. */
     public Optional<SyncMeasurement> runnerUp(Winner w) {
-        return rows.stream().filter(m -> m.dtype() == w.dtype() && m.bytes() == w.bytes()
+        return rows.stream().filter(m -> m.collective() == w.collective() && m.dtype() == w.dtype() && m.bytes() == w.bytes()
                         && !m.backend().label().equals(w.backend()))
                 .max(Comparator.comparingDouble(SyncMeasurement::busbwGBs));
     }
@@ -158,6 +159,7 @@ public final class BenchReport {
         for (SyncMeasurement m : rows) {
             ObjectNode r = results.addObject();
             r.put("backend", m.backend().label());
+            r.put("collective", m.collective().label());
             r.put("runtime", m.runtime());
             r.put("replicas", m.replicas());
             r.put("bytes", m.bytes());
@@ -233,7 +235,7 @@ public final class BenchReport {
         }
         ArrayNode win = root.putArray("winners");
         for (Winner w : winners()) {
-            win.addObject().put("dtype", w.dtype().label()).put("bytes", w.bytes()).put("backend", w.backend())
+            win.addObject().put("collective", w.collective().label()).put("dtype", w.dtype().label()).put("bytes", w.bytes()).put("backend", w.backend())
                     .put("busbwGBs", w.busbwGBs());
         }
         ArrayNode refs = root.putArray("references");

@@ -62,6 +62,16 @@ public final class SyncBench {
 
     public static SyncMeasurement measure(GradientSynchronizer sync, List<? extends Device> devices, long bytes,
             DType dtype, int warmup, int iterations, boolean check, long seed) {
+        return measure(sync, devices, BenchCollective.ALL_REDUCE, bytes, dtype, warmup, iterations, check, seed);
+    }
+
+    /**
+     * As for the average, with {@code collective}: the first call is checked against that
+     * collective's definition (the float64 average on the shards a reduce-scatter writes, the
+     * owner's or root's bits elsewhere), then every call is timed the same way.
+     */
+    public static SyncMeasurement measure(GradientSynchronizer sync, List<? extends Device> devices, BenchCollective collective,
+            long bytes, DType dtype, int warmup, int iterations, boolean check, long seed) {
         long count = bytes / dtype.bytes();
         if (count < 1) {
             throw new IllegalArgumentException("size " + bytes + " B holds no " + dtype.label() + " element");
@@ -71,20 +81,20 @@ public final class SyncBench {
         List<HostBuffer> inputs = new ArrayList<>();
         try (Arena arena = Arena.ofShared()) {
             List<Replica> replicas = flatReplicas(sync, devices, "gradients", dtype, count, seed, buffers, inputs);
-            sync.synchronize(replicas);
-            long wrong = check ? countWrong(dtype, devices, buffers, allInputs(sync, devices, inputs, dtype, count, seed, arena),
-                    count) : -1;
-            Warmup.run(sync.worldSize() == devices.size(), warmup, used, () -> sync.synchronize(replicas));
+            collective.run(sync, replicas);
+            long wrong = check ? CollectiveCheck.countWrong(collective, sync, dtype, devices, buffers,
+                    allInputs(sync, devices, inputs, dtype, count, seed, arena), count) : -1;
+            Warmup.run(sync.worldSize() == devices.size(), warmup, used, () -> collective.run(sync, replicas));
             sync.stats().reset(); // the stats then describe the timed calls alone
             double[] micros = new double[iterations];
             for (int i = 0; i < iterations; i++) {
                 long t0 = System.nanoTime();
-                sync.synchronize(replicas);
+                collective.run(sync, replicas);
                 micros[i] = (System.nanoTime() - t0) / 1e3;
             }
             Timing t = Timing.of(micros);
             return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), used,
-                    dtype, t.medianMicros(), t.minMicros(), t.maxMicros(), iterations, wrong, SyncMeasurement.HOST_TIMING);
+                    dtype, t.medianMicros(), t.minMicros(), t.maxMicros(), iterations, wrong, SyncMeasurement.HOST_TIMING, collective);
         } finally {
             buffers.forEach(DeviceBuffer::close);
             inputs.forEach(HostBuffer::close);

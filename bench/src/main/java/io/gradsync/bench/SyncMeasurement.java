@@ -4,13 +4,23 @@ import io.gradsync.sync.DType;
 import io.gradsync.sync.SyncBackend;
 
 /**
- * One row of the sync table: a backend averaging {@code bytes} per replica over {@code replicas}
- * devices. Times are per call, in microseconds. Bandwidths follow nccl-tests: algbw = bytes /
- * time; busbw = algbw * 2(n-1)/n, the traffic each link carries in a ring all-reduce, which makes
- * figures comparable across device counts. {@code timing} says how the calls were timed.
+ * One row of the sync table: a backend running one collective on {@code bytes} per replica over
+ * {@code replicas} devices. Times are per call, in microseconds. Bandwidths follow nccl-tests:
+ * algbw = bytes / time; busbw = algbw times the collective's bus factor
+ * ({@link BenchCollective#busFactor}: 2(n-1)/n for the all-reduce, the traffic each link carries in
+ * a ring), which makes figures comparable across device counts. {@code timing} says how the calls
+ * were timed.
  */
 public record SyncMeasurement(SyncBackend backend, String runtime, int replicas, long bytes, DType dtype,
-        double medianMicros, double minMicros, double maxMicros, int iterations, long wrong, String timing) {
+        double medianMicros, double minMicros, double maxMicros, int iterations, long wrong, String timing,
+        BenchCollective collective) {
+
+    /** An all-reduce row. */
+    public SyncMeasurement(SyncBackend backend, String runtime, int replicas, long bytes, DType dtype,
+            double medianMicros, double minMicros, double maxMicros, int iterations, long wrong, String timing) {
+        this(backend, runtime, replicas, bytes, dtype, medianMicros, minMicros, maxMicros, iterations, wrong, timing,
+                BenchCollective.ALL_REDUCE);
+    }
 
     /** How {@link SyncBench} times a call: on the host, entry to return. */
     public static final String HOST_TIMING = "host";
@@ -29,6 +39,6 @@ public record SyncMeasurement(SyncBackend backend, String runtime, int replicas,
     }
 
     public double busbwGBs() {
-        return replicas <= 1 ? algbwGBs() : algbwGBs() * 2.0 * (replicas - 1) / replicas;
+        return algbwGBs() * collective.busFactor(replicas);
     }
 }

@@ -21,7 +21,7 @@ public final class SyncTable {
 
     public void row(SyncMeasurement m) {
         out.printf(Locale.ROOT, " %12d %12d %9s %6s %10.1f %13s %8.2f %8.2f %7s%n",
-                m.bytes(), m.count(), m.dtype().tableName(), "avg", m.medianMicros(),
+                m.bytes(), m.count(), m.dtype().tableName(), m.collective().redop(), m.medianMicros(),
                 String.format(Locale.ROOT, "%.0f-%.0f", m.minMicros(), m.maxMicros()),
                 m.algbwGBs(), m.busbwGBs(), m.wrong() < 0 ? "N/A" : Long.toString(m.wrong()));
         out.flush();

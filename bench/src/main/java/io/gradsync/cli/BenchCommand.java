@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gradsync.bench.Messages;
 import io.gradsync.bench.AllReduceReference;
 import io.gradsync.bench.BackendDevices;
+import io.gradsync.bench.BenchCollective;
 import io.gradsync.bench.BenchPlot;
 import io.gradsync.bench.BenchReport;
 import io.gradsync.bench.LinkBound;
@@ -69,6 +70,7 @@ import picocli.CommandLine.Spec;
             "  gradsync bench --runtime jvm --devices 3 --sizes 64K,1M --iters 50",
             "  gradsync bench --backend all --sizes 1M..1G --reference torch.txt --plot vs-torch.png",
             "  gradsync bench --backend all --model mixed --model-size 256M --tensors 300 --bucket 25M --json buckets.json",
+            "  gradsync bench --backend ptx,nccl --collective all --sizes 1M..1G --json collectives.json --plot collectives.png",
             "", "On PoCL, OpenCL shows one CPU device unless POCL_DEVICES lists several (scripts/gradsync sets as many as --devices, 4 by default)."})
 final class BenchCommand implements Callable<Integer> {
 
@@ -93,6 +95,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--dtype", defaultValue = "fp32", paramLabel = "LIST",
             description = "Element types, comma separated: fp32, bf16, fp16 (default: ${DEFAULT-VALUE}).")
     String dtypes;
+
+    @Option(names = "--collective", defaultValue = "all-reduce", paramLabel = "LIST",
+            description = "Collectives, comma separated: all-reduce (the average), reduce-scatter, all-gather, broadcast "
+                    + "(from replica 0), or 'all'; each gets its own table, busbw by nccl-tests' factor for it: 2(n-1)/n, (n-1)/n, "
+                    + "(n-1)/n, 1 (default: ${DEFAULT-VALUE}).")
+    String collectives;
 
     @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed calls per size, at least (default: ${DEFAULT-VALUE}). In one process the "
                     + "warm-up also lasts at least 0.3 s, so that the JIT has compiled the call path before timing "
@@ -192,6 +200,7 @@ final class BenchCommand implements Callable<Integer> {
             throw Usage.error(spec, "--devices must be at least 1, got " + n);
         }
         List<DType> types = Usage.parse(spec, () -> parseTypes(dtypes));
+        List<BenchCollective> ops = Usage.parse(spec, () -> parseCollectives(collectives));
         List<MixedModel> models = Usage.parse(spec, () -> models(types)); // empty: the --sizes sweep
         List<Long> sizeList = models.isEmpty() ? Usage.parse(spec, "--sizes", () -> Sizes.parseList(sizes)) : List.of(models.getFirst().totalBytes());
         for (long size : sizeList) {
@@ -220,7 +229,10 @@ final class BenchCommand implements Callable<Integer> {
 
         BenchReport report = new BenchReport();
         references.forEach(report::addReference);
-        int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() : models.size();
+        if (!models.isEmpty() && !ops.equals(List.of(BenchCollective.ALL_REDUCE))) {
+            throw Usage.error(spec, "--model times the bucketed average; --collective goes with the --sizes sweep");
+        }
+        int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() * ops.size() : models.size();
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
              ProgressBar bar = progressBar(chosen.size() * stepsPerBackend)) {
             if (bar != null) {
@@ -269,10 +281,11 @@ final class BenchCommand implements Callable<Integer> {
                         }
                     }
                     for (DType dtype : models.isEmpty() ? types : List.<DType>of()) { // the --sizes sweep, unless --model
-                        table.header(title + dtype.label());
+                      for (BenchCollective op : ops) {
+                        table.header(title + dtype.label() + (ops.size() > 1 || op != BenchCollective.ALL_REDUCE ? ", " + op.label() : ""));
                         for (long size : sizeList) {
                             long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
-                            SyncMeasurement m = SyncBench.measure(sync, selected, size, dtype, warmup, iterations,
+                            SyncMeasurement m = SyncBench.measure(sync, selected, op, size, dtype, warmup, iterations,
                                     !noCheck, seed);
                             table.row(m);
                             report.add(m);
@@ -284,6 +297,7 @@ final class BenchCommand implements Callable<Integer> {
                                 bar.step();
                             }
                         }
+                      }
                     }
                 }
             }
@@ -358,11 +372,12 @@ final class BenchCommand implements Callable<Integer> {
         if (report.rows().stream().map(SyncMeasurement::backend).distinct().count() < 2) {
             return;
         }
-        out.println("# summary: fastest backend per size (busbw)");
-        out.printf(Locale.ROOT, "#%9s %12s %-10s %10s %-10s %10s %8s%n", "type", "size", "winner", "busbw", "next", "busbw", "ratio");
+        out.println("# summary: fastest backend per collective and size (busbw)");
+        out.printf(Locale.ROOT, "#%14s %9s %12s %-10s %10s %-10s %10s %8s%n", "collective", "type", "size", "winner", "busbw", "next", "busbw",
+                "ratio");
         for (BenchReport.Winner w : report.winners()) {
             var next = report.runnerUp(w);
-            out.printf(Locale.ROOT, " %9s %12s %-10s %10.2f %-10s %10s %8s%n", w.dtype().label(), Sizes.format(w.bytes()),
+            out.printf(Locale.ROOT, " %14s %9s %12s %-10s %10.2f %-10s %10s %8s%n", w.collective().label(), w.dtype().label(), Sizes.format(w.bytes()),
                     w.backend(), w.busbwGBs(), next.map(m -> m.backend().label()).orElse("-"),
                     next.map(m -> String.format(Locale.ROOT, "%.2f", m.busbwGBs())).orElse("-"),
                     next.map(m -> String.format(Locale.ROOT, "%.2fx", w.busbwGBs() / m.busbwGBs())).orElse("-"));
@@ -411,6 +426,7 @@ final class BenchCommand implements Callable<Integer> {
             settings.put("preferredRuntime", pool == null ? "cuda" : pool.preferred().label());
             settings.put("warmup", warmup);
             settings.put("iterations", iterations);
+            settings.put("collectives", collectives);
             settings.put("check", !noCheck);
             settings.put("callerWait", !noCallerWait);
             var sz = settings.putArray("sizes");
@@ -468,6 +484,18 @@ final class BenchCommand implements Callable<Integer> {
                 target.flush();
             }
         }, true);
+    }
+
+    static List<BenchCollective> parseCollectives(String text) {
+        Set<BenchCollective> ops = new LinkedHashSet<>();
+        for (String c : Usage.items("--collective", text)) {
+            if (c.equalsIgnoreCase("all")) {
+                ops.addAll(List.of(BenchCollective.values()));
+            } else {
+                ops.add(BackendOptions.prefixed("--collective", () -> BenchCollective.parse(c)));
+            }
+        }
+        return List.copyOf(ops);
     }
 
     static List<DType> parseTypes(String text) {

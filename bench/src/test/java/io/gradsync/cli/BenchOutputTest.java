@@ -23,6 +23,8 @@ import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.stream.StreamSupport;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.BeforeAll;
@@ -200,8 +202,36 @@ class BenchOutputTest {
         boolean cuda = DeviceCatalog.status(DeviceRuntime.CUDA).available();
         assertTrue(ran.contains(cuda ? "cpu@cuda" : "cpu@jvm"), ran.toString());
         assertTrue(ran.contains("opencl@opencl"), "opencl on OpenCL devices beside cpu: " + ran + "\n" + all.out());
-        assertTrue(all.out().contains("# summary: fastest backend per size"), all.out());
+        assertTrue(all.out().contains("# summary: fastest backend per collective and size"), all.out());
         assertNotNull(ImageIO.read(own.resolve("all.png").toFile()));
+    }
+
+    /** Every collective gets its own checked table, its busbw by nccl-tests' factor for it, and its rows in the JSON. */
+    @Test
+    void everyCollectiveIsTimedCheckedAndWritten(@TempDir Path own) throws Exception {
+        CliRun all = CliRun.of("bench", "--backend", "cpu", "--runtime", "jvm", "--devices", "3", "--sizes", "64K", "--warmup", "1",
+                "--iters", "2", "--no-bounds", "--collective", "all", "--json", own.resolve("c.json").toString());
+        assertEquals(0, all.exitCode(), all.out() + all.err());
+        for (String c : List.of("reduce-scatter", "all-gather", "broadcast")) {
+            assertTrue(all.out().contains(", " + c + "\n") || all.out().contains(", " + c + System.lineSeparator()), c + ": " + all.out());
+        }
+        assertTrue(all.out().contains("# Out of bounds values : 0 OK"), all.out());
+        JsonNode json = JSON.readTree(own.resolve("c.json").toFile());
+        assertTrue(schema.validate(json).isEmpty(), schema.validate(json).toString());
+        Map<String, Double> factor = new HashMap<>();
+        json.get("results").forEach(r -> factor.put(r.get("collective").asText(), r.get("busbwGBs").asDouble() / r.get("algbwGBs").asDouble()));
+        assertEquals(Set.of("all-reduce", "reduce-scatter", "all-gather", "broadcast"), factor.keySet());
+        assertEquals(4.0 / 3, factor.get("all-reduce"), 1e-9);
+        assertEquals(2.0 / 3, factor.get("reduce-scatter"), 1e-9);
+        assertEquals(2.0 / 3, factor.get("all-gather"), 1e-9);
+        assertEquals(1.0, factor.get("broadcast"), 1e-9);
+    }
+
+    @Test
+    void anUnknownCollectiveIsAUsageError() {
+        CliRun bad = CliRun.of("bench", "--backend", "cpu", "--collective", "all-to-all");
+        assertEquals(2, bad.exitCode(), bad.out() + bad.err());
+        assertTrue(bad.err().contains("unknown collective 'all-to-all'; valid: all-reduce, reduce-scatter, all-gather, broadcast"), bad.err());
     }
 
     @Test

@@ -3,6 +3,7 @@ package io.gradsync.train;
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Replica;
 import io.gradsync.sync.bucket.BucketSync;
 import io.gradsync.sync.bucket.GradientBuckets;
 import io.gradsync.tasks.api.Bfloat16Array;
@@ -139,11 +140,12 @@ public final class DataParallelTrainer implements AutoCloseable {
             t.setDaemon(true);
             return t;
         });
-        float[][] init = initialWeights();
         try {
             for (int r = 0; r < devices.size(); r++) {
-                replicas.add(new ReplicaState(r, devices.get(r), init));
+                replicas.add(new ReplicaState(r, devices.get(r), initialWeights(config, firstShard + r)));
             }
+            // Each replica drew its own weights, as a framework does on each rank: one broadcast makes them replica 0's.
+            synchronizer.broadcast(replicas.stream().map(ReplicaState::parameters).toList(), 0);
         } catch (RuntimeException e) {
             close();
             throw e;
@@ -171,9 +173,12 @@ public final class DataParallelTrainer implements AutoCloseable {
         return buckets.parameters();
     }
 
-    /** He-initialized weights, zero biases, from the config's seed: the same on every replica. */
-    private float[][] initialWeights() {
-        SplittableRandom random = new SplittableRandom(config.seed());
+    /**
+     * He-initialized weights, zero biases, from the config's seed plus the replica's global index:
+     * different on every replica until the start-up broadcast (replica 0's are the config's seed's).
+     */
+    static float[][] initialWeights(Config config, int globalReplica) {
+        SplittableRandom random = new SplittableRandom(config.seed() + globalReplica);
         float[][] out = new float[2 * config.layerCount()][];
         for (int l = 0; l < config.layerCount(); l++) {
             int in = config.layers().get(l);
@@ -405,6 +410,19 @@ public final class DataParallelTrainer implements AutoCloseable {
             } else {
                 g.task(name, ConversionKernels::f16ToF32, (HalfArray) in, out);
             }
+        }
+
+        /** The weights and biases as one replica of the parameters, for the start-up broadcast. */
+        Replica parameters() {
+            Replica.Builder b = Replica.on(device);
+            for (int l = 0; l < weights.length; l++) {
+                for (FloatArray a : new FloatArray[] {weights[l], biases[l]}) {
+                    DeviceSlice slice = bound.get(a);
+                    b.add(new Gradient((a == weights[l] ? weightName(l) : biasName(l)), slice.buffer(), slice.byteOffset(),
+                            a.getSize(), DType.FP32));
+                }
+            }
+            return b.build();
         }
 
         /** A float array in device memory of its own, zeroed or set to {@code values}. */

@@ -71,6 +71,31 @@ class DataParallelEquivalenceTest {
         }
     }
 
+    /**
+     * Every replica draws its own weights (as every rank of a framework does); the start-up
+     * broadcast leaves all of them with replica 0's, which are the one-replica trainer's.
+     */
+    @Test
+    void replicasStartFromReplicaZerosWeights() {
+        List<? extends Device> devices = jvm(3);
+        DataParallelTrainer.Config c = config(DType.FP32, DataParallelTrainer.Optimizer.SGD, 1 << 10, 0);
+        float[][] drawnBy0 = DataParallelTrainer.initialWeights(c, 0);
+        assertTrue(!java.util.Arrays.equals(drawnBy0[0], DataParallelTrainer.initialWeights(c, 1)[0]),
+                "replica 1 draws weights of its own before the broadcast");
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+             DataParallelTrainer many = new DataParallelTrainer(devices, sync, c)) {
+            List<String> params = many.parameters();
+            for (int r = 0; r < 3; r++) {
+                for (int p = 0; p < params.size(); p++) {
+                    String name = params.get(p);
+                    int layer = p / 2;
+                    float[] want = drawnBy0[p % 2 == 0 ? 2 * layer : 2 * layer + 1];
+                    assertTrue(java.util.Arrays.equals(want, many.parameter(r, name)), "replica " + r + ", " + name + ": not replica 0's weights");
+                }
+            }
+        }
+    }
+
     static Stream<Arguments> jvmCases() {
         return Stream.of(
                 Arguments.of(2, DType.FP32, DataParallelTrainer.Optimizer.SGD, 0.0),

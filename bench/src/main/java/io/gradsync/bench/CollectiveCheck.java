@@ -1,0 +1,84 @@
+package io.gradsync.bench;
+
+import io.gradsync.sync.DType;
+import io.gradsync.sync.GradientSynchronizer;
+import io.gradsync.sync.Shards;
+import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
+import io.gradsync.tasks.device.DeviceStream;
+import io.gradsync.tasks.device.HostBuffer;
+import java.lang.foreign.MemorySegment;
+import java.util.List;
+import java.util.stream.IntStream;
+
+/**
+ * The bench's {@code #wrong} for every collective: elements of this process's replicas that differ
+ * from the collective's definition after one call on fresh inputs. The average is checked against
+ * float64 ({@link SyncBench#countWrong}); a reduce-scatter's shard likewise, and every element it
+ * must leave alone against the replica's own input; an all-gather's shard {@code g} against
+ * replica {@code g}'s input, a broadcast against the root's (0), bit for bit.
+ */
+final class CollectiveCheck {
+    private CollectiveCheck() {
+    }
+
+    /** @param inputs every replica's inputs in global order ({@link SyncBench#allInputs}) */
+    static long countWrong(BenchCollective collective, GradientSynchronizer sync, DType dtype, List<? extends Device> devices,
+            List<DeviceBuffer> buffers, List<MemorySegment> inputs, long count) {
+        if (collective == BenchCollective.ALL_REDUCE) {
+            return SyncBench.countWrong(dtype, devices, buffers, inputs, count);
+        }
+        int world = sync.worldSize();
+        int first = world > devices.size() ? sync.rank() : 0;
+        long bytes = count * dtype.bytes();
+        return IntStream.range(0, devices.size()).mapToLong(r -> {
+            Device d = devices.get(r);
+            try (HostBuffer out = d.allocateHost(bytes); DeviceStream s = d.createStream()) {
+                s.copyToHost(buffers.get(r), 0, out, 0, bytes);
+                s.synchronize();
+                return wrongIn(collective, dtype, inputs, out.segment(), count, world, first + r);
+            }
+        }).sum();
+    }
+
+    private static long wrongIn(BenchCollective collective, DType dtype, List<MemorySegment> inputs, MemorySegment got, long count,
+            int world, int g) {
+        int size = dtype.bytes();
+        return switch (collective) {
+            case ALL_REDUCE -> SyncBench.countWrong(dtype, inputs, got, count);
+            case REDUCE_SCATTER -> {
+                Shards own = Shards.range(count, world, g);
+                long off = own.offset() * size;
+                List<MemorySegment> shardInputs = inputs.stream().map(in -> in.asSlice(off)).toList();
+                yield SyncBench.countWrong(dtype, shardInputs, got.asSlice(off), own.count())
+                        + different(size, inputs.get(g), got, 0, own.offset())
+                        + different(size, inputs.get(g), got, own.end(), count);
+            }
+            case ALL_GATHER -> {
+                long wrong = 0;
+                for (int h = 0; h < world; h++) {
+                    Shards s = Shards.range(count, world, h);
+                    wrong += different(size, inputs.get(h), got, s.offset(), s.end());
+                }
+                yield wrong;
+            }
+            case BROADCAST -> different(size, inputs.getFirst(), got, 0, count);
+        };
+    }
+
+    /** Elements of {@code [from, to)} whose bytes differ between {@code want} and {@code got}. */
+    private static long different(int size, MemorySegment want, MemorySegment got, long from, long to) {
+        long wrong = 0;
+        long at = from * size;
+        long end = to * size;
+        while (at < end) {
+            long m = want.asSlice(at, end - at).mismatch(got.asSlice(at, end - at));
+            if (m < 0) {
+                break;
+            }
+            wrong++;
+            at = (at + m) / size * size + size; // on past the differing element
+        }
+        return wrong;
+    }
+}
