@@ -59,6 +59,14 @@ import java.util.concurrent.TimeUnit;
  * CUDA and OpenCL devices with the built-in kernels on the bucket memory (see {@code BucketNorms}).
  * Clipping scales every bucket afterwards, since its factor needs the whole norm.
  *
+ * <p><b>Sharded buckets</b> ({@link GradientBuckets.Builder#sharded}, the ZeRO-2 pattern): each
+ * bucket is reduce-scattered instead ({@link GradientSynchronizer#reduceScatter}, each bucket a
+ * gradient of its own, so its shards are {@link GradientBuckets#shard}'s), so after
+ * {@link #finish()} every replica holds the average on its shard of every bucket and the rest is
+ * left as backward wrote it; the optimizer steps the shards alone, into parameters held in a bucket
+ * set of the same layout ({@link GradientBuckets#sameLayout()}), and {@link #allGather} then gives
+ * every replica all of them. The global norm and clipping are not offered for shards yet.
+ *
  * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
  * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
  */
@@ -128,6 +136,8 @@ public final class BucketSync implements AutoCloseable {
 
     private final GradientBuckets buckets;
     private final GradientSynchronizer synchronizer;
+    /** Buckets are reduce-scattered, each its own gradient, rather than averaged. */
+    private final boolean sharded;
     private final Options options;
     private final BucketNorms norms;
     private final ScheduledExecutorService executor;
@@ -172,6 +182,18 @@ public final class BucketSync implements AutoCloseable {
         this.buckets = Objects.requireNonNull(buckets, "buckets");
         this.synchronizer = Objects.requireNonNull(synchronizer, "synchronizer");
         this.options = Objects.requireNonNull(options, "options");
+        if (buckets.isSharded()) {
+            if (buckets.shardWorldSize() != synchronizer.worldSize() || buckets.globalIndex(0) != synchronizer.rank()) {
+                throw new IllegalArgumentException("sharded buckets are cut over " + buckets.shardWorldSize() + " replicas from global index "
+                        + buckets.globalIndex(0) + ", but the synchronizer works on " + synchronizer.worldSize() + " from rank "
+                        + synchronizer.rank() + ": build them with GradientBuckets.Builder.sharded(synchronizer)");
+            }
+            if (options.needsNorm()) {
+                throw new IllegalArgumentException("sharded buckets: the global norm and clipping are not built for shards yet "
+                        + "(each replica holds the average of its shard only); use Options.averageOnly()");
+            }
+        }
+        this.sharded = buckets.isSharded();
         this.norms = new BucketNorms(buckets);
         this.pending = new int[buckets.buckets().size()];
         this.ready = new boolean[buckets.parameters().size()];
@@ -230,7 +252,14 @@ public final class BucketSync implements AutoCloseable {
                 firstStart = System.nanoTime();
             }
             if (!coalesce) {
-                inFlight.add(executor.submit(() -> synchronizer.synchronize(onStreams(buckets.bucketReplicas(bucket)))));
+                inFlight.add(executor.submit(() -> {
+                    List<Replica> replicas = onStreams(buckets.bucketReplicas(bucket));
+                    if (sharded) {
+                        synchronizer.reduceScatter(replicas);
+                    } else {
+                        synchronizer.synchronize(replicas);
+                    }
+                }));
             } else {
                 synchronized (queueLock) {
                     queued.add(bucket);
@@ -301,6 +330,9 @@ public final class BucketSync implements AutoCloseable {
                 for (int i = 0; i < batch.size(); i++) {
                     bucketSquares[batch.get(i)] = squares[i];
                 }
+            } else if (sharded) { // each bucket its own gradient: its shards are the bucket's, not a range's
+                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : BatchReplicas.perBucket(buckets, batch);
+                handles.add(synchronizer.reduceScatterAsync(onStreams(replicas)));
             } else {
                 handles.add(synchronizer.synchronizeAsync(onStreams(BatchReplicas.ranges(buckets, batch)))); // awaited in finish()
             }
@@ -428,6 +460,35 @@ public final class BucketSync implements AutoCloseable {
         return out;
     }
 
+    /**
+     * Sharded training's last step: every replica's shard of every bucket of {@code parameters}
+     * (stepped by its optimizer) copied to every other replica, in one call, ordered on the streams
+     * of {@link #useStreams} where given. Between steps.
+     *
+     * @throws IllegalStateException    when these buckets are not sharded, or a step is under way
+     * @throws IllegalArgumentException when {@code parameters} does not have the gradient buckets'
+     *                                  layout ({@link GradientBuckets#sameLayout()})
+     */
+    public synchronized void allGather(GradientBuckets parameters) {
+        checkOpen();
+        if (!sharded) {
+            throw new IllegalStateException("allGather: the gradient buckets are not sharded (GradientBuckets.Builder.sharded), "
+                    + "so every replica already holds every average; step the whole parameters instead");
+        }
+        if (parameters == buckets || !parameters.hasLayoutOf(buckets)) {
+            throw new IllegalArgumentException("allGather: the parameters need a bucket set of their own with the gradient buckets' "
+                    + "layout (gradientBuckets.sameLayout()), so that their shards line up");
+        }
+        if (readyCount > 0) {
+            throw new IllegalStateException("allGather: a step is under way (" + readyCount + " parameter(s) marked ready); finish it first");
+        }
+        List<Integer> all = new ArrayList<>();
+        for (GradientBuckets.Bucket b : parameters.buckets()) {
+            all.add(b.index());
+        }
+        synchronizer.allGather(onStreams(BatchReplicas.perBucket(parameters, all)));
+    }
+
     /** Marks every parameter not yet marked in this step. */
     public synchronized void markAllReady() {
         for (int p = 0; p < ready.length; p++) {
@@ -486,7 +547,8 @@ public final class BucketSync implements AutoCloseable {
                 }
             }
             if (failure != null) {
-                throw new BucketSyncException("all-reduce of a gradient bucket failed: " + failure.getMessage(), failure);
+                throw new BucketSyncException((sharded ? "reduce-scatter" : "all-reduce") + " of a gradient bucket failed: "
+                        + failure.getMessage(), failure);
             }
             boolean finite = true;
             double norm = Double.NaN;

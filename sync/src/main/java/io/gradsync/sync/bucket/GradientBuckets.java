@@ -2,7 +2,9 @@ package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
+import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
+import io.gradsync.sync.Shards;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
@@ -25,6 +27,12 @@ import java.util.Objects;
  * layers are still being differentiated. A bucket holds at most {@link Builder#bucketBytes} bytes
  * (default 25 MiB) and one dtype; a parameter larger than that gets a bucket of its own. Views
  * start on {@value #ALIGN_BYTES}-byte boundaries; the gaps are zero and stay zero under averaging.
+ *
+ * <p><b>Sharded</b> ({@link Builder#sharded}, the ZeRO-2 pattern): each bucket is padded to a
+ * multiple of the world size times {@value #ALIGN_BYTES} bytes, so that every replica's shard of it
+ * ({@link #shard}, {@link Shards#range} of the bucket's elements) starts aligned and all shards are
+ * the same size; {@link BucketSync} then reduce-scatters the buckets instead of averaging them, and
+ * {@link #sameLayout()} gives the parameters a bucket set whose shards line up with these.
  *
  * <p>Buffers are zeroed on allocation and freed by {@link #close()}.
  *
@@ -61,13 +69,19 @@ public final class GradientBuckets implements AutoCloseable {
     private final List<List<Replica>> bucketReplicas;
     /** Ranges asked for before, by (first, last): a step's ranges repeat every step. */
     private final Map<Long, List<Replica>> spans = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Sharded: the replicas the shards are cut over, and this process's first one's global index; 0 and 0 when not sharded. */
+    private final int shardWorld;
+    private final int firstReplica;
     private boolean closed;
 
-    private GradientBuckets(List<Device> devices, List<String> parameters, Map<String, Slot> slots, List<Bucket> buckets) {
+    private GradientBuckets(List<Device> devices, List<String> parameters, Map<String, Slot> slots, List<Bucket> buckets,
+            int shardWorld, int firstReplica) {
         this.devices = devices;
         this.parameters = parameters;
         this.slots = slots;
         this.buckets = buckets;
+        this.shardWorld = shardWorld;
+        this.firstReplica = firstReplica;
         this.bucketOffsets = new long[buckets.size()];
         long at = 0;
         for (Bucket b : buckets) {
@@ -106,6 +120,8 @@ public final class GradientBuckets implements AutoCloseable {
         private final LinkedHashMap<String, long[]> counts = new LinkedHashMap<>();
         private final Map<String, DType> dtypes = new HashMap<>();
         private long bucketBytes = DEFAULT_BUCKET_BYTES;
+        private int shardWorld;
+        private int firstReplica;
 
         private Builder(List<? extends Device> devices) {
             if (devices == null || devices.isEmpty()) {
@@ -121,6 +137,28 @@ public final class GradientBuckets implements AutoCloseable {
             }
             this.bucketBytes = bytes;
             return this;
+        }
+
+        /**
+         * Shards every bucket over {@code worldSize} replicas, of which this process holds the
+         * devices' replicas from global index {@code firstReplica} on (0 in one process, the rank
+         * with one process per GPU).
+         *
+         * @throws IllegalArgumentException where this process's replicas do not fit in the world
+         */
+        public Builder sharded(int worldSize, int firstReplica) {
+            if (worldSize < 1 || firstReplica < 0 || firstReplica + devices.size() > worldSize) {
+                throw new IllegalArgumentException("sharded: " + devices.size() + " local replica(s) from global index " + firstReplica
+                        + " do not fit in a world of " + worldSize);
+            }
+            this.shardWorld = worldSize;
+            this.firstReplica = firstReplica;
+            return this;
+        }
+
+        /** {@link #sharded(int, int)} over the replicas {@code synchronizer} works on: its world size, from its rank. */
+        public Builder sharded(GradientSynchronizer synchronizer) {
+            return sharded(synchronizer.worldSize(), synchronizer.rank());
         }
 
         /** Registers a parameter with {@code count} gradient elements of {@code dtype}; names are unique. */
@@ -146,6 +184,7 @@ public final class GradientBuckets implements AutoCloseable {
                 throw new IllegalStateException("no parameters registered");
             }
             List<String> order = new ArrayList<>(counts.keySet());
+            long pad = ALIGN_BYTES * (long) Math.max(1, shardWorld); // sharded: whole aligned shards, all of one size
             Map<String, Slot> slots = new HashMap<>();
             List<Bucket> buckets = new ArrayList<>();
             List<String> current = new ArrayList<>();
@@ -157,7 +196,7 @@ public final class GradientBuckets implements AutoCloseable {
                 long bytes = counts.get(name)[0] * t.bytes();
                 long start = align(used);
                 if (!current.isEmpty() && (t != currentType || start + bytes > bucketBytes)) {
-                    buckets.add(new Bucket(buckets.size(), currentType, align(used), current));
+                    buckets.add(new Bucket(buckets.size(), currentType, align(used, pad), current));
                     current = new ArrayList<>();
                     start = 0;
                 }
@@ -166,12 +205,80 @@ public final class GradientBuckets implements AutoCloseable {
                 current.add(name);
                 used = start + bytes;
             }
-            buckets.add(new Bucket(buckets.size(), currentType, align(used), current));
-            return new GradientBuckets(devices, List.copyOf(order), Map.copyOf(slots), List.copyOf(buckets));
+            buckets.add(new Bucket(buckets.size(), currentType, align(used, pad), current));
+            return new GradientBuckets(devices, List.copyOf(order), Map.copyOf(slots), List.copyOf(buckets), shardWorld, firstReplica);
         }
 
         private static long align(long bytes) {
-            return (bytes + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES;
+            return align(bytes, ALIGN_BYTES);
+        }
+
+        private static long align(long bytes, long to) {
+            return (bytes + to - 1) / to * to;
+        }
+    }
+
+    /** True when built {@link Builder#sharded}. */
+    public boolean isSharded() {
+        return shardWorld > 0;
+    }
+
+    /** Sharded: the replicas the shards are cut over. */
+    public int shardWorldSize() {
+        requireSharded("shardWorldSize");
+        return shardWorld;
+    }
+
+    /** Sharded: the global index of this process's replica {@code replica}. */
+    public int globalIndex(int replica) {
+        Objects.checkIndex(replica, devices.size());
+        return firstReplica + replica;
+    }
+
+    /**
+     * Sharded: the elements of bucket {@code bucket} that replica {@code replica} (of this
+     * process) owns: {@link Shards#range} of the bucket's {@link Bucket#count()} over the world, at its
+     * global index.
+     */
+    public Shards shardRange(int replica, int bucket) {
+        requireSharded("shardRange");
+        Objects.checkIndex(bucket, buckets.size());
+        return Shards.range(buckets.get(bucket).count(), shardWorld, globalIndex(replica));
+    }
+
+    /**
+     * Sharded: replica {@code replica}'s shard of bucket {@code bucket}, a view into its buffer: what
+     * its optimizer steps once the bucket is reduce-scattered. Parameters lie in it at the offsets
+     * {@link #gradient} gives minus {@link #bucketGradient}'s.
+     */
+    public Gradient shard(int replica, int bucket) {
+        Shards s = shardRange(replica, bucket);
+        checkOpen();
+        Bucket b = buckets.get(bucket);
+        return new Gradient("bucket" + bucket + ".shard" + globalIndex(replica), buffers[replica],
+                bucketOffsets[bucket] + s.offset() * b.dtype().bytes(), s.count(), b.dtype());
+    }
+
+    /**
+     * A new bucket set with this one's layout (devices, parameters, buckets, offsets, shards),
+     * zeroed: for the parameters of sharded training, whose shards then line up element for element
+     * with the gradients', so that each replica steps its shard and {@link BucketSync#allGather}
+     * gathers the parameters.
+     */
+    public GradientBuckets sameLayout() {
+        checkOpen();
+        return new GradientBuckets(devices, parameters, slots, buckets, shardWorld, firstReplica);
+    }
+
+    /** True when {@code other} has this layout: the same devices, parameters, buckets and shards. */
+    public boolean hasLayoutOf(GradientBuckets other) {
+        return other.devices.equals(devices) && other.parameters.equals(parameters) && other.slots.equals(slots)
+                && other.buckets.equals(buckets) && other.shardWorld == shardWorld && other.firstReplica == firstReplica;
+    }
+
+    private void requireSharded(String what) {
+        if (shardWorld == 0) {
+            throw new IllegalStateException(what + ": these buckets are not sharded; build them with GradientBuckets.Builder.sharded");
         }
     }
 
