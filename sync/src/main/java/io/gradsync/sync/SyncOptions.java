@@ -19,10 +19,15 @@ import java.util.Objects;
  *                    done, e.g. after {@code ExecutionPlan.execute}, which returns once its device
  *                    work has finished: it saves that wait (several microseconds per GPU), which
  *                    dominates small calls
+ * @param wire          every backend: the type fp32 gradients cross between replicas as, for the
+ *                      average and the reduce-scatter ({@code BF16} or {@code FP16} halves the bytes, as
+ *                      PyTorch DDP's compress hooks do); {@code FP32}, the default, sends them as they
+ *                      are. 16-bit gradients, all-gathers and broadcasts always go as they are. See
+ *                      {@link #withWire}
  *
  * <p>Thread-safety: immutable (every {@code with...} returns a new record); share it freely.
  */
-public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, NcclOptions nccl, boolean waitForCaller) {
+public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, NcclOptions nccl, boolean waitForCaller, DType wire) {
 
     /** Default of {@link #openClStepBytes()}: {@link OpenClOptions#DEFAULT_STEP_BYTES}. */
     public static final long DEFAULT_OPENCL_STEP_BYTES = OpenClOptions.DEFAULT_STEP_BYTES;
@@ -52,6 +57,12 @@ public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, 
         Objects.requireNonNull(ptx, "ptx");
         Objects.requireNonNull(openCl, "openCl");
         Objects.requireNonNull(nccl, "nccl");
+        Objects.requireNonNull(wire, "wire (DType.FP32 sends fp32 gradients as they are)");
+    }
+
+    /** Every backend's record and {@code waitForCaller}, fp32 gradients sent as they are. */
+    public SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, NcclOptions nccl, boolean waitForCaller) {
+        this(cpu, ptx, openCl, nccl, waitForCaller, DType.FP32);
     }
 
     /**
@@ -80,27 +91,39 @@ public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, 
 
     /** These options with the cpu backend's replaced. */
     public SyncOptions withCpu(CpuOptions options) {
-        return new SyncOptions(options, ptx, openCl, nccl, waitForCaller);
+        return new SyncOptions(options, ptx, openCl, nccl, waitForCaller, wire);
     }
 
     /** The ptx backend's options; the bench sweeps {@link PtxOptions#oneShotMaxBytes()} through this. */
     public SyncOptions withPtx(PtxOptions options) {
-        return new SyncOptions(cpu, options, openCl, nccl, waitForCaller);
+        return new SyncOptions(cpu, options, openCl, nccl, waitForCaller, wire);
     }
 
     /** These options with the opencl backend's replaced. */
     public SyncOptions withOpenCl(OpenClOptions options) {
-        return new SyncOptions(cpu, ptx, options, nccl, waitForCaller);
+        return new SyncOptions(cpu, ptx, options, nccl, waitForCaller, wire);
     }
 
     /** These options with the nccl backend's replaced. */
     public SyncOptions withNccl(NcclOptions options) {
-        return new SyncOptions(cpu, ptx, openCl, options, waitForCaller);
+        return new SyncOptions(cpu, ptx, openCl, options, waitForCaller, wire);
     }
 
     /** See {@link #waitForCaller()}. */
     public SyncOptions withWaitForCaller(boolean wait) {
-        return new SyncOptions(cpu, ptx, openCl, nccl, wait);
+        return new SyncOptions(cpu, ptx, openCl, nccl, wait, wire);
+    }
+
+    /**
+     * fp32 gradients cross between replicas as {@code type} values: each replica's value rounded to
+     * it (to nearest even), the rounded values averaged as gradients of that type are (on
+     * {@code cpu}, {@code ptx} and {@code opencl}: summed in float64 in replica order, divided by
+     * the replica count, rounded once to {@code type}; the same bits on all three), and the average
+     * widened back into the fp32 gradient exactly. {@code nccl} averages the rounded values as NCCL
+     * does in that type. {@code FP32} turns it off.
+     */
+    public SyncOptions withWire(DType type) {
+        return new SyncOptions(cpu, ptx, openCl, nccl, waitForCaller, type);
     }
 
     /** {@link CpuOptions#chunkBytes()}. */

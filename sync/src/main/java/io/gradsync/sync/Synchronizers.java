@@ -6,6 +6,7 @@ import io.gradsync.nccl.Nccl;
 import io.gradsync.nccl.NcclAvailability;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.sync.backend.wire.WireSynchronizer;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
@@ -69,7 +70,16 @@ public final class Synchronizers {
                     + variable + "=" + world + " says this process is one of " + world
                     + " ranks; use nccl to average across processes, or unset " + variable);
         }
-        return provider.create(devices, options);
+        GradientSynchronizer made = provider.create(devices, options);
+        if (options.wire() == DType.FP32) {
+            return made;
+        }
+        try { // fp32 gradients cross as 16-bit values: around whichever backend was made
+            return new WireSynchronizer(made, options.wire(), devices, options.waitForCaller());
+        } catch (RuntimeException e) {
+            made.close();
+            throw e;
+        }
     }
 
     /**

@@ -52,7 +52,7 @@ public final class LocalHandles {
     }
 
     /** The handle of an asynchronous call: per replica, the event after which it holds the average. */
-    record EventHandle(SyncBackend backend, List<? extends Device> devices, DeviceEvent[] done) implements SyncHandle {
+    public record EventHandle(SyncBackend backend, List<? extends Device> devices, DeviceEvent[] done) implements SyncHandle {
         @Override
         public void await() {
             for (int r = 0; r < done.length; r++) {
