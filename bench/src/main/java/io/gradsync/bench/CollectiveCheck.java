@@ -23,10 +23,10 @@ final class CollectiveCheck {
     }
 
     /** @param inputs every replica's inputs in global order ({@link SyncBench#allInputs}) */
-    static long countWrong(BenchCollective collective, GradientSynchronizer sync, DType dtype, List<? extends Device> devices,
+    static long countWrong(BenchCollective collective, GradientSynchronizer sync, DType dtype, DType wire, List<? extends Device> devices,
             List<DeviceBuffer> buffers, List<MemorySegment> inputs, long count) {
         if (collective == BenchCollective.ALL_REDUCE) {
-            return SyncBench.countWrong(dtype, devices, buffers, inputs, count);
+            return SyncBench.countWrong(dtype, wire, devices, buffers, inputs, count);
         }
         int world = sync.worldSize();
         int first = world > devices.size() ? sync.rank() : 0;
@@ -36,21 +36,21 @@ final class CollectiveCheck {
             try (HostBuffer out = d.allocateHost(bytes); DeviceStream s = d.createStream()) {
                 s.copyToHost(buffers.get(r), 0, out, 0, bytes);
                 s.synchronize();
-                return wrongIn(collective, dtype, inputs, out.segment(), count, world, first + r);
+                return wrongIn(collective, dtype, wire, inputs, out.segment(), count, world, first + r);
             }
         }).sum();
     }
 
-    private static long wrongIn(BenchCollective collective, DType dtype, List<MemorySegment> inputs, MemorySegment got, long count,
-            int world, int g) {
+    private static long wrongIn(BenchCollective collective, DType dtype, DType wire, List<MemorySegment> inputs, MemorySegment got,
+            long count, int world, int g) {
         int size = dtype.bytes();
         return switch (collective) {
-            case ALL_REDUCE -> SyncBench.countWrong(dtype, inputs, got, count);
+            case ALL_REDUCE -> SyncBench.countWrong(dtype, wire, inputs, got, count);
             case REDUCE_SCATTER -> {
                 Shards own = Shards.range(count, world, g);
                 long off = own.offset() * size;
                 List<MemorySegment> shardInputs = inputs.stream().map(in -> in.asSlice(off)).toList();
-                yield SyncBench.countWrong(dtype, shardInputs, got.asSlice(off), own.count())
+                yield SyncBench.countWrong(dtype, wire, shardInputs, got.asSlice(off), own.count())
                         + different(size, inputs.get(g), got, 0, own.offset())
                         + different(size, inputs.get(g), got, own.end(), count);
             }

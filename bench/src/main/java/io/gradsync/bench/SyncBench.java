@@ -62,16 +62,17 @@ public final class SyncBench {
 
     public static SyncMeasurement measure(GradientSynchronizer sync, List<? extends Device> devices, long bytes,
             DType dtype, int warmup, int iterations, boolean check, long seed) {
-        return measure(sync, devices, BenchCollective.ALL_REDUCE, bytes, dtype, warmup, iterations, check, seed);
+        return measure(sync, devices, BenchCollective.ALL_REDUCE, bytes, dtype, dtype, warmup, iterations, check, seed);
     }
 
     /**
      * As for the average, with {@code collective}: the first call is checked against that
      * collective's definition (the float64 average on the shards a reduce-scatter writes, the
-     * owner's or root's bits elsewhere), then every call is timed the same way.
+     * owner's or root's bits elsewhere), then every call is timed the same way. {@code wire}: the
+     * type fp32 gradients cross as ({@code SyncOptions.wire()}; {@code dtype} where they go as they are).
      */
     public static SyncMeasurement measure(GradientSynchronizer sync, List<? extends Device> devices, BenchCollective collective,
-            long bytes, DType dtype, int warmup, int iterations, boolean check, long seed) {
+            long bytes, DType dtype, DType wire, int warmup, int iterations, boolean check, long seed) {
         long count = bytes / dtype.bytes();
         if (count < 1) {
             throw new IllegalArgumentException("size " + bytes + " B holds no " + dtype.label() + " element");
@@ -82,7 +83,7 @@ public final class SyncBench {
         try (Arena arena = Arena.ofShared()) {
             List<Replica> replicas = flatReplicas(sync, devices, "gradients", dtype, count, seed, buffers, inputs);
             collective.run(sync, replicas);
-            long wrong = check ? CollectiveCheck.countWrong(collective, sync, dtype, devices, buffers,
+            long wrong = check ? CollectiveCheck.countWrong(collective, sync, dtype, dtype == DType.FP32 ? wire : dtype, devices, buffers,
                     allInputs(sync, devices, inputs, dtype, count, seed, arena), count) : -1;
             Warmup.run(sync.worldSize() == devices.size(), warmup, used, () -> collective.run(sync, replicas));
             sync.stats().reset(); // the stats then describe the timed calls alone
@@ -134,26 +135,36 @@ public final class SyncBench {
     /** Elements, summed over this process's replicas, that differ from the float64 average beyond rounding. */
     static long countWrong(DType dtype, List<? extends Device> devices, List<DeviceBuffer> buffers,
             List<MemorySegment> inputs, long count) {
+        return countWrong(dtype, dtype, devices, buffers, inputs, count);
+    }
+
+    /** As above, for fp32 gradients that crossed on a 16-bit {@code wire}. */
+    static long countWrong(DType dtype, DType wire, List<? extends Device> devices, List<DeviceBuffer> buffers,
+            List<MemorySegment> inputs, long count) {
         long bytes = count * dtype.bytes();
         return IntStream.range(0, devices.size()).mapToLong(r -> {
             Device d = devices.get(r);
             try (HostBuffer out = d.allocateHost(bytes); DeviceStream s = d.createStream()) {
                 s.copyToHost(buffers.get(r), 0, out, 0, bytes);
                 s.synchronize();
-                return countWrong(dtype, inputs, out.segment(), count);
+                return countWrong(dtype, wire, inputs, out.segment(), count);
             }
         }).sum();
     }
 
     /** Elements of {@code output} (in host memory) that differ from the float64 average of {@code inputs}. */
     static long countWrong(DType dtype, List<MemorySegment> inputs, MemorySegment output, long count) {
+        return countWrong(dtype, dtype, inputs, output, count);
+    }
+
+    static long countWrong(DType dtype, DType wire, List<MemorySegment> inputs, MemorySegment output, long count) {
         long blocks = (count + BLOCK - 1) / BLOCK;
         return LongStream.range(0, blocks).parallel().map(b -> {
             long from = b * BLOCK;
             long n = Math.min(BLOCK, count - from);
             long off = from * dtype.bytes();
             MemorySegment[] in = inputs.stream().map(h -> h.asSlice(off)).toArray(MemorySegment[]::new);
-            return AverageCheck.countWrong(dtype, in, output.asSlice(off), n);
+            return AverageCheck.countWrong(dtype, wire, in, output.asSlice(off), n);
         }).sum();
     }
 }

@@ -158,6 +158,12 @@ final class BenchCommand implements Callable<Integer> {
             + "as after ExecutionPlan.execute, can skip it too): shows what that wait costs small calls.")
     boolean noCallerWait;
 
+    @Option(names = "--wire", defaultValue = "fp32", paramLabel = "TYPE", description = "Every backend: the type fp32 "
+            + "gradients cross between replicas as in the average and the reduce-scatter: fp32 (as they are), bf16 or fp16 (half "
+            + "the bytes; each value and the average rounded to it; #wrong then counts against that rounding). Run once with and "
+            + "once without to compare (default: ${DEFAULT-VALUE}).")
+    String wire;
+
     @Option(names = "--json", paramLabel = "FILE", description = "Write every figure, the skipped backends, the link bounds "
             + "and the machine (devices, driver, NCCL, JVM) as JSON (schema: gradsync-bench.schema.json).")
     Path json;
@@ -264,7 +270,8 @@ final class BenchCommand implements Callable<Integer> {
                 }
                 try (GradientSynchronizer sync = created) {
                     String title = "backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
-                            + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), ";
+                            + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), "
+                            + (options.wire() == DType.FP32 ? "" : options.wire().label() + " wire, ");
                     for (MixedModel m : models) {
                         long seed = launch != null ? 31 * m.totalBytes() + m.dtype().ordinal() : ThreadLocalRandom.current().nextLong();
                         List<String> profiles = new ArrayList<>();
@@ -285,7 +292,7 @@ final class BenchCommand implements Callable<Integer> {
                         table.header(title + dtype.label() + (ops.size() > 1 || op != BenchCollective.ALL_REDUCE ? ", " + op.label() : ""));
                         for (long size : sizeList) {
                             long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
-                            SyncMeasurement m = SyncBench.measure(sync, selected, op, size, dtype, warmup, iterations,
+                            SyncMeasurement m = SyncBench.measure(sync, selected, op, size, dtype, options.wire(), warmup, iterations,
                                     !noCheck, seed);
                             table.row(m);
                             report.add(m);
@@ -427,6 +434,7 @@ final class BenchCommand implements Callable<Integer> {
             settings.put("warmup", warmup);
             settings.put("iterations", iterations);
             settings.put("collectives", collectives);
+            settings.put("wire", wire);
             settings.put("check", !noCheck);
             settings.put("callerWait", !noCallerWait);
             var sz = settings.putArray("sizes");
@@ -553,6 +561,8 @@ final class BenchCommand implements Callable<Integer> {
         for (BackendOptions<?> backend : List.<BackendOptions<?>>of(openClOptions, cpuOptions, ncclOptions, ptxOptions)) {
             o = backend.applyTo(o);
         }
+        DType w = BackendOptions.prefixed("--wire", () -> DType.parse(wire));
+        o = o.withWire(w);
         return noCallerWait ? o.withWaitForCaller(false) : o;
     }
 

@@ -227,6 +227,23 @@ class BenchOutputTest {
         assertEquals(1.0, factor.get("broadcast"), 1e-9);
     }
 
+    /** fp32 on a bf16 wire: checked against the wire's roundings (0 wrong), the title says so. */
+    @Test
+    void aBf16WireIsTimedAndChecked(@TempDir Path own) throws Exception {
+        CliRun r = CliRun.of("bench", "--backend", "cpu", "--runtime", "jvm", "--devices", "2", "--sizes", "64K", "--warmup", "1",
+                "--iters", "2", "--no-bounds", "--wire", "bf16", "--collective", "all-reduce,reduce-scatter", "--json",
+                own.resolve("w.json").toString());
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        assertTrue(r.out().contains("bf16 wire, fp32"), r.out());
+        assertTrue(r.out().contains("# Out of bounds values : 0 OK"), r.out());
+        JsonNode json = JSON.readTree(own.resolve("w.json").toFile());
+        assertTrue(schema.validate(json).isEmpty(), schema.validate(json).toString());
+        assertEquals("bf16", json.get("settings").get("wire").asText());
+        CliRun bad = CliRun.of("bench", "--backend", "cpu", "--wire", "int8");
+        assertEquals(2, bad.exitCode(), bad.out() + bad.err());
+        assertTrue(bad.err().contains("--wire"), bad.err());
+    }
+
     @Test
     void anUnknownCollectiveIsAUsageError() {
         CliRun bad = CliRun.of("bench", "--backend", "cpu", "--collective", "all-to-all");

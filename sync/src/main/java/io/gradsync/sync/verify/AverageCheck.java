@@ -47,9 +47,19 @@ public final class AverageCheck {
      * {@code count} elements of {@code dtype}) within rounding. NaN never passes.
      */
     public static long countWrong(DType dtype, MemorySegment[] inputs, MemorySegment output, long count) {
+        return countWrong(dtype, dtype, inputs, output, count);
+    }
+
+    /**
+     * As {@link #countWrong(DType, MemorySegment[], MemorySegment, long)} for fp32 gradients sent
+     * on a 16-bit {@code wire} ({@code SyncOptions.withWire}): each input and the average were
+     * also rounded to the wire type, so each rounding may cost the wire's unit.
+     */
+    public static long countWrong(DType dtype, DType wire, MemorySegment[] inputs, MemorySegment output, long count) {
         int n = inputs.length;
-        double unit = unit(dtype);
-        double floor = floor(dtype);
+        double unit = Math.max(unit(dtype), unit(wire));
+        double floor = Math.max(floor(dtype), floor(wire));
+        double inputUnit = wire == dtype ? 0 : unit(wire);
         long wrong = 0;
         for (long i = 0; i < count; i++) {
             double sum = 0;
@@ -62,7 +72,7 @@ public final class AverageCheck {
             double ref = sum / n;
             double got = get(dtype, output, i);
             // fp32 summation of n terms, the scale, then one rounding to the stored type.
-            double tol = FP32_UNIT * (n + 1) * abs / n + unit * Math.abs(ref) + floor;
+            double tol = (FP32_UNIT * (n + 1) + inputUnit) * abs / n + unit * Math.abs(ref) + floor;
             if (!(Math.abs(got - ref) <= tol)) {
                 wrong++;
             }
