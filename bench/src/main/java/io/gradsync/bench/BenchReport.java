@@ -199,6 +199,10 @@ public final class BenchReport {
             timing(o.putObject("flat"), m, m.flat());
             timing(o.putObject("bucketStep"), m, m.step());
             timing(o.putObject("bucketSync"), m, m.sync());
+            if (m.sharded() != null) {
+                timing(o.putObject("shardedStep"), m, m.sharded());
+                o.put("shardedOverStep", m.shardedOverStep());
+            }
             o.put("stepRatio", m.stepRatio());
             o.put("syncRatio", m.syncRatio());
             o.put("goal", ModelBench.GOAL);

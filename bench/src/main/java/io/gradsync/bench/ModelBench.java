@@ -30,7 +30,11 @@ import java.util.function.Consumer;
  * <li>{@code bucket-step}: every parameter marked ready through {@link BucketSync#markReady} in
  *     backward order, then {@link BucketSync#finish()}, as a training loop calls them (no backward
  *     runs in between here, so nothing hides the collectives);
- * <li>{@code bucket-sync}: {@link BucketSync#synchronize()}, the synchronous path.
+ * <li>{@code bucket-sync}: {@link BucketSync#synchronize()}, the synchronous path;
+ * <li>{@code sharded-step} (several replicas, no norm): the same model in sharded buckets
+ *     ({@link GradientBuckets.Builder#sharded}), marked ready and finished (each bucket
+ *     reduce-scattered), then the parameters' all-gather ({@link BucketSync#allGather}) into a
+ *     bucket set of the same layout: ZeRO-2's sync, the same bytes as the average.
  * </ul>
  * Throughput is the model's bytes (without the alignment gaps buckets add) over the median time.
  */
@@ -53,10 +57,16 @@ public final class ModelBench {
      * @param wrongBuckets parameters' elements off the float64 average after one bucketed step; -1 unchecked
      * @param norm         the bucketed forms also computed the global norm and finite check (then the
      *                     goal does not apply: the flat buffer only averages)
+     * @param sharded      the sharded step's timing; null where it was not run (one replica, or the norm)
      */
     public record Result(SyncBackend backend, String runtime, int replicas, DType dtype, long bytes, int tensors,
             int buckets, long bucketBytes, long paddedBytes, long largestBytes, long seed, int iterations,
-            Timing flat, Timing step, Timing sync, long wrongFlat, long wrongBuckets, boolean norm) {
+            Timing flat, Timing step, Timing sync, long wrongFlat, long wrongBuckets, boolean norm, Timing sharded) {
+
+        /** Sharded step time over the unsharded bucket step's (the goal: within 2%, at most 1.02); NaN where not run. */
+        public double shardedOverStep() {
+            return sharded == null ? Double.NaN : sharded.medianMicros() / step.medianMicros();
+        }
 
         public double algbwGBs(Timing t) {
             return bytes / (t.medianMicros() * 1e3);
@@ -110,10 +120,15 @@ public final class ModelBench {
         long[] offsets = model.denseOffsets();
         List<DeviceBuffer> flat = new ArrayList<>();
         List<HostBuffer> inputs = new ArrayList<>();
+        boolean shard = !norm && sync.worldSize() > 1;
         try (Arena arena = Arena.ofShared();
                 GradientBuckets buckets = model.buckets(devices, bucketBytes);
                 BucketSync bucketSync = new BucketSync(buckets, sync,
-                        norm ? BucketSync.Options.averageOnly().withNorm() : BucketSync.Options.averageOnly())) {
+                        norm ? BucketSync.Options.averageOnly().withNorm() : BucketSync.Options.averageOnly());
+                GradientBuckets shardedGrads = shard ? model.register(GradientBuckets.builder(devices).bucketBytes(bucketBytes)
+                        .sharded(sync)).build() : null;
+                GradientBuckets shardedParams = shard ? shardedGrads.sameLayout() : null;
+                BucketSync shardedSync = shard ? new BucketSync(shardedGrads, sync, BucketSync.Options.averageOnly()) : null) {
             List<Replica> flatReplicas = SyncBench.flatReplicas(sync, devices, "model", dtype, count, seed, flat, inputs);
             for (int r = 0; r < devices.size(); r++) {
                 HostBuffer host = inputs.get(r);
@@ -134,6 +149,13 @@ public final class ModelBench {
                 bucketSync.finish();
             };
             Runnable syncCall = bucketSync::synchronize;
+            Runnable shardedCall = () -> {
+                for (MixedModel.Parameter p : model.backwardOrder()) {
+                    shardedSync.markReady(p.name());
+                }
+                shardedSync.finish();
+                shardedSync.allGather(shardedParams);
+            };
 
             flatCall.run();
             stepCall.run();
@@ -150,7 +172,7 @@ public final class ModelBench {
             inputs.forEach(HostBuffer::close); // not needed past the check: give the memory back before timing
             inputs.clear();
 
-            Runnable[] forms = {flatCall, stepCall, syncCall};
+            Runnable[] forms = shard ? new Runnable[] {flatCall, stepCall, syncCall, shardedCall} : new Runnable[] {flatCall, stepCall, syncCall};
             Warmup.run(sync.worldSize() == devices.size(), warmup, forms.length * bytes, () -> {
                 for (Runnable f : forms) {
                     f.run();
@@ -165,7 +187,7 @@ public final class ModelBench {
                 }
             }
             if (profile != null) {
-                String[] names = {"flat", "bucket-step", "bucket-sync"};
+                String[] names = {"flat", "bucket-step", "bucket-sync", "sharded-step"};
                 for (int f = 0; f < forms.length; f++) {
                     sync.stats().reset();
                     for (int i = 0; i < PROFILE_CALLS; i++) {
@@ -177,7 +199,8 @@ public final class ModelBench {
             long padded = buckets.buckets().stream().mapToLong(GradientBuckets.Bucket::byteSize).sum();
             return new Result(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), dtype, bytes,
                     model.size(), buckets.buckets().size(), bucketBytes, padded, model.largest().byteSize(), model.seed(),
-                    iterations, Timing.of(micros[0]), Timing.of(micros[1]), Timing.of(micros[2]), wrongFlat, wrongBuckets, norm);
+                    iterations, Timing.of(micros[0]), Timing.of(micros[1]), Timing.of(micros[2]), wrongFlat, wrongBuckets, norm,
+                    shard ? Timing.of(micros[3]) : null);
         } finally {
             flat.forEach(DeviceBuffer::close);
             inputs.forEach(HostBuffer::close);

@@ -32,6 +32,11 @@ public final class ModelTable {
         row("bucket-step", r, r.step(), r.tensors(), r.buckets(), r.verdict(r.stepRatio()),
                 r.wrongBuckets() < 0 ? "N/A" : Long.toString(r.wrongBuckets()));
         row("bucket-sync", r, r.sync(), r.tensors(), r.buckets(), r.verdict(r.syncRatio()), "-");
+        if (r.sharded() != null) {
+            row("sharded-step", r, r.sharded(), r.tensors(), r.buckets(), "-", "-");
+            out.printf(Locale.ROOT, "# sharded step (reduce-scatter as backward marks, then the parameters' all-gather): %.3f x the "
+                    + "bucket step's time: goal <= 1.02 %s%n", r.shardedOverStep(), r.shardedOverStep() <= 1.02 ? "met" : "MISSED");
+        }
         if (r.norm()) {
             out.printf(Locale.ROOT, "# buckets with the global norm and finite check reach %.1f%% of the flat buffer's throughput "
                     + "(markReady + finish), %.1f%% (synchronize); no goal: the flat buffer only averages%n",
