@@ -251,11 +251,11 @@ public final class NcclComm implements AutoCloseable {
         return n;
     }
 
-    /** Number of ranks ({@code ncclCommCount}). */
+    /** Number of ranks ({@code ncclCommCount}, asked once: it never changes). */
     public int count() {
         enter();
         try {
-            return calls.count(handle);
+            return ranks();
         } finally {
             exit();
         }
