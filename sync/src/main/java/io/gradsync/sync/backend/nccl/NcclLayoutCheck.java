@@ -85,9 +85,9 @@ final class NcclLayoutCheck {
             throw new IllegalArgumentException(mismatch + ", so nothing moved; rank " + nccl.rank + " ("
                     + nccl.devices.getFirst().id() + ") called the " + c.label());
         }
-        boolean sameTotal = agree(host, 0);
-        boolean sameLayout = agree(host, 1);
-        boolean sameCalls = agree(host, 2);
+        boolean sameTotal = same(host, 0);
+        boolean sameLayout = same(host, 1);
+        boolean sameCalls = same(host, 2);
         if (!sameTotal || !sameLayout) {
             String differs = !sameTotal ? "the total element count differs" : "gradient names, sizes, dtypes or order differ";
             throw new IllegalArgumentException("nccl: gradient layouts differ between the " + nccl.worldSize + " ranks ("
@@ -122,7 +122,7 @@ final class NcclLayoutCheck {
     }
 
     /** Whether all ranks sent the same value {@code v}: its reduced max equals its reduced min, piece by piece. */
-    private static boolean agree(MemorySegment reduced, int v) {
+    private static boolean same(MemorySegment reduced, int v) {
         for (int piece = 0; piece < 4; piece++) {
             if (max(reduced, 4 * v + piece) != min(reduced, 4 * v + piece)) {
                 return false;

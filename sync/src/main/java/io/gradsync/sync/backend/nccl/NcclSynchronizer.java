@@ -38,7 +38,9 @@ import java.util.List;
  * Gradients that lie back to back in one buffer on every local replica go as one call (not for the
  * sharded collectives: shards are per gradient). Each call waits for the caller's work on the
  * devices first, and returns once every replica holds its result. With one replica in all, the
- * broadcast, reduce-scatter and all-gather leave it as it is without calling NCCL. Waiting polls the streams and the communicators' asynchronous errors; past
+ * broadcast, reduce-scatter and all-gather leave it as it is without calling NCCL. A reduce-scatter's
+ * shard holds what {@code ncclAvg} gives there, which may differ from the average's in the last bit
+ * (NCCL's algorithms sum in their own orders); copies are bit for bit. Waiting polls the streams and the communicators' asynchronous errors; past
  * {@link SyncOptions#timeout()} (or on an NCCL error) the communicators are aborted and the call
  * throws, naming ranks, devices and time. After that the synchronizer is unusable.
  *
