@@ -74,6 +74,12 @@ static struct {
     ncclResult_t (*commUserRank)(ncclComm_t, int *);
     ncclResult_t (*allReduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
                               cudaStream_t);
+    ncclResult_t (*broadcast)(const void *, void *, size_t, ncclDataType_t, int, ncclComm_t, cudaStream_t);
+    ncclResult_t (*reduce)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, int, ncclComm_t,
+                           cudaStream_t);
+    ncclResult_t (*reduceScatter)(const void *, void *, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                                  cudaStream_t);
+    ncclResult_t (*allGather)(const void *, void *, size_t, ncclDataType_t, ncclComm_t, cudaStream_t);
     ncclResult_t (*groupStart)(void);
     ncclResult_t (*groupEnd)(void);
 } nccl;
@@ -99,6 +105,10 @@ static const symbol_entry nccl_symbols[] = {
     {"ncclCommCuDevice", (void **)&nccl.commCuDevice},
     {"ncclCommUserRank", (void **)&nccl.commUserRank},
     {"ncclAllReduce", (void **)&nccl.allReduce},
+    {"ncclBroadcast", (void **)&nccl.broadcast},
+    {"ncclReduce", (void **)&nccl.reduce},
+    {"ncclReduceScatter", (void **)&nccl.reduceScatter},
+    {"ncclAllGather", (void **)&nccl.allGather},
     {"ncclGroupStart", (void **)&nccl.groupStart},
     {"ncclGroupEnd", (void **)&nccl.groupEnd},
 };
@@ -545,6 +555,65 @@ JNIEXPORT void JNICALL Java_io_gradsync_nccl_NcclNative_allReduce(JNIEnv *env, j
                                     (cudaStream_t)(intptr_t)stream);
     if (r != ncclSuccess) {
         throw_nccl(env, "ncclAllReduce", r, as_comm(comm));
+    }
+}
+
+/* The other collectives as allReduce: counts are elements, roots are ranks (not devices). */
+JNIEXPORT void JNICALL Java_io_gradsync_nccl_NcclNative_broadcast(JNIEnv *env, jclass cls, jlong comm, jlong send,
+                                                                 jlong recv, jlong count, jint type, jint root,
+                                                                 jlong stream) {
+    (void)cls;
+    if (!need(env, nccl.broadcast, "ncclBroadcast")) {
+        return;
+    }
+    ncclResult_t r = nccl.broadcast((const void *)(intptr_t)send, (void *)(intptr_t)recv, (size_t)count,
+                                    (ncclDataType_t)type, (int)root, as_comm(comm), (cudaStream_t)(intptr_t)stream);
+    if (r != ncclSuccess) {
+        throw_nccl(env, "ncclBroadcast", r, as_comm(comm));
+    }
+}
+
+JNIEXPORT void JNICALL Java_io_gradsync_nccl_NcclNative_reduce(JNIEnv *env, jclass cls, jlong comm, jlong send,
+                                                              jlong recv, jlong count, jint type, jint op, jint root,
+                                                              jlong stream) {
+    (void)cls;
+    if (!need(env, nccl.reduce, "ncclReduce")) {
+        return;
+    }
+    ncclResult_t r = nccl.reduce((const void *)(intptr_t)send, (void *)(intptr_t)recv, (size_t)count,
+                                 (ncclDataType_t)type, (ncclRedOp_t)op, (int)root, as_comm(comm),
+                                 (cudaStream_t)(intptr_t)stream);
+    if (r != ncclSuccess) {
+        throw_nccl(env, "ncclReduce", r, as_comm(comm));
+    }
+}
+
+JNIEXPORT void JNICALL Java_io_gradsync_nccl_NcclNative_reduceScatter(JNIEnv *env, jclass cls, jlong comm,
+                                                                     jlong send, jlong recv, jlong recvCount,
+                                                                     jint type, jint op, jlong stream) {
+    (void)cls;
+    if (!need(env, nccl.reduceScatter, "ncclReduceScatter")) {
+        return;
+    }
+    ncclResult_t r = nccl.reduceScatter((const void *)(intptr_t)send, (void *)(intptr_t)recv, (size_t)recvCount,
+                                        (ncclDataType_t)type, (ncclRedOp_t)op, as_comm(comm),
+                                        (cudaStream_t)(intptr_t)stream);
+    if (r != ncclSuccess) {
+        throw_nccl(env, "ncclReduceScatter", r, as_comm(comm));
+    }
+}
+
+JNIEXPORT void JNICALL Java_io_gradsync_nccl_NcclNative_allGather(JNIEnv *env, jclass cls, jlong comm, jlong send,
+                                                                 jlong recv, jlong sendCount, jint type,
+                                                                 jlong stream) {
+    (void)cls;
+    if (!need(env, nccl.allGather, "ncclAllGather")) {
+        return;
+    }
+    ncclResult_t r = nccl.allGather((const void *)(intptr_t)send, (void *)(intptr_t)recv, (size_t)sendCount,
+                                    (ncclDataType_t)type, as_comm(comm), (cudaStream_t)(intptr_t)stream);
+    if (r != ncclSuccess) {
+        throw_nccl(env, "ncclAllGather", r, as_comm(comm));
     }
 }
 

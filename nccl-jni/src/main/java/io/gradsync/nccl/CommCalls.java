@@ -8,6 +8,14 @@ package io.gradsync.nccl;
 interface CommCalls {
     void allReduce(long comm, long send, long recv, long count, int type, int op, long stream);
 
+    void broadcast(long comm, long send, long recv, long count, int type, int root, long stream);
+
+    void reduce(long comm, long send, long recv, long count, int type, int op, int root, long stream);
+
+    void reduceScatter(long comm, long send, long recv, long recvCount, int type, int op, long stream);
+
+    void allGather(long comm, long send, long recv, long sendCount, int type, long stream);
+
     int count(long comm);
 
     int cuDevice(long comm);
@@ -28,6 +36,26 @@ interface CommCalls {
         @Override
         public void allReduce(long comm, long send, long recv, long count, int type, int op, long stream) {
             NcclNative.allReduce(comm, send, recv, count, type, op, stream);
+        }
+
+        @Override
+        public void broadcast(long comm, long send, long recv, long count, int type, int root, long stream) {
+            NcclNative.broadcast(comm, send, recv, count, type, root, stream);
+        }
+
+        @Override
+        public void reduce(long comm, long send, long recv, long count, int type, int op, int root, long stream) {
+            NcclNative.reduce(comm, send, recv, count, type, op, root, stream);
+        }
+
+        @Override
+        public void reduceScatter(long comm, long send, long recv, long recvCount, int type, int op, long stream) {
+            NcclNative.reduceScatter(comm, send, recv, recvCount, type, op, stream);
+        }
+
+        @Override
+        public void allGather(long comm, long send, long recv, long sendCount, int type, long stream) {
+            NcclNative.allGather(comm, send, recv, sendCount, type, stream);
         }
 
         @Override

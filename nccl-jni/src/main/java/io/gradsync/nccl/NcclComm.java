@@ -28,6 +28,8 @@ public final class NcclComm implements AutoCloseable {
     private final int boundDevice;
     private final CommCalls calls;
     private final AtomicInteger state = new AtomicInteger();
+    /** {@link #ranks()}: 0 until asked; a racy but idempotent cache of an immutable value. */
+    private volatile int ranks;
 
     /**
      * @param handle      the {@code ncclComm_t}
@@ -58,15 +60,9 @@ public final class NcclComm implements AutoCloseable {
     public void allReduce(long sendBuffer, long recvBuffer, long count, NcclDataType type, NcclRedOp op, long stream) {
         Objects.requireNonNull(type, "type");
         Objects.requireNonNull(op, "op");
-        if (count < 0) {
-            throw new IllegalArgumentException("count must be >= 0: " + count);
-        }
-        if (count > Long.MAX_VALUE / type.byteSize()) {
-            throw new IllegalArgumentException("count too large for " + type + ": " + count);
-        }
+        checkCount("count", count, type);
         if (count > 0 && (sendBuffer == 0 || recvBuffer == 0)) {
-            throw new IllegalArgumentException("null device buffer: send=0x" + Long.toHexString(sendBuffer)
-                + " recv=0x" + Long.toHexString(recvBuffer));
+            throw nullBuffer(sendBuffer, recvBuffer);
         }
         enter();
         try {
@@ -81,11 +77,185 @@ public final class NcclComm implements AutoCloseable {
         allReduce(buffer, buffer, count, type, op, stream);
     }
 
-    /** Number of ranks ({@code ncclCommCount}). */
+    /**
+     * Broadcast ({@code ncclBroadcast}): {@code count} elements of {@code sendBuffer} on rank
+     * {@code root} are copied into every rank's {@code recvBuffer} (the same address for in place).
+     * Every rank must make the same call, with the same root; grouping as for {@link #allReduce}.
+     *
+     * @param sendBuffer device address of the input; read on rank {@code root} only, so it may be 0 elsewhere
+     * @param recvBuffer device address of the output, not 0 unless count is 0
+     * @param count      elements (not bytes), &gt;= 0
+     * @param root       the rank (not the device) whose data every rank gets, in {@code [0, count())}
+     */
+    public void broadcast(long sendBuffer, long recvBuffer, long count, NcclDataType type, int root, long stream) {
+        Objects.requireNonNull(type, "type");
+        checkCount("count", count, type);
+        checkRootSign(root);
+        if (count > 0 && recvBuffer == 0) {
+            throw nullBuffer(sendBuffer, recvBuffer);
+        }
+        enter();
+        try {
+            checkRoot(root);
+            if (count > 0 && sendBuffer == 0 && calls.userRank(handle) == root) {
+                throw new IllegalArgumentException("null device buffer: send=0x0 on the root rank " + root
+                    + ", whose data is broadcast");
+            }
+            calls.broadcast(handle, sendBuffer, recvBuffer, count, type.ncclValue(), root, stream);
+        } finally {
+            exit();
+        }
+    }
+
+    /** In-place broadcast: {@code broadcast(buffer, buffer, count, type, root, stream)}. */
+    public void broadcastInPlace(long buffer, long count, NcclDataType type, int root, long stream) {
+        broadcast(buffer, buffer, count, type, root, stream);
+    }
+
+    /**
+     * Reduce ({@code ncclReduce}): the reduction of every rank's {@code count} elements of
+     * {@code sendBuffer} lands in {@code recvBuffer} on rank {@code root} only; NCCL does not write
+     * the other ranks' {@code recvBuffer} (nccl.h: it may be NULL there). In place where the two are
+     * the same address. Every rank must make the same call, with the same root.
+     *
+     * @param sendBuffer device address of the input, not 0 unless count is 0
+     * @param recvBuffer device address of the output on the root; may be 0 on the other ranks
+     * @param count      elements (not bytes), &gt;= 0
+     * @param op         reduction; {@link NcclRedOp#AVG} divides the sum by the rank count
+     * @param root       the rank (not the device) that gets the result, in {@code [0, count())}
+     */
+    public void reduce(long sendBuffer, long recvBuffer, long count, NcclDataType type, NcclRedOp op, int root,
+            long stream) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(op, "op");
+        checkCount("count", count, type);
+        checkRootSign(root);
+        if (count > 0 && sendBuffer == 0) {
+            throw nullBuffer(sendBuffer, recvBuffer);
+        }
+        enter();
+        try {
+            checkRoot(root);
+            if (count > 0 && recvBuffer == 0 && calls.userRank(handle) == root) {
+                throw new IllegalArgumentException("null device buffer: recv=0x0 on the root rank " + root
+                    + ", which receives the result");
+            }
+            calls.reduce(handle, sendBuffer, recvBuffer, count, type.ncclValue(), op.ncclValue(), root, stream);
+        } finally {
+            exit();
+        }
+    }
+
+    /** In-place reduce: {@code reduce(buffer, buffer, count, type, op, root, stream)}. */
+    public void reduceInPlace(long buffer, long count, NcclDataType type, NcclRedOp op, int root, long stream) {
+        reduce(buffer, buffer, count, type, op, root, stream);
+    }
+
+    /**
+     * Reduce-scatter ({@code ncclReduceScatter}): {@code sendBuffer} holds {@code recvCount * count()}
+     * elements; rank {@code i} receives the reduction of block {@code i} (elements
+     * {@code [i * recvCount, (i + 1) * recvCount)}) in {@code recvBuffer}. In place (NCCL's form) where
+     * {@code recvBuffer == sendBuffer + rank * recvCount * type.byteSize()}; the rest of the send
+     * buffer is only read.
+     *
+     * @param sendBuffer device address of the input, {@code recvCount * count()} elements, not 0 unless recvCount is 0
+     * @param recvBuffer device address of this rank's {@code recvCount} elements, not 0 unless recvCount is 0
+     * @param recvCount  elements each rank receives (not bytes), &gt;= 0
+     */
+    public void reduceScatter(long sendBuffer, long recvBuffer, long recvCount, NcclDataType type, NcclRedOp op,
+            long stream) {
+        Objects.requireNonNull(type, "type");
+        Objects.requireNonNull(op, "op");
+        checkCount("recvCount", recvCount, type);
+        if (recvCount > 0 && (sendBuffer == 0 || recvBuffer == 0)) {
+            throw nullBuffer(sendBuffer, recvBuffer);
+        }
+        enter();
+        try {
+            checkTotal("recvCount", recvCount, type);
+            calls.reduceScatter(handle, sendBuffer, recvBuffer, recvCount, type.ncclValue(), op.ncclValue(), stream);
+        } finally {
+            exit();
+        }
+    }
+
+    /**
+     * All-gather ({@code ncclAllGather}): every rank's {@code sendCount} elements of
+     * {@code sendBuffer} are copied to block {@code i} (elements {@code [i * sendCount, (i + 1) * sendCount)},
+     * {@code i} the sending rank) of every rank's {@code recvBuffer}. In place (NCCL's form) where
+     * {@code sendBuffer == recvBuffer + rank * sendCount * type.byteSize()}.
+     *
+     * @param sendBuffer device address of this rank's {@code sendCount} elements, not 0 unless sendCount is 0
+     * @param recvBuffer device address of the output, {@code sendCount * count()} elements, not 0 unless sendCount is 0
+     * @param sendCount  elements each rank sends (not bytes), &gt;= 0
+     */
+    public void allGather(long sendBuffer, long recvBuffer, long sendCount, NcclDataType type, long stream) {
+        Objects.requireNonNull(type, "type");
+        checkCount("sendCount", sendCount, type);
+        if (sendCount > 0 && (sendBuffer == 0 || recvBuffer == 0)) {
+            throw nullBuffer(sendBuffer, recvBuffer);
+        }
+        enter();
+        try {
+            checkTotal("sendCount", sendCount, type);
+            calls.allGather(handle, sendBuffer, recvBuffer, sendCount, type.ncclValue(), stream);
+        } finally {
+            exit();
+        }
+    }
+
+    private static void checkCount(String name, long count, NcclDataType type) {
+        if (count < 0) {
+            throw new IllegalArgumentException(name + " must be >= 0: " + count);
+        }
+        if (count > Long.MAX_VALUE / type.byteSize()) {
+            throw new IllegalArgumentException(name + " too large for " + type + ": " + count);
+        }
+    }
+
+    private static IllegalArgumentException nullBuffer(long sendBuffer, long recvBuffer) {
+        return new IllegalArgumentException("null device buffer: send=0x" + Long.toHexString(sendBuffer)
+            + " recv=0x" + Long.toHexString(recvBuffer));
+    }
+
+    private static void checkRootSign(int root) {
+        if (root < 0) {
+            throw new IllegalArgumentException("root must be a rank, >= 0: " + root);
+        }
+    }
+
+    /** Inside enter(): the rank count is asked of NCCL once. */
+    private void checkRoot(int root) {
+        int n = ranks();
+        if (root >= n) {
+            throw new IllegalArgumentException("root " + root + " is not a rank of this communicator: its ranks are 0.."
+                + (n - 1));
+        }
+    }
+
+    /** Inside enter(): the whole buffer of a reduce-scatter or all-gather, count() blocks, must be addressable. */
+    private void checkTotal(String name, long perRank, NcclDataType type) {
+        int n = ranks();
+        if (perRank > Long.MAX_VALUE / type.byteSize() / n) {
+            throw new IllegalArgumentException(name + " too large for " + type + " over " + n + " ranks: " + perRank);
+        }
+    }
+
+    /** ncclCommCount, cached: a communicator's size never changes. Call inside enter(). */
+    private int ranks() {
+        int n = ranks;
+        if (n == 0) {
+            n = calls.count(handle);
+            ranks = n;
+        }
+        return n;
+    }
+
+    /** Number of ranks ({@code ncclCommCount}, asked once: it never changes). */
     public int count() {
         enter();
         try {
-            return calls.count(handle);
+            return ranks();
         } finally {
             exit();
         }

@@ -34,6 +34,16 @@ final class NcclNative {
 
     static native void allReduce(long comm, long send, long recv, long count, int type, int op, long stream);
 
+    static native void broadcast(long comm, long send, long recv, long count, int type, int root, long stream);
+
+    static native void reduce(long comm, long send, long recv, long count, int type, int op, int root, long stream);
+
+    /** recvCount: the elements each rank receives; send holds recvCount times the rank count. */
+    static native void reduceScatter(long comm, long send, long recv, long recvCount, int type, int op, long stream);
+
+    /** sendCount: the elements each rank sends; recv holds sendCount times the rank count. */
+    static native void allGather(long comm, long send, long recv, long sendCount, int type, long stream);
+
     static native void groupStart();
 
     static native void groupEnd();

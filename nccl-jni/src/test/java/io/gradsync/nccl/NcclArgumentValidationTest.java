@@ -58,6 +58,105 @@ class NcclArgumentValidationTest {
         assertEquals("allReduce 64 64 10 6 0 77", rec.calls.get(1));
     }
 
+    /** The calls that would have moved data: everything but the count and rank queries. */
+    private static java.util.List<String> moved(RecordingCommCalls rec) {
+        return rec.calls.stream().filter(c -> !c.equals("count") && !c.equals("userRank")).toList();
+    }
+
+    private static void assertMessage(IllegalArgumentException e, String... parts) {
+        for (String part : parts) {
+            assertTrue(e.getMessage().contains(part), () -> "'" + part + "' not in: " + e.getMessage());
+        }
+    }
+
+    @Test
+    void broadcastRejectsBadArgumentsWithoutCallingNccl() {
+        RecordingCommCalls rec = new RecordingCommCalls(); // 4 ranks, this one rank 1
+        NcclComm comm = new NcclComm(0x1000, -1, rec);
+        assertThrows(NullPointerException.class, () -> comm.broadcast(8, 8, 1, null, 0, 0));
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcast(8, 8, -1, NcclDataType.FLOAT32, 0, 0)), "count must be >= 0: -1");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcastInPlace(8, Long.MAX_VALUE / 2, NcclDataType.FLOAT32, 0, 0)), "count too large");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcast(8, 8, 1, NcclDataType.FLOAT32, -1, 0)), "root must be a rank", "-1");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcast(8, 8, 1, NcclDataType.FLOAT32, 4, 0)), "root 4 is not a rank", "0..3");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcast(8, 0, 1, NcclDataType.FLOAT32, 0, 0)), "null device buffer", "recv=0x0");
+        // The send buffer is read on the root only: 0 is refused there (this comm is rank 1), accepted elsewhere.
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.broadcast(0, 8, 1, NcclDataType.FLOAT32, 1, 0)), "send=0x0 on the root rank 1");
+        assertEquals(java.util.List.of(), moved(rec));
+
+        comm.broadcast(0, 8, 1, NcclDataType.FLOAT32, 2, 5);
+        comm.broadcastInPlace(64, 10, NcclDataType.FLOAT16, 3, 77);
+        comm.broadcast(0, 0, 0, NcclDataType.BFLOAT16, 0, 0);
+        assertEquals(java.util.List.of("broadcast 0 8 1 7 root 2 5", "broadcast 64 64 10 6 root 3 77",
+            "broadcast 0 0 0 9 root 0 0"), moved(rec));
+        assertEquals(1, rec.calls.stream().filter("count"::equals).count(), "the rank count is asked once: " + rec.calls);
+    }
+
+    @Test
+    void reduceRejectsBadArgumentsWithoutCallingNccl() {
+        RecordingCommCalls rec = new RecordingCommCalls(); // 4 ranks, this one rank 1
+        NcclComm comm = new NcclComm(0x1000, -1, rec);
+        assertThrows(NullPointerException.class, () -> comm.reduce(8, 8, 1, null, NcclRedOp.AVG, 0, 0));
+        assertThrows(NullPointerException.class, () -> comm.reduce(8, 8, 1, NcclDataType.FLOAT32, null, 0, 0));
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduce(8, 8, -3, NcclDataType.FLOAT32, NcclRedOp.AVG, 0, 0)), "count must be >= 0: -3");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceInPlace(8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, -2, 0)), "root must be a rank", "-2");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceInPlace(8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 9, 0)), "root 9 is not a rank", "0..3");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduce(0, 8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0, 0)), "null device buffer", "send=0x0");
+        // The receive buffer is written on the root only: 0 is refused there (this comm is rank 1), accepted elsewhere.
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduce(8, 0, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 1, 0)), "recv=0x0 on the root rank 1");
+        assertEquals(java.util.List.of(), moved(rec));
+
+        comm.reduce(8, 0, 1, NcclDataType.FLOAT32, NcclRedOp.SUM, 3, 5);
+        comm.reduceInPlace(64, 10, NcclDataType.BFLOAT16, NcclRedOp.AVG, 1, 77);
+        assertEquals(java.util.List.of("reduce 8 0 1 7 0 root 3 5", "reduce 64 64 10 9 4 root 1 77"), moved(rec));
+    }
+
+    @Test
+    void reduceScatterAndAllGatherRejectBadArgumentsWithoutCallingNccl() {
+        RecordingCommCalls rec = new RecordingCommCalls(); // 4 ranks
+        NcclComm comm = new NcclComm(0x1000, -1, rec);
+        assertThrows(NullPointerException.class, () -> comm.reduceScatter(8, 8, 1, null, NcclRedOp.AVG, 0));
+        assertThrows(NullPointerException.class, () -> comm.reduceScatter(8, 8, 1, NcclDataType.FLOAT32, null, 0));
+        assertThrows(NullPointerException.class, () -> comm.allGather(8, 8, 1, null, 0));
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceScatter(8, 8, -1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0)), "recvCount must be >= 0: -1");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.allGather(8, 8, -1, NcclDataType.FLOAT32, 0)), "sendCount must be >= 0: -1");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceScatter(0, 8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0)), "null device buffer", "send=0x0");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceScatter(8, 0, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0)), "null device buffer", "recv=0x0");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.allGather(0, 8, 1, NcclDataType.FLOAT32, 0)), "null device buffer", "send=0x0");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.allGather(8, 0, 1, NcclDataType.FLOAT32, 0)), "null device buffer", "recv=0x0");
+        // Per rank the count fits; the whole buffer, 4 blocks of it, does not.
+        long perRank = Long.MAX_VALUE / 4 / 4 + 1;
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.reduceScatter(8, 8, perRank, NcclDataType.FLOAT32, NcclRedOp.AVG, 0)), "over 4 ranks");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> comm.allGather(8, 8, perRank, NcclDataType.FLOAT32, 0)), "over 4 ranks");
+        assertEquals(java.util.List.of(), moved(rec));
+
+        // NCCL's in-place forms: rank 1's block of 10 fp32 elements lies 40 bytes into the buffer.
+        comm.reduceScatter(1000, 1040, 10, NcclDataType.FLOAT32, NcclRedOp.AVG, 77);
+        comm.allGather(1040, 1000, 10, NcclDataType.FLOAT32, 77);
+        comm.reduceScatter(0, 0, 0, NcclDataType.FLOAT16, NcclRedOp.SUM, 0);
+        comm.allGather(0, 0, 0, NcclDataType.BFLOAT16, 0);
+        assertEquals(java.util.List.of("reduceScatter 1000 1040 10 7 4 77", "allGather 1040 1000 10 7 77",
+            "reduceScatter 0 0 0 6 0 0", "allGather 0 0 0 9 0"), moved(rec));
+    }
+
     @Test
     void closedCommThrowsIllegalStateAndClosesOnce() {
         RecordingCommCalls rec = new RecordingCommCalls();
@@ -82,6 +181,13 @@ class NcclArgumentValidationTest {
         assertThrows(IllegalStateException.class, comm::finalizeComm);
         assertThrows(IllegalStateException.class,
             () -> comm.allReduce(8, 8, 1, NcclDataType.FLOAT32, NcclRedOp.SUM, 0));
+        assertThrows(IllegalStateException.class, () -> comm.broadcastInPlace(8, 1, NcclDataType.FLOAT32, 0, 0));
+        assertThrows(IllegalStateException.class, () -> comm.reduceInPlace(8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0, 0));
+        assertThrows(IllegalStateException.class,
+            () -> comm.reduceScatter(8, 8, 1, NcclDataType.FLOAT32, NcclRedOp.AVG, 0));
+        assertThrows(IllegalStateException.class, () -> comm.allGather(8, 8, 1, NcclDataType.FLOAT32, 0));
+        assertTrue(rec.calls.stream().noneMatch(c -> c.startsWith("broadcast") || c.startsWith("reduce")
+            || c.startsWith("allGather")), rec.calls::toString);
     }
 
     @Test

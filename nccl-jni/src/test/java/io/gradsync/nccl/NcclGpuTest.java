@@ -17,6 +17,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -220,6 +221,270 @@ class NcclGpuTest {
         assertEquals("ncclGroupEnd", e.call());
         assertEquals(NcclResult.INVALID_USAGE, e.result().orElseThrow(), e::getMessage);
         System.out.println("NCCL refused groupEnd: " + e.getMessage());
+    }
+
+    /**
+     * One rank ({@code ncclCommInitAll} of device 0 alone, which every GPU node has): each
+     * collective copies its input, the average of one being itself, and a root other than 0 is
+     * refused before NCCL is called.
+     */
+    @Test
+    void oneRankCollectivesCopyTheirInputAndRefuseOtherRoots() {
+        List<NcclComm> comms = Nccl.initAll(new int[] {0});
+        try (RankBuffers in = new RankBuffers(1, COUNT); RankBuffers out = new RankBuffers(1, COUNT)) {
+            NcclComm c = comms.get(0);
+            int[] data = smallIntegers(COUNT, 3);
+            in.upload(0, data);
+            long s = out.stream(0); // out-of-place calls on the stream download() waits for
+            out.upload(0, nanBits(COUNT));
+            c.broadcast(in.address(0), out.address(0), COUNT, NcclDataType.FLOAT32, 0, s);
+            assertBits(data, out.download(0), "broadcast of one rank");
+            out.upload(0, nanBits(COUNT));
+            c.reduce(in.address(0), out.address(0), COUNT, NcclDataType.FLOAT32, NcclRedOp.AVG, 0, s);
+            assertBits(data, out.download(0), "reduce (average) of one rank");
+            out.upload(0, nanBits(COUNT));
+            c.reduceScatter(in.address(0), out.address(0), COUNT, NcclDataType.FLOAT32, NcclRedOp.AVG, s);
+            assertBits(data, out.download(0), "reduce-scatter (average) of one rank");
+            out.upload(0, nanBits(COUNT));
+            c.allGather(in.address(0), out.address(0), COUNT, NcclDataType.FLOAT32, s);
+            assertBits(data, out.download(0), "all-gather of one rank");
+            // In place, as the synchronizer calls them: nothing changes.
+            c.broadcastInPlace(in.address(0), COUNT, NcclDataType.FLOAT32, 0, in.stream(0));
+            c.reduceInPlace(in.address(0), COUNT, NcclDataType.FLOAT32, NcclRedOp.AVG, 0, in.stream(0));
+            assertBits(data, in.download(0), "in-place broadcast and reduce of one rank");
+
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> c.broadcastInPlace(in.address(0), COUNT, NcclDataType.FLOAT32, 1, s));
+            assertTrue(e.getMessage().contains("root 1 is not a rank") && e.getMessage().contains("0..0"), e::getMessage);
+            assertThrows(IllegalArgumentException.class,
+                () -> c.reduceInPlace(in.address(0), COUNT, NcclDataType.FLOAT32, NcclRedOp.AVG, 1, s));
+            c.checkAsyncError();
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /** Every rank as the root once; the data are arbitrary bit patterns (NaN payloads too): a broadcast copies bytes. */
+    @Test
+    void broadcastInPlaceFromEveryRootIsBitForBit() {
+        assumeTrue(gpus >= 2, () -> "2 GPUs needed for a broadcast between ranks, " + gpus + " here");
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try (RankBuffers b = new RankBuffers(gpus, COUNT)) {
+            for (int root = 0; root < gpus; root++) {
+                int[][] in = new int[gpus][];
+                for (int r = 0; r < gpus; r++) {
+                    in[r] = randomBits(COUNT, 31L * root + r);
+                    b.upload(r, in[r]);
+                }
+                int rootRank = root;
+                grouped(() -> {
+                    for (int r = 0; r < gpus; r++) {
+                        comms.get(r).broadcastInPlace(b.address(r), COUNT, NcclDataType.FLOAT32, rootRank, b.stream(r));
+                    }
+                });
+                for (int r = 0; r < gpus; r++) {
+                    assertBits(in[root], b.download(r), "rank " + r + " after the broadcast from rank " + root);
+                }
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /**
+     * ncclReduce in place writes the root's buffer only (nccl.h: recvbuff may be NULL on the other
+     * ranks); the synchronizer's uneven reduce-scatter relies on it to leave other shards alone.
+     */
+    @Test
+    void reduceInPlaceWritesTheRootOnly() {
+        assumeTrue(gpus >= 2, () -> "2 GPUs needed for a reduce between ranks, " + gpus + " here");
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try (RankBuffers b = new RankBuffers(gpus, COUNT)) {
+            for (int root : new int[] {gpus - 1, 0}) {
+                int[][] in = new int[gpus][];
+                for (int r = 0; r < gpus; r++) {
+                    in[r] = smallIntegers(COUNT, r);
+                    b.upload(r, in[r]);
+                }
+                int rootRank = root;
+                grouped(() -> {
+                    for (int r = 0; r < gpus; r++) {
+                        comms.get(r).reduceInPlace(b.address(r), COUNT, NcclDataType.FLOAT32, NcclRedOp.AVG, rootRank,
+                            b.stream(r));
+                    }
+                });
+                for (int r = 0; r < gpus; r++) {
+                    int[] got = b.download(r);
+                    if (r == root) {
+                        assertAverageOfSmallIntegers(got, 0, COUNT, gpus, "root " + root);
+                    } else {
+                        assertBits(in[r], got, "rank " + r + ", not the root " + root + " of the reduce");
+                    }
+                }
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /**
+     * NCCL's in-place forms as the synchronizer calls them: a reduce-scatter leaves each rank the
+     * average on its own block and every other block as it was; the all-gather after it gives every
+     * rank every block of its owner, bit for bit.
+     */
+    @Test
+    void reduceScatterThenAllGatherInPlace() {
+        assumeTrue(gpus >= 2, () -> "2 GPUs needed for a reduce-scatter between ranks, " + gpus + " here");
+        int block = 262_147; // odd: NCCL's tail handling within a block is exercised too
+        int total = block * gpus;
+        long blockBytes = (long) block * Float.BYTES;
+        List<NcclComm> comms = Nccl.initAll(allDevices());
+        try (RankBuffers b = new RankBuffers(gpus, total)) {
+            int[][] in = new int[gpus][];
+            for (int r = 0; r < gpus; r++) {
+                in[r] = smallIntegers(total, r);
+                b.upload(r, in[r]);
+            }
+            grouped(() -> {
+                for (int r = 0; r < gpus; r++) {
+                    comms.get(r).reduceScatter(b.address(r), b.address(r) + r * blockBytes, block, NcclDataType.FLOAT32,
+                        NcclRedOp.AVG, b.stream(r));
+                }
+            });
+            int[][] scattered = new int[gpus][];
+            for (int r = 0; r < gpus; r++) {
+                scattered[r] = b.download(r);
+                assertAverageOfSmallIntegers(scattered[r], r * block, (r + 1) * block, gpus, "rank " + r + "'s block");
+                for (int i = 0; i < total; i++) {
+                    if ((i < r * block || i >= (r + 1) * block) && scattered[r][i] != in[r][i]) {
+                        throw new AssertionError("rank " + r + " element " + i + " outside its block changed: "
+                            + Float.intBitsToFloat(in[r][i]) + " -> " + Float.intBitsToFloat(scattered[r][i]));
+                    }
+                }
+            }
+            grouped(() -> {
+                for (int r = 0; r < gpus; r++) {
+                    comms.get(r).allGather(b.address(r) + r * blockBytes, b.address(r), block, NcclDataType.FLOAT32,
+                        b.stream(r));
+                }
+            });
+            for (int r = 0; r < gpus; r++) {
+                int[] got = b.download(r);
+                for (int i = 0; i < total; i++) {
+                    int owner = i / block;
+                    if (got[i] != scattered[owner][i]) {
+                        throw new AssertionError("rank " + r + " element " + i + " is not rank " + owner + "'s: "
+                            + Float.intBitsToFloat(got[i]) + " vs " + Float.intBitsToFloat(scattered[owner][i]));
+                    }
+                }
+            }
+        } finally {
+            Nccl.closeAll(comms);
+        }
+    }
+
+    /** One fp32 device buffer and stream per rank, filled from and read back to raw bits. */
+    private static final class RankBuffers implements AutoCloseable {
+        private final int count;
+        private final RawDevicePtr[] ptr;
+        private final RawStream[] streams;
+
+        RankBuffers(int ranks, int count) {
+            this.count = count;
+            ptr = new RawDevicePtr[ranks];
+            streams = new RawStream[ranks];
+            for (int r = 0; r < ranks; r++) {
+                cuCtxSetCurrent(contexts[r]);
+                ptr[r] = new RawDevicePtr();
+                cuMemAlloc(ptr[r], (long) count * Float.BYTES);
+                streams[r] = new RawStream();
+                cuStreamCreate(streams[r], 0);
+            }
+        }
+
+        long address(int r) {
+            return ptr[r].address();
+        }
+
+        long stream(int r) {
+            return streams[r].address();
+        }
+
+        void upload(int r, int[] bits) {
+            cuCtxSetCurrent(contexts[r]);
+            cuMemcpyHtoD(ptr[r], Pointer.to(bits), (long) count * Float.BYTES);
+        }
+
+        /** Waits for the rank's stream, then copies its buffer back. */
+        int[] download(int r) {
+            cuCtxSetCurrent(contexts[r]);
+            cuStreamSynchronize(streams[r]);
+            int[] out = new int[count];
+            cuMemcpyDtoH(Pointer.to(out), ptr[r], (long) count * Float.BYTES);
+            return out;
+        }
+
+        @Override
+        public void close() {
+            for (int r = 0; r < ptr.length; r++) {
+                cuCtxSetCurrent(contexts[r]);
+                if (streams[r] != null) {
+                    cuStreamSynchronize(streams[r]);
+                    cuStreamDestroy(streams[r]);
+                }
+                if (ptr[r] != null) {
+                    cuMemFree(ptr[r]);
+                }
+            }
+        }
+    }
+
+    private static void grouped(Runnable calls) {
+        Nccl.groupStart();
+        try {
+            calls.run();
+        } finally {
+            Nccl.groupEnd();
+        }
+    }
+
+    /** fp32 bits of (i % 8) + rank: sums of these are exact. */
+    private static int[] smallIntegers(int count, int rank) {
+        int[] a = new int[count];
+        for (int i = 0; i < count; i++) {
+            a[i] = Float.floatToRawIntBits((i % 8) + rank);
+        }
+        return a;
+    }
+
+    private static int[] randomBits(int count, long seed) {
+        return new java.util.SplittableRandom(seed).ints(count).toArray();
+    }
+
+    private static int[] nanBits(int count) {
+        int[] a = new int[count];
+        java.util.Arrays.fill(a, 0x7fc0dead);
+        return a;
+    }
+
+    private static void assertBits(int[] want, int[] got, String what) {
+        for (int i = 0; i < want.length; i++) {
+            if (want[i] != got[i]) {
+                throw new AssertionError(what + ": element " + i + " is 0x" + Integer.toHexString(got[i]) + ", want 0x"
+                    + Integer.toHexString(want[i]));
+            }
+        }
+    }
+
+    /** Elements [from, to) hold the average over n ranks of {@link #smallIntegers}: (i % 8) + (n - 1) / 2. */
+    private static void assertAverageOfSmallIntegers(int[] got, int from, int to, int n, String what) {
+        for (int i = from; i < to; i++) {
+            double want = (i % 8) + (n - 1) / 2.0;
+            float v = Float.intBitsToFloat(got[i]);
+            if (!(Math.abs(v - want) <= 1e-6 * Math.abs(want))) { // ncclAvg may round once where n is no power of two
+                throw new AssertionError(what + ": element " + i + " is " + v + ", want " + want);
+            }
+        }
     }
 
     /** Rank r holds (i % 8) + r; the sum over n ranks is n * (i % 8) + n(n-1)/2. */

@@ -15,6 +15,26 @@ class RecordingCommCalls implements CommCalls {
     }
 
     @Override
+    public void broadcast(long comm, long send, long recv, long count, int type, int root, long stream) {
+        calls.add("broadcast " + send + " " + recv + " " + count + " " + type + " root " + root + " " + stream);
+    }
+
+    @Override
+    public void reduce(long comm, long send, long recv, long count, int type, int op, int root, long stream) {
+        calls.add("reduce " + send + " " + recv + " " + count + " " + type + " " + op + " root " + root + " " + stream);
+    }
+
+    @Override
+    public void reduceScatter(long comm, long send, long recv, long recvCount, int type, int op, long stream) {
+        calls.add("reduceScatter " + send + " " + recv + " " + recvCount + " " + type + " " + op + " " + stream);
+    }
+
+    @Override
+    public void allGather(long comm, long send, long recv, long sendCount, int type, long stream) {
+        calls.add("allGather " + send + " " + recv + " " + sendCount + " " + type + " " + stream);
+    }
+
+    @Override
     public int count(long comm) {
         calls.add("count");
         return 4;

@@ -35,14 +35,20 @@ public record SyncOptions(CpuOptions cpu, PtxOptions ptx, OpenClOptions openCl, 
     /** Default of {@link #timeout()}: {@link NcclOptions#DEFAULT_TIMEOUT}. */
     public static final Duration DEFAULT_TIMEOUT = NcclOptions.DEFAULT_TIMEOUT;
 
-    /** When ranks of a multi-process synchronizer compare their gradient layouts before a collective. */
+    /**
+     * When ranks of a multi-process synchronizer compare their gradient layouts, and which collective
+     * they call (a broadcast's root too), before a collective.
+     */
     public enum LayoutCheck {
         /** Before every collective: one tiny extra all-reduce per call; a mismatch always fails clearly. */
         EVERY_CALL,
         /**
-         * Only when this rank's layout differs from the one last agreed on: no extra collective in a
-         * steady training loop. A rank whose layout changes alone leaves the others in a mismatched
-         * collective, which then fails by {@link NcclOptions#timeout()} rather than with a message naming the layout.
+         * Only when this rank's layout (or broadcast root) differs from the one last agreed on for
+         * the same collective: no extra collective in a steady training loop, one that alternates
+         * reduce-scatter and all-gather included. A rank whose layout or collective changes alone
+         * leaves the others in a mismatched collective, which then fails by
+         * {@link NcclOptions#timeout()} (or, for two collectives agreed on before, moves the wrong data)
+         * rather than with a message naming the mismatch.
          */
         ON_CHANGE
     }

@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Four processes, one GPU each, started like torchrun would ({@link ProcessGroup}), each running
  * {@link NcclWorker}. Over NVLink, over NCCL's socket transport (standing in for one host per process), with
- * layouts that differ, and with a rank killed mid-run.
+ * layouts that differ, with a rank killed mid-run, and the broadcast, reduce-scatter and all-gather
+ * (ranks calling different ones, or different roots, included).
  */
 @Tag("gpu")
 class NcclMultiProcessGpuTest {
@@ -93,6 +94,37 @@ class NcclMultiProcessGpuTest {
             assertTrue(o.output().contains("gradient layouts differ between the " + RANKS + " ranks"), all);
             assertTrue(o.output().contains("the total element count differs"), all);
             assertTrue(o.output().contains("rank " + o.rank() + " (cuda:" + o.rank() + ") has 6 gradient(s)"), all);
+        }
+    }
+
+    @Test
+    void collectivesProcessPerGpu() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("collectives", String.valueOf(RANKS), String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        assertAllAveraged(outcomes, RANKS); // every rank the broadcast's root once
+    }
+
+    /** A loop of alternating collectives: with on-change checks each collective's agreed layout is remembered. */
+    @Test
+    void collectivesComparingLayoutsOnlyWhenTheyChange() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("collectives-on-change", "3", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        assertAllAveraged(outcomes, 3);
+    }
+
+    @Test
+    void differentCollectivesOrRootsAreRejectedOnEveryRankAndTheRanksCarryOn() throws Exception {
+        List<ProcessGroup.Outcome> outcomes = ProcessGroup.run(RANKS, NcclWorker.class,
+                List.of("collective-mismatch", "1", String.valueOf(TIMEOUT_SECONDS)), Map.of(), 240);
+        String all = describe(outcomes);
+        assertAllAveraged(outcomes, 1); // both rejected, nothing changed, then every collective right
+        for (ProcessGroup.Outcome o : outcomes) {
+            assertTrue(o.output().contains("nccl: the " + RANKS + " ranks called different collectives (at least the"
+                    + " reduce-scatter and the all-gather), so nothing moved; rank " + o.rank() + " (cuda:" + o.rank()
+                    + ") called the " + (o.rank() == RANKS - 1 ? "all-gather" : "reduce-scatter")), all);
+            assertTrue(o.output().contains("nccl: the " + RANKS + " ranks called the broadcast with different roots"
+                    + " (at least replicas 0 and 1), so nothing moved"), all);
+            assertFalse(o.output().contains("NOT REJECTED"), all);
         }
     }
 

@@ -24,9 +24,14 @@ import java.util.SplittableRandom;
  * <p>Usage: {@code NcclWorker MODE ITERATIONS TIMEOUT_SECONDS [DIE_RANK DIE_AT]}. MODE is
  * {@code average} (exit 0 when every element of every iteration is right; {@code average-on-change}
  * the same with layouts compared only when they change), {@code mismatch} (first
- * a call where the last rank has one element less, which every rank must reject, then as average)
- * or {@code die} (rank DIE_RANK halts before iteration DIE_AT; the others must exit
- * {@link #EXIT_FAILED} within the timeout). Output lines start with {@code RESULT}, {@code FAILED},
+ * a call where the last rank has one element less, which every rank must reject, then as average),
+ * {@code collectives} (each iteration a broadcast from rank {@code iteration % world}, a
+ * reduce-scatter, an all-gather and an average, each on fresh inputs and checked element by
+ * element; {@code collectives-on-change} with layouts compared only when they change),
+ * {@code collective-mismatch} (first a reduce-scatter against the last rank's all-gather, then a
+ * broadcast whose root the last rank names differently, both of which every rank must reject with
+ * its inputs untouched, then as collectives) or {@code die} (rank DIE_RANK halts before iteration
+ * DIE_AT; the others must exit {@link #EXIT_FAILED} within the timeout). Output lines start with {@code RESULT}, {@code FAILED},
  * {@code REJECTED} or {@code CRASHED} for the test to parse.
  */
 public final class NcclWorker {
@@ -66,14 +71,14 @@ public final class NcclWorker {
         long[] counts = COUNTS.clone();
         long t0 = System.nanoTime();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.NCCL, List.of(device),
-                SyncOptions.defaults().withTimeout(timeout).withLayoutCheck(mode.equals("average-on-change")
+                SyncOptions.defaults().withTimeout(timeout).withLayoutCheck(mode.endsWith("-on-change")
                         ? SyncOptions.LayoutCheck.ON_CHANGE : SyncOptions.LayoutCheck.EVERY_CALL))) {
             if (sync.rank() != rank || sync.worldSize() != world || sync.localRank() != config.localRank()) {
                 throw new AssertionError("rank/world/local rank " + sync.rank() + "/" + sync.worldSize() + "/"
                         + sync.localRank() + " but launched as " + rank + "/" + world + "/" + config.localRank());
             }
             sync.barrier();
-            long wrong = run(sync, device, counts, rank, world, iterations, dieRank, dieAt, mode.equals("mismatch"));
+            long wrong = run(sync, device, counts, rank, world, iterations, dieRank, dieAt, mode);
             sync.barrier();
             System.out.printf(Locale.ROOT, "RESULT rank=%d wrong=%d iterations=%d%n", rank, wrong, iterations);
             System.out.flush();
@@ -93,7 +98,7 @@ public final class NcclWorker {
     }
 
     private static long run(GradientSynchronizer sync, CudaDevice device, long[] counts, int rank, int world,
-            int iterations, int dieRank, int dieAt, boolean mismatch) {
+            int iterations, int dieRank, int dieAt, String mode) {
         // Gradients 0..4 back to back in one buffer (NCCL gets them merged where types agree), 5 alone.
         long[] offsets = new long[counts.length];
         long at = 0;
@@ -116,8 +121,14 @@ public final class NcclWorker {
             }
             Replica replica = b.build();
             long wrong = 0;
-            if (mismatch) {
+            if (mode.equals("mismatch")) {
                 wrong += rejectMismatch(sync, replica, rank, world);
+            }
+            if (mode.startsWith("collective")) {
+                if (mode.equals("collective-mismatch")) {
+                    wrong += rejectCollectiveMismatch(sync, stream, device, replica, counts, rank, world);
+                }
+                return wrong + collectives(sync, stream, device, replica, counts, rank, world, iterations);
             }
             for (int it = 0; it < iterations; it++) {
                 if (it == dieAt && rank == dieRank) {
@@ -126,14 +137,7 @@ public final class NcclWorker {
                     Runtime.getRuntime().halt(9); // like a crash: no cleanup, sockets drop
                 }
                 MemorySegment[][] inputs = inputs(counts, world, it);
-                for (int g = 0; g < counts.length; g++) {
-                    Gradient gr = replica.gradients().get(g);
-                    try (HostBuffer h = device.allocateHost(gr.byteSize())) {
-                        h.segment().copyFrom(inputs[g][rank]);
-                        stream.copyFromHost(h, 0, gr.buffer(), gr.byteOffset(), gr.byteSize());
-                        stream.synchronize();
-                    }
-                }
+                upload(stream, device, replica, inputs, rank);
                 long t = System.nanoTime();
                 try {
                     sync.synchronize(List.of(replica));
@@ -146,13 +150,9 @@ public final class NcclWorker {
                 }
                 long micros = (System.nanoTime() - t) / 1000;
                 long wrongNow = 0;
+                MemorySegment[] got = download(stream, device, replica);
                 for (int g = 0; g < counts.length; g++) {
-                    Gradient gr = replica.gradients().get(g);
-                    try (HostBuffer h = device.allocateHost(gr.byteSize())) {
-                        stream.copyToHost(gr.buffer(), gr.byteOffset(), h, 0, gr.byteSize());
-                        stream.synchronize();
-                        wrongNow += AverageCheck.countWrong(TYPES[g], inputs[g], h.segment(), counts[g]);
-                    }
+                    wrongNow += AverageCheck.countWrong(TYPES[g], inputs[g], got[g], counts[g]);
                 }
                 System.out.printf(Locale.ROOT, "ITERATION rank=%d iteration=%d wrong=%d micros=%d%n", rank, it, wrongNow,
                         micros);
@@ -182,6 +182,134 @@ public final class NcclWorker {
             System.out.printf(Locale.ROOT, "REJECTED rank=%d message=%s%n", rank, e.getMessage());
             return 0;
         }
+    }
+
+    /**
+     * Each iteration: a broadcast from rank {@code it % world} (asynchronous on odd iterations), a
+     * reduce-scatter, an all-gather (asynchronous on odd iterations) and an average, each on fresh
+     * inputs and checked: copies bit for bit, averages against float64.
+     */
+    private static long collectives(GradientSynchronizer sync, DeviceStream stream, CudaDevice device, Replica replica,
+            long[] counts, int rank, int world, int iterations) {
+        long wrong = 0;
+        List<Replica> mine = List.of(replica);
+        for (int it = 0; it < iterations; it++) {
+            boolean async = it % 2 == 1;
+            int root = it % world;
+            long wrongNow = 0;
+            List<String> ops = List.of("broadcast", "reduce-scatter", "all-gather", "average");
+            for (int k = 0; k < ops.size(); k++) {
+                String op = ops.get(k);
+                MemorySegment[][] inputs = inputs(counts, world, ops.size() * it + k); // fresh inputs per call
+                upload(stream, device, replica, inputs, rank);
+                long t = System.nanoTime();
+                try {
+                    switch (op) {
+                        case "broadcast" -> {
+                            if (async) {
+                                sync.broadcastAsync(mine, root).await();
+                            } else {
+                                sync.broadcast(mine, root);
+                            }
+                        }
+                        case "reduce-scatter" -> sync.reduceScatter(mine);
+                        case "all-gather" -> {
+                            if (async) {
+                                sync.allGatherAsync(mine).await();
+                            } else {
+                                sync.allGather(mine);
+                            }
+                        }
+                        default -> sync.synchronize(mine);
+                    }
+                } catch (RuntimeException e) {
+                    System.out.printf(Locale.ROOT, "FAILED rank=%d iteration=%d op=%s after_ms=%d type=%s message=%s%n", rank,
+                            it, op, (System.nanoTime() - t) / 1_000_000, e.getClass().getSimpleName(), e.getMessage());
+                    System.out.flush();
+                    Runtime.getRuntime().halt(EXIT_FAILED);
+                }
+                MemorySegment[] got = download(stream, device, replica);
+                long wrongOp = 0;
+                for (int g = 0; g < counts.length; g++) {
+                    DType type = TYPES[g];
+                    wrongOp += switch (op) {
+                        case "broadcast" -> CollectiveCheck.wrongAfterBroadcast(type, inputs[g], got[g], counts[g], root);
+                        case "reduce-scatter" -> CollectiveCheck.wrongAfterReduceScatter(type, inputs[g], got[g], counts[g], rank);
+                        case "all-gather" -> CollectiveCheck.wrongAfterAllGather(type, inputs[g], got[g], counts[g]);
+                        default -> AverageCheck.countWrong(type, inputs[g], got[g], counts[g]);
+                    };
+                }
+                System.out.printf(Locale.ROOT, "CALL rank=%d iteration=%d op=%s wrong=%d micros=%d%n", rank, it, op, wrongOp,
+                        (System.nanoTime() - t) / 1000);
+                wrongNow += wrongOp;
+            }
+            System.out.printf(Locale.ROOT, "ITERATION rank=%d iteration=%d wrong=%d%n", rank, it, wrongNow);
+            wrong += wrongNow;
+        }
+        return wrong;
+    }
+
+    /**
+     * The last rank calls the all-gather while the others reduce-scatter, then names another root
+     * for a broadcast: every rank must reject both calls, with its inputs left as they were. Returns
+     * the calls that went through plus the elements that changed.
+     */
+    private static long rejectCollectiveMismatch(GradientSynchronizer sync, DeviceStream stream, CudaDevice device,
+            Replica replica, long[] counts, int rank, int world) {
+        boolean odd = rank == world - 1;
+        MemorySegment[][] inputs = inputs(counts, world, 999);
+        upload(stream, device, replica, inputs, rank);
+        List<Replica> mine = List.of(replica);
+        long wrong = 0;
+        List<Runnable> calls = List.of(
+                () -> {
+                    if (odd) {
+                        sync.allGather(mine);
+                    } else {
+                        sync.reduceScatter(mine);
+                    }
+                },
+                () -> sync.broadcastAsync(mine, odd ? 1 : 0).await());
+        for (Runnable call : calls) {
+            try {
+                call.run();
+                System.out.printf(Locale.ROOT, "NOT REJECTED rank=%d%n", rank);
+                wrong++;
+            } catch (IllegalArgumentException e) {
+                System.out.printf(Locale.ROOT, "REJECTED rank=%d message=%s%n", rank, e.getMessage());
+            }
+        }
+        MemorySegment[] got = download(stream, device, replica);
+        for (int g = 0; g < counts.length; g++) {
+            wrong += CollectiveCheck.differing(TYPES[g], inputs[g][rank], got[g], 0, counts[g]);
+        }
+        return wrong;
+    }
+
+    private static void upload(DeviceStream stream, CudaDevice device, Replica replica, MemorySegment[][] inputs, int rank) {
+        for (int g = 0; g < replica.gradients().size(); g++) {
+            Gradient gr = replica.gradients().get(g);
+            try (HostBuffer h = device.allocateHost(gr.byteSize())) {
+                h.segment().copyFrom(inputs[g][rank]);
+                stream.copyFromHost(h, 0, gr.buffer(), gr.byteOffset(), gr.byteSize());
+                stream.synchronize();
+            }
+        }
+    }
+
+    /** Every gradient's values now, copied to the heap. */
+    private static MemorySegment[] download(DeviceStream stream, CudaDevice device, Replica replica) {
+        MemorySegment[] out = new MemorySegment[replica.gradients().size()];
+        for (int g = 0; g < out.length; g++) {
+            Gradient gr = replica.gradients().get(g);
+            try (HostBuffer h = device.allocateHost(gr.byteSize())) {
+                stream.copyToHost(gr.buffer(), gr.byteOffset(), h, 0, gr.byteSize());
+                stream.synchronize();
+                out[g] = MemorySegment.ofArray(new byte[Math.toIntExact(gr.byteSize())]);
+                out[g].copyFrom(h.segment());
+            }
+        }
+        return out;
     }
 
     /** [gradient][rank]: every rank's inputs of one iteration, the same on every rank. */

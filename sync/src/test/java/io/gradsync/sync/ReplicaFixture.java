@@ -105,6 +105,71 @@ public final class ReplicaFixture implements AutoCloseable {
         }
     }
 
+    /** Every replica's inputs again, as when the fixture was made. */
+    public void restore() {
+        for (int r = 0; r < devices.size(); r++) {
+            try (DeviceStream s = devices.get(r).createStream()) {
+                s.copyFromHost(inputs.get(r), 0, buffers.get(r), 0, bufferBytes);
+                s.synchronize();
+            }
+        }
+    }
+
+    /** What every replica's buffer holds now. */
+    public MemorySegment[] downloadAll() {
+        MemorySegment[] all = new MemorySegment[devices.size()];
+        for (int r = 0; r < all.length; r++) {
+            all[r] = download(r);
+        }
+        return all;
+    }
+
+    /** The replicas' inputs, whole buffers. */
+    public MemorySegment[] inputSegments() {
+        return inputs.stream().map(HostBuffer::segment).toArray(MemorySegment[]::new);
+    }
+
+    /**
+     * Asserts replica {@code g} holds the average on its shard of every gradient and its inputs,
+     * bit for bit, everywhere else; guards intact.
+     */
+    public void assertReduceScattered() {
+        assertEach("the reduce-scatter", inputSegments(), (g, in, got, r) ->
+                CollectiveCheck.wrongAfterReduceScatter(dtypes[g], in, got, counts[g], r));
+    }
+
+    /** Asserts every replica holds shard {@code h} of {@code before[h]} on every gradient, bit for bit. */
+    public void assertAllGathered(MemorySegment[] before) {
+        assertEach("the all-gather", before, (g, in, got, r) ->
+                CollectiveCheck.wrongAfterAllGather(dtypes[g], in, got, counts[g]));
+    }
+
+    /** Asserts every replica holds the root's inputs, bit for bit. */
+    public void assertBroadcast(int root) {
+        assertEach("the broadcast from " + root, inputSegments(), (g, in, got, r) ->
+                CollectiveCheck.wrongAfterBroadcast(dtypes[g], in, got, counts[g], root));
+    }
+
+    private interface Wrong {
+        /** Wrong elements of gradient {@code g} of replica {@code r}; segments start at the gradient. */
+        long count(int g, MemorySegment[] before, MemorySegment got, int r);
+    }
+
+    private void assertEach(String what, MemorySegment[] before, Wrong wrong) {
+        for (int r = 0; r < devices.size(); r++) {
+            MemorySegment got = download(r);
+            for (int g = 0; g < counts.length; g++) {
+                MemorySegment[] in = new MemorySegment[before.length];
+                for (int q = 0; q < in.length; q++) {
+                    in[q] = before[q].asSlice(offsets[g]);
+                }
+                assertEquals(0, wrong.count(g, in, got.asSlice(offsets[g]), r), "replica " + r + " gradient " + g + " ("
+                        + counts[g] + " x " + dtypes[g] + "): elements wrong after " + what);
+            }
+            assertGuardsIntact(r, got);
+        }
+    }
+
     /** Asserts every replica still holds exactly its inputs. */
     public void assertUnchanged() {
         for (int r = 0; r < devices.size(); r++) {

@@ -81,6 +81,15 @@ final class NcclComms {
         HostBuffer host = null;
         try {
             for (int r = 0; r < n; r++) {
+                // Roots and shards are global replica indices, given to NCCL as ranks: they must agree.
+                int nrank = comms.get(r).userRank();
+                int ncount = comms.get(r).count();
+                if (nrank != rank + r || ncount != worldSize) {
+                    throw new IllegalStateException("nccl: the communicator of " + devices.get(r).id() + " is rank " + nrank
+                            + " of " + ncount + ", expected rank " + (rank + r) + " of " + worldSize);
+                }
+            }
+            for (int r = 0; r < n; r++) {
                 contexts[r] = retainPrimaryContext(devices.get(r));
                 streams[r] = devices.get(r).createStream();
                 streamHandles[r] = CudaHandles.stream(streams[r]);

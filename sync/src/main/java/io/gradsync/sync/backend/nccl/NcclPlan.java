@@ -4,21 +4,26 @@ import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.Replica;
 import io.gradsync.nccl.NcclDataType;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.device.DeviceBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * The nccl backend's per-call plan: what a replica set turns into, cached while the caller passes
- * the same replica objects: the NCCL calls of a step ({@link Calls}), merged where gradients lie
- * back to back in one buffer with one dtype on every replica, or one per gradient; the element
- * total and the layout and call hashes the ranks compare ({@link NcclLayoutCheck}); the byte count
- * for the stats; and the descriptions that failure messages name.
+ * the same replica objects: its runs of gradients ({@link Calls}), merged where gradients lie back
+ * to back in one buffer with one dtype on every replica, or one per gradient; the NCCL calls each
+ * collective makes of them ({@link NcclCalls}, made on first use); the element total and the
+ * layout and call hashes the ranks compare ({@link NcclLayoutCheck}); the byte count for the stats;
+ * and the descriptions that failure messages name.
  *
- * <p>Thread-safety: immutable once made.
+ * <p>Thread-safety: the runs are immutable once made; the collectives' calls are made and cached
+ * under the synchronizer's lock.
  */
 final class NcclPlan {
     static NcclDataType ncclType(DType dtype) {
@@ -29,7 +34,7 @@ final class NcclPlan {
         };
     }
 
-    /** The NCCL calls of one step: per call an element count and type, per replica and call an address. */
+    /** Runs of gradients: per run an element count and type, per replica and run the first element's address. */
     record Calls(long[][] address, long[] count, NcclDataType[] type) {
     }
 
@@ -39,11 +44,9 @@ final class NcclPlan {
     final long total;
     final long layoutHash;
     final long callHash;
-    final String checkDescription;
     final long bytes;
     private final List<Gradient> gradients;
-    private final String mergedDescription;
-    private final String eachDescription;
+    private final Map<CallsKey, NcclCalls> made = new HashMap<>();
 
     private NcclPlan(Replica[] key, Calls merged, Calls each, long total, long layoutHash, long callHash,
             List<Gradient> gradients) {
@@ -55,14 +58,23 @@ final class NcclPlan {
         this.callHash = callHash;
         this.gradients = gradients;
         this.bytes = gradients.stream().mapToLong(Gradient::byteSize).sum();
-        // Made once per plan: the hot path passes them along and only failures read them.
-        this.mergedDescription = describe(merged);
-        this.eachDescription = describe(each);
-        this.checkDescription = "the layout check before " + mergedDescription;
     }
 
-    String description(Calls calls) {
-        return calls == merged ? mergedDescription : eachDescription;
+    private record CallsKey(Collective collective, boolean merged) {
+    }
+
+    /**
+     * The NCCL calls of {@code collective} on these replicas, made once ({@link NcclCalls#of}); a
+     * synchronizer's plans always see the same {@code firstRank} and {@code worldSize}.
+     */
+    NcclCalls calls(Collective collective, boolean merged, int firstRank, int worldSize) {
+        CallsKey key = new CallsKey(collective, merged && !collective.sharded());
+        NcclCalls calls = made.get(key);
+        if (calls == null) {
+            calls = NcclCalls.of(this, collective, key.merged(), firstRank, worldSize);
+            made.put(key, calls);
+        }
+        return calls;
     }
 
     boolean madeFor(List<Replica> replicas) {
@@ -169,13 +181,10 @@ final class NcclPlan {
         return h;
     }
 
-    private String describe(Calls calls) {
-        long bytes = 0;
-        for (Gradient gr : gradients) {
-            bytes += gr.byteSize();
-        }
-        return String.format(Locale.ROOT, "the all-reduce of %d gradient(s), %d elements, %.1f MiB per replica in %d call(s)",
-                gradients.size(), total, bytes / 1048576.0, calls.count.length);
+    /** {@code "the all-reduce of 3 gradient(s), ..."}: what a failure message names. */
+    String describe(String collective, int calls) {
+        return String.format(Locale.ROOT, "the %s of %d gradient(s), %d elements, %.1f MiB per replica in %d call(s)",
+                collective, gradients.size(), total, bytes / 1048576.0, calls);
     }
 
     /** This rank's gradients, for the mismatch message: count, total, then the first few. */

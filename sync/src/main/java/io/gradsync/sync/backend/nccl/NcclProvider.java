@@ -15,7 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code nccl}: NCCL's all-reduce in one process over every GPU given, or, under a launcher
+ * {@code nccl}: NCCL's all-reduce (and broadcast, reduce-scatter, all-gather) in one process over every GPU given, or, under a launcher
  * ({@code WORLD_SIZE} set), one rank of a multi-process job on its one GPU. {@code auto}'s choice
  * for several distinct CUDA GPUs wherever NCCL loads.
  */

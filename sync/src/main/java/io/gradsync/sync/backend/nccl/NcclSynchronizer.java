@@ -8,6 +8,7 @@ import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
+import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.LocalHandles;
 import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.nccl.Nccl;
@@ -23,25 +24,30 @@ import io.gradsync.tasks.device.Device;
 import java.util.List;
 
 /**
- * NCCL's all-reduce with {@code ncclAvg}, in place, in one of two shapes:
+ * NCCL's all-reduce with {@code ncclAvg}, and the broadcast, reduce-scatter and all-gather
+ * ({@link NcclCalls} says which NCCL calls each makes), in place, in one of two shapes:
  * <ul>
  * <li>one process, every local GPU: one communicator per device ({@code ncclCommInitAll}), all
  * calls of a step in one NCCL group;</li>
  * <li>one process per GPU (torchrun style): rank 0 serves the unique id ({@link Rendezvous}), every
  * rank joins with {@code ncclCommInitRank} on its one device; across hosts NCCL picks its network
- * transport by itself. Before a collective the ranks compare their gradient layouts with a tiny
- * all-reduce, so that a mismatch fails with a message instead of a hang or garbage.</li>
+ * transport by itself. Before a collective the ranks compare the collective (a broadcast's root
+ * too) and their gradient layouts with a tiny all-reduce, so that a mismatch fails with a message
+ * instead of a hang or garbage.</li>
  * </ul>
- * Gradients that lie back to back in one buffer on every local replica go as one call. Each call
- * waits for the caller's work on the devices first, and returns once every replica holds the
- * average. Waiting polls the streams and the communicators' asynchronous errors; past
+ * Gradients that lie back to back in one buffer on every local replica go as one call (not for the
+ * sharded collectives: shards are per gradient). Each call waits for the caller's work on the
+ * devices first, and returns once every replica holds its result. With one replica in all, the
+ * broadcast, reduce-scatter and all-gather leave it as it is without calling NCCL. A reduce-scatter's
+ * shard holds what {@code ncclAvg} gives there, which may differ from the average's in the last bit
+ * (NCCL's algorithms sum in their own orders); copies are bit for bit. Waiting polls the streams and the communicators' asynchronous errors; past
  * {@link SyncOptions#timeout()} (or on an NCCL error) the communicators are aborted and the call
  * throws, naming ranks, devices and time. After that the synchronizer is unusable.
  *
  * <p>This class coordinates a call (check, order after the caller, agree, launch, wait, stats) and
  * the barrier and close; its parts do one job each: {@link NcclComms} the communicators and each
  * device's context, stream, events and scratch, {@link NcclPlan} what a replica set turns into,
- * {@link NcclLayoutCheck} the agreement on it across ranks, {@link NcclWatch} waiting, timeouts and
+ * {@link NcclCalls} the NCCL calls of each collective on it, {@link NcclLayoutCheck} the agreement on it across ranks, {@link NcclWatch} waiting, timeouts and
  * the abort.
  *
  * <p>Thread-safety: calls, the barrier, close and a handle's wait are serialized on the
@@ -106,11 +112,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
 
     @Override
     public synchronized void synchronize(List<Replica> replicas) {
-        Launched l = start(replicas, false);
-        if (l != null) {
-            watch.await(l.what, l.start, l.deadline);
-            finish(l);
-        }
+        call(replicas, Collective.AVERAGE);
     }
 
     /**
@@ -119,7 +121,50 @@ final class NcclSynchronizer implements GradientSynchronizer {
      */
     @Override
     public synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
-        Launched l = start(replicas, true);
+        return callAsync(replicas, Collective.AVERAGE);
+    }
+
+    @Override
+    public synchronized void broadcast(List<Replica> replicas, int root) {
+        call(replicas, Collective.broadcast(root, nccl.worldSize));
+    }
+
+    @Override
+    public synchronized SyncHandle broadcastAsync(List<Replica> replicas, int root) {
+        return callAsync(replicas, Collective.broadcast(root, nccl.worldSize));
+    }
+
+    @Override
+    public synchronized void reduceScatter(List<Replica> replicas) {
+        call(replicas, Collective.REDUCE_SCATTER);
+    }
+
+    @Override
+    public synchronized SyncHandle reduceScatterAsync(List<Replica> replicas) {
+        return callAsync(replicas, Collective.REDUCE_SCATTER);
+    }
+
+    @Override
+    public synchronized void allGather(List<Replica> replicas) {
+        call(replicas, Collective.ALL_GATHER);
+    }
+
+    @Override
+    public synchronized SyncHandle allGatherAsync(List<Replica> replicas) {
+        return callAsync(replicas, Collective.ALL_GATHER);
+    }
+
+    /** Every collective's synchronous form: queued as {@link #callAsync} queues it, then waited for. */
+    private void call(List<Replica> replicas, Collective c) {
+        Launched l = start(replicas, c, false);
+        if (l != null) {
+            watch.await(l.what, l.start, l.deadline);
+            finish(l);
+        }
+    }
+
+    private SyncHandle callAsync(List<Replica> replicas, Collective c) {
+        Launched l = start(replicas, c, true);
         if (l == null) {
             return SyncHandle.done();
         }
@@ -153,11 +198,15 @@ final class NcclSynchronizer implements GradientSynchronizer {
     }
 
     /** What a queued call needs to be waited for and counted. */
-    private record Launched(String what, long entered, long start, long deadline, long checked, long bytes) {
+    private record Launched(String what, String phase, long entered, long start, long deadline, long checked,
+            long bytes) {
     }
 
-    /** Checks, orders after the caller's work, agrees on the layout, queues; null when there is nothing to reduce. */
-    private Launched start(List<Replica> replicas, boolean async) {
+    /**
+     * Checks, orders after the caller's work, agrees on the layout and the collective, queues; null
+     * when there is nothing to move.
+     */
+    private Launched start(List<Replica> replicas, Collective c, boolean async) {
         checkUsable();
         ReplicaCheck.check(replicas, nccl.devices);
         NcclPlan p = plan;
@@ -166,6 +215,11 @@ final class NcclSynchronizer implements GradientSynchronizer {
             plan = p;
         }
         long entered = System.nanoTime();
+        if (nccl.worldSize == 1 && c != Collective.AVERAGE) {
+            // One replica is every shard's owner and the root: each of these leaves it as it is.
+            stats.call(p.bytes, System.nanoTime() - entered);
+            return null;
+        }
         boolean callerStreams = false;
         for (int r = 0; r < nccl.devices.size(); r++) {
             CudaStream caller = (CudaStream) replicas.get(r).stream();
@@ -180,34 +234,37 @@ final class NcclSynchronizer implements GradientSynchronizer {
         long start = System.nanoTime();
         stats.phase("wait for caller", start - entered);
         long deadline = start + timeoutNanos;
-        NcclPlan.Calls calls = p.merged;
+        boolean merged = true;
         if (nccl.multiProcess) {
-            calls = layoutCheck.agreeOnLayout(p, start, deadline) ? p.merged : p.each;
+            String what = p.calls(c, true, nccl.rank, nccl.worldSize).checkDescription;
+            merged = layoutCheck.agree(p, c, what, start, deadline);
         }
+        NcclCalls calls = p.calls(c, merged, nccl.rank, nccl.worldSize);
         long checked = System.nanoTime();
         if (nccl.multiProcess) {
             stats.phase("layout check", checked - start);
         }
-        if (calls.count().length == 0) {
+        if (calls.calls.isEmpty()) {
             stats.call(p.bytes, checked - entered);
             return null;
         }
-        launch(calls, start, deadline, p);
+        launch(calls, start, deadline);
         if (async || callerStreams) {
             for (int r = 0; r < nccl.devices.size(); r++) {
                 nccl.streams[r].record(nccl.finishedEvents[r]);
                 CudaStream caller = (CudaStream) replicas.get(r).stream();
                 if (caller != null) {
-                    caller.waitFor(nccl.finishedEvents[r]); // its next work runs after the average
+                    caller.waitFor(nccl.finishedEvents[r]); // its next work runs after the collective
                 }
             }
         }
-        return new Launched(p.description(calls), entered, start, deadline, checked, p.bytes);
+        String phase = c == Collective.AVERAGE ? "all-reduce" : c.kind().label();
+        return new Launched(calls.description, phase, entered, start, deadline, checked, p.bytes);
     }
 
     private void finish(Launched l) {
         long end = System.nanoTime();
-        stats.phase("all-reduce", end - l.checked);
+        stats.phase(l.phase, end - l.checked);
         stats.call(l.bytes, end - l.entered);
     }
 
@@ -216,9 +273,10 @@ final class NcclSynchronizer implements GradientSynchronizer {
         return stats;
     }
 
-    private void launch(NcclPlan.Calls calls, long start, long deadline, NcclPlan p) {
+    /** Every local replica's part of every call, in one NCCL group where there is more than one. */
+    private void launch(NcclCalls calls, long start, long deadline) {
         int n = nccl.comms.size();
-        boolean group = n > 1 || calls.count().length > 1;
+        boolean group = n > 1 || calls.calls.size() > 1;
         watch.arm(deadline);
         RuntimeException failure = null;
         try {
@@ -226,10 +284,9 @@ final class NcclSynchronizer implements GradientSynchronizer {
                 Nccl.groupStart();
             }
             try {
-                for (int c = 0; c < calls.count().length; c++) {
+                for (NcclCalls.Call call : calls.calls) {
                     for (int r = 0; r < n; r++) {
-                        nccl.comms.get(r).allReduceInPlace(calls.address()[r][c], calls.count()[c], calls.type()[c],
-                                NcclRedOp.AVG, nccl.streamAddresses[r]);
+                        call.enqueue(nccl.comms.get(r), r, nccl.streamAddresses[r]);
                     }
                 }
             } finally {
@@ -240,22 +297,7 @@ final class NcclSynchronizer implements GradientSynchronizer {
         } catch (RuntimeException e) {
             failure = e;
         }
-        watch.afterLaunch(failure, p.description(calls), start);
-    }
-
-    @Override
-    public void broadcast(List<Replica> replicas, int root) {
-        throw new UnsupportedOperationException("nccl: broadcast is not built yet");
-    }
-
-    @Override
-    public void reduceScatter(List<Replica> replicas) {
-        throw new UnsupportedOperationException("nccl: reduceScatter is not built yet");
-    }
-
-    @Override
-    public void allGather(List<Replica> replicas) {
-        throw new UnsupportedOperationException("nccl: allGather is not built yet");
+        watch.afterLaunch(failure, calls.description, start);
     }
 
     @Override
