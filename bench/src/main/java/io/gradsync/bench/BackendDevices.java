@@ -23,6 +23,7 @@ import java.util.Map;
 public final class BackendDevices implements AutoCloseable {
     private final DeviceRuntime preferred;
     private final int count;
+    private final boolean share;
     private final Map<DeviceRuntime, List<? extends Device>> selected = new LinkedHashMap<>();
 
     /**
@@ -30,8 +31,23 @@ public final class BackendDevices implements AutoCloseable {
      *                  {@link DeviceCatalog#preferredRuntime()}
      */
     public BackendDevices(DeviceRuntime preferred, int count) {
+        this(preferred, count, false);
+    }
+
+    /**
+     * @param share where there are fewer GPUs than {@code count}, replicas share them as logical
+     *              devices ({@code DeviceCatalog.sharedGpus}, {@code OpenClRuntime.logicalDevices}):
+     *              the schedules of {@code count} replicas run, but no bytes cross between GPUs
+     */
+    public BackendDevices(DeviceRuntime preferred, int count, boolean share) {
         this.preferred = preferred == null ? DeviceCatalog.preferredRuntime() : preferred;
         this.count = count;
+        this.share = share;
+    }
+
+    /** True where {@code devices} are logical devices sharing fewer GPUs. */
+    public static boolean sharing(List<? extends Device> devices) {
+        return devices.stream().anyMatch(d -> d.id().contains("#"));
     }
 
     /** The runtime {@code backend} averages on: its provider's, or the preferred one where it takes any (and for auto). */
@@ -49,7 +65,13 @@ public final class BackendDevices implements AutoCloseable {
         DeviceRuntime rt = runtimeOf(backend);
         List<? extends Device> d = selected.get(rt);
         if (d == null) {
-            d = rt == DeviceRuntime.OPENCL ? openCl(count) : DeviceCatalog.select(rt, count);
+            if (share && rt == DeviceRuntime.CUDA && DeviceCatalog.gpus(rt).size() < count) {
+                d = DeviceCatalog.sharedGpus(rt, count);
+            } else if (share && rt == DeviceRuntime.OPENCL && OpenClRuntime.status().available() && OpenClRuntime.devices().size() < count) {
+                d = OpenClRuntime.logicalDevices(count);
+            } else {
+                d = rt == DeviceRuntime.OPENCL ? openCl(count) : DeviceCatalog.select(rt, count);
+            }
             selected.put(rt, d);
         }
         return d;

@@ -153,6 +153,11 @@ final class BenchCommand implements Callable<Integer> {
     @Mixin
     NcclOptionsMixin ncclOptions;
 
+    @Option(names = "--share-gpus", negatable = false, description = "Where there are fewer GPUs (CUDA or OpenCL) than "
+            + "--devices, the replicas share them as logical devices: the N-replica schedules run, but no byte crosses between GPUs, "
+            + "so the figures are the schedules' and their overheads, not the links'.")
+    boolean shareGpus;
+
     @Option(names = "--no-caller-wait", negatable = false, description = "Every backend: skip the device-wide wait "
             + "for work queued before each call (the bench queues none; a training loop whose device work has finished, "
             + "as after ExecutionPlan.execute, can skip it too): shows what that wait costs small calls.")
@@ -239,7 +244,7 @@ final class BenchCommand implements Callable<Integer> {
             throw Usage.error(spec, "--model times the bucketed average; --collective goes with the --sizes sweep");
         }
         int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() * ops.size() : models.size();
-        try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n);
+        try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n, shareGpus);
              ProgressBar bar = progressBar(chosen.size() * stepsPerBackend)) {
             if (bar != null) {
                 out = clearingBar(out);
@@ -269,6 +274,10 @@ final class BenchCommand implements Callable<Integer> {
                     continue;
                 }
                 try (GradientSynchronizer sync = created) {
+                    if (BackendDevices.sharing(selected)) {
+                        out.println("# " + backend.label() + ": " + selected.size() + " logical devices share " + selected.stream()
+                                .map(d -> d.id().replaceAll("#.*", "")).distinct().count() + " GPU(s): schedule and overhead figures only");
+                    }
                     String title = "backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
                             + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), "
                             + (options.wire() == DType.FP32 ? "" : options.wire().label() + " wire, ");
