@@ -67,8 +67,8 @@ public final class BackendDevices implements AutoCloseable {
         if (d == null) {
             if (share && rt == DeviceRuntime.CUDA && DeviceCatalog.gpus(rt).size() < count) {
                 d = DeviceCatalog.sharedGpus(rt, count);
-            } else if (share && rt == DeviceRuntime.OPENCL && OpenClRuntime.status().available() && OpenClRuntime.devices().size() < count) {
-                d = OpenClRuntime.logicalDevices(count);
+            } else if (share && rt == DeviceRuntime.OPENCL && OpenClRuntime.status().available() && firstPlatformDevices() < count) {
+                d = OpenClRuntime.logicalDevices(count); // over the first platform's: NVIDIA's GPUs before PoCL's CPU
             } else {
                 d = rt == DeviceRuntime.OPENCL ? openCl(count) : DeviceCatalog.select(rt, count);
             }
@@ -114,17 +114,26 @@ public final class BackendDevices implements AutoCloseable {
         return best.subList(0, n);
     }
 
+    private static long firstPlatformDevices() {
+        List<OpenClDevice> all = OpenClRuntime.devices();
+        return all.stream().filter(x -> x.platform() == all.getFirst().platform()).count();
+    }
+
     /** PoCL runs OpenCL on the host CPU: sized like the JVM, not like a GPU. */
     public static boolean isPocl(OpenClDevice d) {
         return d.platform().name().toLowerCase(Locale.ROOT).contains("portable computing language");
     }
 
-    /** Closes the JVM devices made for this run (CUDA and OpenCL devices belong to their runtimes). */
+    /** Closes the JVM devices and logical OpenCL devices made for this run (the others belong to their runtimes). */
     @Override
     public void close() {
         List<? extends Device> jvm = selected.get(DeviceRuntime.JVM);
         if (jvm != null) {
             jvm.forEach(Device::close);
+        }
+        List<? extends Device> openCl = selected.get(DeviceRuntime.OPENCL);
+        if (openCl != null && sharing(openCl)) {
+            openCl.forEach(Device::close);
         }
     }
 }
