@@ -26,7 +26,7 @@ import java.util.List;
  *
  * @param <D> the device type the backend works on
  */
-public abstract class LocalSynchronizer<D extends Device> implements GradientSynchronizer {
+public abstract class LocalSynchronizer<D extends Device> extends CollectiveCalls {
     protected final List<D> devices;
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
@@ -81,48 +81,9 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
         return stats;
     }
 
-    @Override
-    public final void synchronize(List<Replica> replicas) {
-        call(replicas, Collective.AVERAGE);
-    }
-
-    @Override
-    public final SyncHandle synchronizeAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.AVERAGE);
-    }
-
-    @Override
-    public final void broadcast(List<Replica> replicas, int root) {
-        call(replicas, Collective.broadcast(root, worldSize()));
-    }
-
-    @Override
-    public final SyncHandle broadcastAsync(List<Replica> replicas, int root) {
-        return callAsync(replicas, Collective.broadcast(root, worldSize()));
-    }
-
-    @Override
-    public final void reduceScatter(List<Replica> replicas) {
-        call(replicas, Collective.REDUCE_SCATTER);
-    }
-
-    @Override
-    public final SyncHandle reduceScatterAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.REDUCE_SCATTER);
-    }
-
-    @Override
-    public final void allGather(List<Replica> replicas) {
-        call(replicas, Collective.ALL_GATHER);
-    }
-
-    @Override
-    public final SyncHandle allGatherAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.ALL_GATHER);
-    }
-
     /** The synchronous form of every collective: queued as {@link #callAsync} queues it, then waited for. */
-    private synchronized void call(List<Replica> replicas, Collective op) {
+    @Override
+    protected final synchronized void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
         DeviceEvent[] done = begin(replicas, op);
         if (done != null) {
@@ -140,7 +101,8 @@ public abstract class LocalSynchronizer<D extends Device> implements GradientSyn
      * after it; the others must {@link SyncHandle#await()} before touching their gradients. Input
      * errors throw here, before anything moves, as in {@link #synchronize}.
      */
-    private synchronized SyncHandle callAsync(List<Replica> replicas, Collective op) {
+    @Override
+    protected final synchronized SyncHandle callAsync(List<Replica> replicas, Collective op) {
         if (averagesOnHost() && devices.size() > 1) {
             SyncHandle h = startOnHost(replicas, op);
             if (h != null) {

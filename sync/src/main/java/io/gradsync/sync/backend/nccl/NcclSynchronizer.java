@@ -9,6 +9,7 @@ import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
 import io.gradsync.sync.backend.Collective;
+import io.gradsync.sync.backend.CollectiveCalls;
 import io.gradsync.sync.backend.LocalHandles;
 import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.nccl.Nccl;
@@ -53,7 +54,7 @@ import java.util.List;
  * <p>Thread-safety: calls, the barrier, close and a handle's wait are serialized on the
  * synchronizer; only the watchdog's abort runs beside them ({@link NcclWatch}).
  */
-final class NcclSynchronizer implements GradientSynchronizer {
+final class NcclSynchronizer extends CollectiveCalls {
     private final NcclComms nccl;
     private final NcclWatch watch;
     private final NcclLayoutCheck layoutCheck;
@@ -110,52 +111,9 @@ final class NcclSynchronizer implements GradientSynchronizer {
         return nccl.worldSize;
     }
 
-    @Override
-    public synchronized void synchronize(List<Replica> replicas) {
-        call(replicas, Collective.AVERAGE);
-    }
-
-    /**
-     * Queues the all-reduce and returns. With several processes the layout check before it (on by
-     * default) still waits for the other ranks on the host.
-     */
-    @Override
-    public synchronized SyncHandle synchronizeAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.AVERAGE);
-    }
-
-    @Override
-    public synchronized void broadcast(List<Replica> replicas, int root) {
-        call(replicas, Collective.broadcast(root, nccl.worldSize));
-    }
-
-    @Override
-    public synchronized SyncHandle broadcastAsync(List<Replica> replicas, int root) {
-        return callAsync(replicas, Collective.broadcast(root, nccl.worldSize));
-    }
-
-    @Override
-    public synchronized void reduceScatter(List<Replica> replicas) {
-        call(replicas, Collective.REDUCE_SCATTER);
-    }
-
-    @Override
-    public synchronized SyncHandle reduceScatterAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.REDUCE_SCATTER);
-    }
-
-    @Override
-    public synchronized void allGather(List<Replica> replicas) {
-        call(replicas, Collective.ALL_GATHER);
-    }
-
-    @Override
-    public synchronized SyncHandle allGatherAsync(List<Replica> replicas) {
-        return callAsync(replicas, Collective.ALL_GATHER);
-    }
-
     /** Every collective's synchronous form: queued as {@link #callAsync} queues it, then waited for. */
-    private void call(List<Replica> replicas, Collective c) {
+    @Override
+    protected synchronized void call(List<Replica> replicas, Collective c) {
         Launched l = start(replicas, c, false);
         if (l != null) {
             watch.await(l.what, l.start, l.deadline);
@@ -163,7 +121,12 @@ final class NcclSynchronizer implements GradientSynchronizer {
         }
     }
 
-    private SyncHandle callAsync(List<Replica> replicas, Collective c) {
+    /**
+     * Queues the collective and returns. With several processes the layout check before it (on by
+     * default) still waits for the other ranks on the host.
+     */
+    @Override
+    protected synchronized SyncHandle callAsync(List<Replica> replicas, Collective c) {
         Launched l = start(replicas, c, true);
         if (l == null) {
             return SyncHandle.done();

@@ -7,6 +7,7 @@ import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.SyncStats;
 import io.gradsync.sync.backend.Collective;
+import io.gradsync.sync.backend.CollectiveCalls;
 import io.gradsync.sync.backend.LocalHandles;
 import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.sync.backend.Resources;
@@ -33,7 +34,7 @@ import java.util.List;
  *
  * <p>Thread-safety: calls are serialized on the synchronizer, as the backends' are.
  */
-public final class WireSynchronizer implements GradientSynchronizer {
+public final class WireSynchronizer extends CollectiveCalls {
     private final GradientSynchronizer inner;
     private final DType wire;
     private final List<? extends Device> devices;
@@ -100,59 +101,28 @@ public final class WireSynchronizer implements GradientSynchronizer {
     }
 
     @Override
-    public void synchronize(List<Replica> replicas) {
-        call(replicas, Collective.AVERAGE, false).await();
+    protected void call(List<Replica> replicas, Collective op) {
+        call(replicas, op, false).await();
     }
 
     @Override
-    public SyncHandle synchronizeAsync(List<Replica> replicas) {
-        return call(replicas, Collective.AVERAGE, true);
+    protected SyncHandle callAsync(List<Replica> replicas, Collective op) {
+        return call(replicas, op, true);
     }
 
-    @Override
-    public void reduceScatter(List<Replica> replicas) {
-        call(replicas, Collective.REDUCE_SCATTER, false).await();
-    }
-
-    @Override
-    public SyncHandle reduceScatterAsync(List<Replica> replicas) {
-        return call(replicas, Collective.REDUCE_SCATTER, true);
-    }
-
-    @Override
-    public synchronized void allGather(List<Replica> replicas) {
-        checkOpen();
-        inner.allGather(replicas);
-    }
-
-    @Override
-    public synchronized SyncHandle allGatherAsync(List<Replica> replicas) {
-        checkOpen();
-        return inner.allGatherAsync(replicas);
-    }
-
-    @Override
-    public synchronized void broadcast(List<Replica> replicas, int root) {
-        checkOpen();
-        inner.broadcast(replicas, root);
-    }
-
-    @Override
-    public synchronized SyncHandle broadcastAsync(List<Replica> replicas, int root) {
-        checkOpen();
-        return inner.broadcastAsync(replicas, root);
-    }
-
-    /** Narrows, hands the scratch replicas to the backend, widens back; returns what to wait on. */
+    /**
+     * An average or reduce-scatter: narrows, hands the scratch replicas to the backend, widens
+     * back; the copy collectives go to the backend as they are. Returns what to wait on.
+     */
     private synchronized SyncHandle call(List<Replica> replicas, Collective op, boolean async) {
         checkOpen();
-        ReplicaCheck.check(replicas, devices);
-        WireLayouts.Layout l = layouts.of(replicas, op, rank(), worldSize());
-        if (l == null) { // no fp32 gradient: nothing to compress
-            if (op.kind() == Collective.Kind.ALL_REDUCE) {
-                return async ? inner.synchronizeAsync(replicas) : syncDone(() -> inner.synchronize(replicas));
-            }
-            return async ? inner.reduceScatterAsync(replicas) : syncDone(() -> inner.reduceScatter(replicas));
+        WireLayouts.Layout l = null;
+        if (op.sums()) {
+            ReplicaCheck.check(replicas, devices);
+            l = layouts.of(replicas, op, rank(), worldSize()); // null where no gradient is fp32
+        }
+        if (l == null) {
+            return inner(replicas, op, async);
         }
         int n = devices.size();
         for (int r = 0; r < n; r++) {
@@ -165,12 +135,8 @@ public final class WireSynchronizer implements GradientSynchronizer {
             }
             l.narrow(r);
         }
-        SyncHandle backend;
-        if (op.kind() == Collective.Kind.ALL_REDUCE) {
-            backend = async ? inner.synchronizeAsync(l.onWire()) : syncDone(() -> inner.synchronize(l.onWire()));
-        } else {
-            backend = async ? inner.reduceScatterAsync(l.onWire()) : syncDone(() -> inner.reduceScatter(l.onWire()));
-        }
+        List<Replica> onWire = l.onWire();
+        SyncHandle backend = inner(onWire, op, async);
         for (int r = 0; r < n; r++) {
             l.widen(r); // on the stream the backend's work was ordered on: after it
             streams[r].record(done[r]);
@@ -194,8 +160,22 @@ public final class WireSynchronizer implements GradientSynchronizer {
         };
     }
 
-    private static SyncHandle syncDone(Runnable call) {
-        call.run();
+    /** {@code op} on the backend itself: queued ({@code async}), or done when this returns. */
+    private SyncHandle inner(List<Replica> replicas, Collective op, boolean async) {
+        if (async) {
+            return switch (op.kind()) {
+                case ALL_REDUCE -> inner.synchronizeAsync(replicas);
+                case REDUCE_SCATTER -> inner.reduceScatterAsync(replicas);
+                case ALL_GATHER -> inner.allGatherAsync(replicas);
+                case BROADCAST -> inner.broadcastAsync(replicas, op.root());
+            };
+        }
+        switch (op.kind()) {
+            case ALL_REDUCE -> inner.synchronize(replicas);
+            case REDUCE_SCATTER -> inner.reduceScatter(replicas);
+            case ALL_GATHER -> inner.allGather(replicas);
+            case BROADCAST -> inner.broadcast(replicas, op.root());
+        }
         return SyncHandle.done();
     }
 
