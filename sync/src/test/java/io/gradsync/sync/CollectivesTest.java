@@ -14,8 +14,6 @@ import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
-import io.gradsync.tasks.jvm.JvmRuntime;
-import io.gradsync.tasks.opencl.OpenClRuntime;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -89,18 +87,7 @@ class CollectivesTest {
     }
 
     private List<? extends Device> devices(String backend, int n, boolean gpus) {
-        if (backend.equals("opencl")) {
-            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
-            List<? extends Device> d = OpenClRuntime.logicalDevices(n);
-            opened.addAll(d);
-            return d;
-        }
-        if (gpus) {
-            return CudaRuntime.logicalDevices(n, 1);
-        }
-        List<? extends Device> d = JvmRuntime.createDevices(n);
-        opened.addAll(d);
-        return d;
+        return TestDevices.forBackend(backend, n, gpus, opened);
     }
 
     private static GradientSynchronizer synchronizer(String backend, List<? extends Device> devices) {

@@ -122,18 +122,11 @@ public final class SlicePlan {
             long shard = (head.count() + n - 1) / n;
             for (long done = 0; done < head.count(); done += MAX_RUN_ELEMENTS) {
                 long c = Math.min(MAX_RUN_ELEMENTS, head.count() - done);
-                DeviceBuffer[] buffers = new DeviceBuffer[n];
-                long[] offsets = new long[n];
-                for (int r = 0; r < n; r++) {
-                    Gradient h = replicas.get(r).gradients().get(g);
-                    buffers[r] = h.buffer();
-                    offsets[r] = h.byteOffset() + done * h.dtype().bytes();
-                }
                 long[] bounds = new long[n + 1];
                 for (int i = 0; i <= n; i++) {
                     bounds[i] = Math.clamp(Math.min(head.count(), i * shard) - done, 0, c);
                 }
-                runs.add(new Run(g, head.dtype(), c, buffers, offsets, packed, bounds));
+                runs.add(run(replicas, g, done, c, packed, bounds));
                 packed = align(packed + c * head.dtype().bytes());
             }
         }
@@ -166,19 +159,25 @@ public final class SlicePlan {
             // a gradient longer than MAX_RUN_ELEMENTS becomes several runs
             for (long done = 0; done < count; done += MAX_RUN_ELEMENTS) {
                 long c = Math.min(MAX_RUN_ELEMENTS, count - done);
-                DeviceBuffer[] buffers = new DeviceBuffer[n];
-                long[] offsets = new long[n];
-                for (int r = 0; r < n; r++) {
-                    Gradient h = replicas.get(r).gradients().get(g);
-                    buffers[r] = h.buffer();
-                    offsets[r] = h.byteOffset() + done * h.dtype().bytes();
-                }
-                runs.add(new Run(g, head.dtype(), c, buffers, offsets, packed, bounds(c, n)));
+                runs.add(run(replicas, g, done, c, packed, bounds(c, n)));
                 packed = align(packed + c * head.dtype().bytes());
             }
             g = last + 1;
         }
         return new SlicePlan(List.copyOf(replicas), false, List.copyOf(runs), Math.max(packed, PACK_ALIGN), total);
+    }
+
+    /** The run of {@code count} elements from element {@code done} of gradient {@code g} on, on every replica. */
+    private static Run run(List<Replica> replicas, int g, long done, long count, long packed, long[] bounds) {
+        int n = replicas.size();
+        DeviceBuffer[] buffers = new DeviceBuffer[n];
+        long[] offsets = new long[n];
+        for (int r = 0; r < n; r++) {
+            Gradient h = replicas.get(r).gradients().get(g);
+            buffers[r] = h.buffer();
+            offsets[r] = h.byteOffset() + done * h.dtype().bytes();
+        }
+        return new Run(g, replicas.getFirst().gradients().get(g).dtype(), count, buffers, offsets, packed, bounds);
     }
 
     /** Gradient {@code b} starts where {@code a} ends, in the same buffer, with the same dtype, on every replica. */

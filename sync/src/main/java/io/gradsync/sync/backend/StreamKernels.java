@@ -60,11 +60,16 @@ public final class StreamKernels {
             };
         }
         if (stream instanceof JvmStream) {
-            Object[] arrays = onHost(spec, args);
-            var shape = spec.launchShape(count);
-            return s -> ((JvmStream) s).submit(spec.name(), () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), arrays));
+            return onJvm(spec, count, args);
         }
         throw new UnsupportedOperationException("no kernel launches on " + stream.device().id());
+    }
+
+    /** On JVM devices, whichever stream it is launched on: the kernel's Java, queued on the stream. */
+    public static Launch onJvm(KernelSpec spec, long count, Object... args) {
+        Object[] arrays = onHost(spec, args);
+        var shape = spec.launchShape(count);
+        return s -> ((JvmStream) s).submit(spec.name(), () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), arrays));
     }
 
     /** JVM devices: each slice as the array type the kernel takes, over the device's host memory. */

@@ -1,5 +1,7 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.sync.backend.StreamKernels;
+
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.PtxOptions;
@@ -64,26 +66,7 @@ class PtxScheduleTest {
 
     /** Kernels as Java on the stream's worker thread, arrays viewing the JVM buffers' memory. */
     static PtxLaunches.Launcher jvmKernels() {
-        return (device, spec, count, args) -> {
-            // the kernel's parameters without its KernelContext: one per argument
-            List<Class<?>> types = java.util.Arrays.stream(spec.method().getParameterTypes())
-                    .filter(t -> t != io.gradsync.tasks.api.KernelContext.class).toList();
-            Object[] arrays = new Object[args.length];
-            for (int a = 0; a < args.length; a++) {
-                if (args[a] instanceof DeviceSlice slice) {
-                    Class<?> type = types.get(a);
-                    int bytes = type == FloatArray.class ? 4 : type == io.gradsync.tasks.api.DoubleArray.class ? 8 : 2;
-                    MemorySegment m = ((JvmBuffer) slice.buffer()).segment().asSlice(slice.byteOffset(), (long) slice.count() * bytes);
-                    arrays[a] = type == FloatArray.class ? FloatArray.wrap(m)
-                            : type == io.gradsync.tasks.api.DoubleArray.class ? io.gradsync.tasks.api.DoubleArray.wrap(m)
-                            : type == Bfloat16Array.class ? Bfloat16Array.wrap(m) : HalfArray.wrap(m);
-                } else {
-                    arrays[a] = args[a];
-                }
-            }
-            var shape = spec.launchShape(count);
-            return stream -> ((JvmStream) stream).submit(() -> JvmKernels.run(spec, shape.globalSize(), shape.block(), arrays));
-        };
+        return (device, spec, count, args) -> StreamKernels.onJvm(spec, count, args)::launch;
     }
 
     private PtxSynchronizer schedule(int n, Peers peers, long oneShotMaxBytes) {
