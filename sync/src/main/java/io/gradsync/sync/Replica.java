@@ -5,6 +5,7 @@ import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
 import java.util.ArrayList;
 import java.util.List;
+import io.gradsync.sync.backend.WrappedAddresses;
 import java.util.Objects;
 
 /**
@@ -78,7 +79,31 @@ public record Replica(Device device, List<Gradient> gradients, DeviceStream stre
          * @throws UnsupportedOperationException on a device that takes no foreign memory (OpenCL)
          */
         public Builder wrap(String name, long address, long count, DType dtype) {
-            Objects.requireNonNull(name, "gradient name");
+            return wrap(ForeignTensor.fixed(name, address, count, dtype));
+        }
+
+        /**
+         * Every tensor of {@code tensors}, wrapped in order as {@link #wrap(String, long, long, DType)}
+         * wraps one: a framework's model, hundreds of tensors, in one call. A tensor whose
+         * {@link ForeignTensor#address()} later differs from the address wrapped fails the calls that
+         * use it, naming it, before anything moves.
+         *
+         * @throws IllegalArgumentException naming the first tensor whose memory fails the checks (the
+         *                                  tensors before it stay added)
+         */
+        public Builder wrap(List<ForeignTensor> tensors) {
+            for (ForeignTensor t : tensors) {
+                wrap(t);
+            }
+            return this;
+        }
+
+        /** One framework tensor, as {@link #wrap(List)} wraps each. */
+        public Builder wrap(ForeignTensor tensor) {
+            String name = tensor.name();
+            long count = tensor.count();
+            DType dtype = tensor.dtype();
+            long address = tensor.address().getAsLong();
             Objects.requireNonNull(dtype, "dtype of gradient '" + name + "'");
             if (count <= 0) {
                 throw new IllegalArgumentException("gradient '" + name + "': count must be positive to wrap memory, got " + count);
@@ -96,6 +121,9 @@ public record Replica(Device device, List<Gradient> gradients, DeviceStream stre
                 throw new IllegalArgumentException("gradient '" + name + "': " + e.getMessage(), e);
             } catch (UnsupportedOperationException e) {
                 throw new UnsupportedOperationException("gradient '" + name + "': " + e.getMessage(), e);
+            }
+            if (!(tensor.address() instanceof ForeignTensor.Fixed)) {
+                WrappedAddresses.register(buffer, tensor.address());
             }
             return add(Gradient.of(name, buffer, dtype));
         }

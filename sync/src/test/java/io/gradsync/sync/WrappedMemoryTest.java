@@ -65,6 +65,54 @@ class WrappedMemoryTest {
         }
     }
 
+    /**
+     * A framework that moves a tensor after it was wrapped (libtorch's default zero_grad() frees the
+     * grads, the next backward allocates new ones): every collective then fails naming the tensor
+     * and both addresses before anything moves; once the tensor is back where it was wrapped, the
+     * calls work again. Many tensors go in one {@code wrap(List)}.
+     */
+    @Test
+    void aTensorThatMovedFailsTheCallNamingItAndNothingMoves() {
+        assumeTrue(Files.isReadable(Path.of("/proc/self/maps")), "no process memory map to check addresses against");
+        List<JvmDevice> devices = JvmRuntime.createDevices(2);
+        try (Arena arena = Arena.ofShared();
+             GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SyncOptions.defaults())) {
+            java.util.concurrent.atomic.AtomicLong whereFc1 = new java.util.concurrent.atomic.AtomicLong();
+            List<Replica> replicas = new ArrayList<>();
+            List<MemorySegment> fc1 = new ArrayList<>();
+            for (int r = 0; r < 2; r++) {
+                MemorySegment w = arena.allocate(4 * 1000, 4).fill((byte) (r + 1));
+                MemorySegment b = arena.allocate(4 * 10, 4).fill((byte) (r + 1));
+                fc1.add(w);
+                if (r == 1) {
+                    whereFc1.set(w.address());
+                }
+                List<ForeignTensor> model = List.of(
+                        new ForeignTensor("fc1.weight", r == 1 ? whereFc1::get : w::address, 1000, DType.FP32),
+                        ForeignTensor.fixed("fc1.bias", b.address(), 10, DType.FP32));
+                replicas.add(Replica.on(devices.get(r)).wrap(model).build());
+            }
+            assertEquals(List.of("fc1.weight", "fc1.bias"), replicas.get(1).gradients().stream().map(Gradient::name).toList());
+            MemorySegment moved = arena.allocate(4 * 1000, 4);
+            whereFc1.set(moved.address()); // replica 1's framework reallocated its fc1.weight grad
+            byte[] before0 = fc1.get(0).toArray(ValueLayout.JAVA_BYTE);
+            for (Runnable call : List.<Runnable>of(() -> sync.synchronize(replicas), () -> sync.synchronizeAsync(replicas).await(),
+                    () -> sync.reduceScatter(replicas), () -> sync.broadcast(replicas, 0))) {
+                IllegalStateException e = assertThrows(IllegalStateException.class, call::run);
+                assertTrue(e.getMessage().startsWith("replica 1 (jvm:1): gradient 'fc1.weight': its tensor moved: wrapped at 0x"
+                        + Long.toHexString(fc1.get(1).address()) + ", its data is now at 0x" + Long.toHexString(moved.address())), e.getMessage());
+                assertTrue(e.getMessage().contains("zero_grad(false)"), e.getMessage());
+            }
+            assertTrue(java.util.Arrays.equals(before0, fc1.get(0).toArray(ValueLayout.JAVA_BYTE)), "nothing moved");
+            whereFc1.set(fc1.get(1).address()); // back in place
+            sync.synchronize(replicas);
+            float one = Float.intBitsToFloat(0x01010101), two = Float.intBitsToFloat(0x02020202);
+            assertEquals((float) (((double) one + two) / 2), fc1.get(0).getAtIndex(ValueLayout.JAVA_FLOAT, 0), "the average of the two fills");
+        } finally {
+            devices.forEach(Device::close);
+        }
+    }
+
     @Test
     void badMemoryIsRefusedNamingTheTensor() {
         assumeTrue(Files.isReadable(Path.of("/proc/self/maps")), "no process memory map to check addresses against");

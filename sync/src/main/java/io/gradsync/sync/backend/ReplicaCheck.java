@@ -63,6 +63,10 @@ public final class ReplicaCheck {
                     throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name()
                             + "' wraps a segment whose arena is closed (the memory is gone)");
                 }
+                String moved = WrappedAddresses.moved(g);
+                if (moved != null) {
+                    throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name() + "': " + moved);
+                }
             }
             if (replica.stream() != null && replica.stream().isClosed()) {
                 throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
