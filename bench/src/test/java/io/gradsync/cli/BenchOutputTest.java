@@ -210,7 +210,8 @@ class BenchOutputTest {
     @Test
     void everyCollectiveIsTimedCheckedAndWritten(@TempDir Path own) throws Exception {
         CliRun all = CliRun.of("bench", "--backend", "cpu", "--runtime", "jvm", "--devices", "3", "--sizes", "64K", "--warmup", "1",
-                "--iters", "2", "--no-bounds", "--collective", "all", "--json", own.resolve("c.json").toString());
+                "--iters", "2", "--no-bounds", "--collective", "all", "--json", own.resolve("c.json").toString(),
+                "--plot", own.resolve("c.png").toString());
         assertEquals(0, all.exitCode(), all.out() + all.err());
         for (String c : List.of("reduce-scatter", "all-gather", "broadcast")) {
             assertTrue(all.out().contains(", " + c + "\n") || all.out().contains(", " + c + System.lineSeparator()), c + ": " + all.out());
@@ -225,6 +226,7 @@ class BenchOutputTest {
         assertEquals(2.0 / 3, factor.get("reduce-scatter"), 1e-9);
         assertEquals(2.0 / 3, factor.get("all-gather"), 1e-9);
         assertEquals(1.0, factor.get("broadcast"), 1e-9);
+        assertNotNull(ImageIO.read(own.resolve("c.png").toFile()), "one line per collective and backend");
     }
 
     /** fp32 on a bf16 wire: checked against the wire's roundings (0 wrong), the title says so. */
