@@ -297,7 +297,7 @@ public final class BucketSync implements AutoCloseable {
                 batch = takeQueued();
             }
             try {
-                runBatch(batch);
+                runBatch(batch, false);
             } catch (RuntimeException | Error e) {
                 synchronized (queueLock) {
                     draining = false;
@@ -320,8 +320,12 @@ public final class BucketSync implements AutoCloseable {
         return batch;
     }
 
-    /** One call for {@code batch}; then records it done (or failed) and lets the next call start. */
-    private void runBatch(List<Integer> batch) {
+    /**
+     * One call for {@code batch}; then records it done (or failed) and lets the next call start.
+     * {@code inline}: the synchronous form, for the calls finish() makes itself (a host-averaging
+     * backend's asynchronous form would hand the work to its background thread only to be waited for).
+     */
+    private void runBatch(List<Integer> batch, boolean inline) {
         Throwable failure = null;
         try {
             if (fused != null) {
@@ -331,10 +335,20 @@ public final class BucketSync implements AutoCloseable {
                     bucketSquares[batch.get(i)] = squares[i];
                 }
             } else if (sharded) { // each bucket its own gradient: its shards are the bucket's, not a range's
-                List<Replica> replicas = batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst()) : BatchReplicas.perBucket(buckets, batch);
-                handles.add(synchronizer.reduceScatterAsync(onStreams(replicas)));
+                List<Replica> replicas = onStreams(batch.size() == 1 ? buckets.bucketReplicas(batch.getFirst())
+                        : BatchReplicas.perBucket(buckets, batch));
+                if (inline) {
+                    synchronizer.reduceScatter(replicas);
+                } else {
+                    handles.add(synchronizer.reduceScatterAsync(replicas));
+                }
             } else {
-                handles.add(synchronizer.synchronizeAsync(onStreams(BatchReplicas.ranges(buckets, batch)))); // awaited in finish()
+                List<Replica> replicas = onStreams(BatchReplicas.ranges(buckets, batch));
+                if (inline) {
+                    synchronizer.synchronize(replicas);
+                } else {
+                    handles.add(synchronizer.synchronizeAsync(replicas)); // awaited in finish()
+                }
             }
         } catch (RuntimeException | Error e) {
             failure = e;
@@ -378,7 +392,7 @@ public final class BucketSync implements AutoCloseable {
                 }
             }
             try {
-                runBatch(rest);
+                runBatch(rest, true); // finish() waits for it anyway: no hand-off to another thread
             } catch (RuntimeException | Error e) {
                 // recorded as the step's failure; returned once no call runs
             }

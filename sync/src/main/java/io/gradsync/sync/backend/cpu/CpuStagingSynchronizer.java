@@ -24,6 +24,10 @@ import java.util.List;
  * Memory, streams, events and threads are made once, at construction; a call allocates only its
  * plan when the gradient layout changes.
  *
+ * <p>On JVM devices the replicas are host memory already: without caller streams (or the fused sum
+ * of squares) they are averaged where they are ({@link HostInPlace}), by the same workers, with no
+ * staging copies.
+ *
  * <p>The asynchronous call on the caller's streams ({@link StagingAhead}) cannot queue copies as
  * sums finish: the caller's next work is queued right after it returns, and a copy queued behind
  * that work's wait in a shared hardware queue would never run. It queues every chunk's copies at
@@ -119,6 +123,17 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         List<StagingPlan.Chunk> chunks = chunksOf(replicas);
         chunkSquares = collect ? new double[chunks.size()][] : null;
         if (chunks.isEmpty()) {
+            return null;
+        }
+        if (!collect && HostInPlace.applies(replicas)) { // JVM devices: the replicas are host memory already
+            awaitCallerWork();
+            long t1 = System.nanoTime();
+            stats.phase("prepare", t1 - t0);
+            RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers);
+            stats.phase("in place", System.nanoTime() - t1);
+            if (failure != null) {
+                throw failure;
+            }
             return null;
         }
         awaitCallerWork(ring.down);
