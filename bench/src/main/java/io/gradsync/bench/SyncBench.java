@@ -83,7 +83,7 @@ public final class SyncBench {
         try (Arena arena = Arena.ofShared()) {
             List<Replica> replicas = flatReplicas(sync, devices, "gradients", dtype, count, seed, buffers, inputs);
             collective.run(sync, replicas);
-            long wrong = check ? CollectiveCheck.countWrong(collective, sync, dtype, dtype == DType.FP32 ? wire : dtype, devices, buffers,
+            long wrong = check ? CollectiveWrong.countWrong(collective, sync, dtype, dtype == DType.FP32 ? wire : dtype, devices, buffers,
                     allInputs(sync, devices, inputs, dtype, count, seed, arena), count) : -1;
             Warmup.run(sync.worldSize() == devices.size(), warmup, used, () -> collective.run(sync, replicas));
             sync.stats().reset(); // the stats then describe the timed calls alone

@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.verify.CollectiveCheck;
+
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.sync.verify.AverageCheck;
 import io.gradsync.sync.verify.RandomGradients;

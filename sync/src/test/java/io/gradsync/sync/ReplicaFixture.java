@@ -1,5 +1,7 @@
 package io.gradsync.sync;
 
+import io.gradsync.sync.verify.CollectiveCheck;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.gradsync.sync.verify.AverageCheck;

@@ -2,7 +2,7 @@ package io.gradsync.bench;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
-import io.gradsync.sync.Shards;
+import io.gradsync.sync.verify.CollectiveCheck;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
@@ -13,13 +13,14 @@ import java.util.stream.IntStream;
 
 /**
  * The bench's {@code #wrong} for every collective: elements of this process's replicas that differ
- * from the collective's definition after one call on fresh inputs. The average is checked against
+ * from the collective's definition after one call on fresh inputs ({@link CollectiveCheck} on
+ * each replica's memory, downloaded). The average is checked against
  * float64 ({@link SyncBench#countWrong}); a reduce-scatter's shard likewise, and every element it
  * must leave alone against the replica's own input; an all-gather's shard {@code g} against
  * replica {@code g}'s input, a broadcast against the root's (0), bit for bit.
  */
-final class CollectiveCheck {
-    private CollectiveCheck() {
+final class CollectiveWrong {
+    private CollectiveWrong() {
     }
 
     /** @param inputs every replica's inputs in global order ({@link SyncBench#allInputs}) */
@@ -43,42 +44,12 @@ final class CollectiveCheck {
 
     private static long wrongIn(BenchCollective collective, DType dtype, DType wire, List<MemorySegment> inputs, MemorySegment got,
             long count, int world, int g) {
-        int size = dtype.bytes();
+        MemorySegment[] in = inputs.toArray(MemorySegment[]::new);
         return switch (collective) {
             case ALL_REDUCE -> SyncBench.countWrong(dtype, wire, inputs, got, count);
-            case REDUCE_SCATTER -> {
-                Shards own = Shards.range(count, world, g);
-                long off = own.offset() * size;
-                List<MemorySegment> shardInputs = inputs.stream().map(in -> in.asSlice(off)).toList();
-                yield SyncBench.countWrong(dtype, wire, shardInputs, got.asSlice(off), own.count())
-                        + different(size, inputs.get(g), got, 0, own.offset())
-                        + different(size, inputs.get(g), got, own.end(), count);
-            }
-            case ALL_GATHER -> {
-                long wrong = 0;
-                for (int h = 0; h < world; h++) {
-                    Shards s = Shards.range(count, world, h);
-                    wrong += different(size, inputs.get(h), got, s.offset(), s.end());
-                }
-                yield wrong;
-            }
-            case BROADCAST -> different(size, inputs.getFirst(), got, 0, count);
+            case REDUCE_SCATTER -> CollectiveCheck.wrongAfterReduceScatter(dtype, wire, in, got, count, g);
+            case ALL_GATHER -> CollectiveCheck.wrongAfterAllGather(dtype, in, got, count);
+            case BROADCAST -> CollectiveCheck.wrongAfterBroadcast(dtype, in, got, count, 0);
         };
-    }
-
-    /** Elements of {@code [from, to)} whose bytes differ between {@code want} and {@code got}. */
-    private static long different(int size, MemorySegment want, MemorySegment got, long from, long to) {
-        long wrong = 0;
-        long at = from * size;
-        long end = to * size;
-        while (at < end) {
-            long m = want.asSlice(at, end - at).mismatch(got.asSlice(at, end - at));
-            if (m < 0) {
-                break;
-            }
-            wrong++;
-            at = (at + m) / size * size + size; // on past the differing element
-        }
-        return wrong;
     }
 }

@@ -1,8 +1,10 @@
-package io.gradsync.sync;
+package io.gradsync.sync.verify;
+
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.gradsync.sync.verify.RandomGradients;
+import io.gradsync.sync.DType;
+import io.gradsync.sync.Shards;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.SplittableRandom;
