@@ -484,6 +484,20 @@ public final class BucketSync implements AutoCloseable {
      *                                  layout ({@link GradientBuckets#sameLayout()})
      */
     public synchronized void allGather(GradientBuckets parameters) {
+        synchronizer.allGather(gatherReplicas(parameters));
+    }
+
+    /**
+     * As {@link #allGather}, returning once the all-gather is queued, so that the next step's
+     * forward can be queued behind it (on the streams of {@link #useStreams}) or overlap it; await
+     * the handle before reading the parameters on the host.
+     */
+    public synchronized SyncHandle allGatherAsync(GradientBuckets parameters) {
+        return synchronizer.allGatherAsync(gatherReplicas(parameters));
+    }
+
+    /** The checked parameter buckets as one replica per device, each bucket a gradient of its own. */
+    private List<Replica> gatherReplicas(GradientBuckets parameters) {
         checkOpen();
         if (!sharded) {
             throw new IllegalStateException("allGather: the gradient buckets are not sharded (GradientBuckets.Builder.sharded), "
@@ -500,7 +514,7 @@ public final class BucketSync implements AutoCloseable {
         for (GradientBuckets.Bucket b : parameters.buckets()) {
             all.add(b.index());
         }
-        synchronizer.allGather(onStreams(BatchReplicas.perBucket(parameters, all)));
+        return onStreams(BatchReplicas.perBucket(parameters, all));
     }
 
     /** Marks every parameter not yet marked in this step. */
