@@ -201,6 +201,19 @@ class WireTest {
         }
     }
 
+    /** One replica: nothing crosses a wire, so its fp32 gradients are not rounded either. */
+    @Test
+    void oneReplicaIsNotRounded() {
+        List<? extends Device> devices = devices("jvm", 1, false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.SINGLE, devices, SyncOptions.defaults().withWire(DType.BF16));
+             CollectivesTest.Packed f = new CollectivesTest.Packed(devices, DType.FP32)) {
+            f.fill(8);
+            sync.synchronize(f.replicas);
+            sync.reduceScatterAsync(f.replicas).await();
+            assertEquals(-1, f.download(0).mismatch(f.input(0)), "the fp32 values as they were");
+        }
+    }
+
     @Test
     void aWireOfFp32IsNoWireAndNullIsRefused() {
         assertEquals(DType.FP32, SyncOptions.defaults().wire());

@@ -117,7 +117,7 @@ public final class WireSynchronizer extends CollectiveCalls {
     private synchronized SyncHandle call(List<Replica> replicas, Collective op, boolean async) {
         checkOpen();
         WireLayouts.Layout l = null;
-        if (op.sums()) {
+        if (op.sums() && worldSize() > 1) { // one replica: nothing crosses a wire, so nothing is rounded
             ReplicaCheck.check(replicas, devices);
             l = layouts.of(replicas, op, rank(), worldSize()); // null where no gradient is fp32
         }
