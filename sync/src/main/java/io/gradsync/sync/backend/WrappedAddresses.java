@@ -18,6 +18,8 @@ import java.util.function.LongSupplier;
  */
 public final class WrappedAddresses {
     private static final Map<DeviceBuffer, LongSupplier> WHERE = Collections.synchronizedMap(new WeakHashMap<>());
+    /** Set once anything registers: until then every call's check costs one read, not a locked lookup per gradient. */
+    private static volatile boolean used;
 
     private WrappedAddresses() {
     }
@@ -25,6 +27,7 @@ public final class WrappedAddresses {
     /** {@code buffer} wraps the tensor whose data lies where {@code address} says. */
     public static void register(DeviceBuffer buffer, LongSupplier address) {
         WHERE.put(buffer, address);
+        used = true;
     }
 
     /**
@@ -32,6 +35,9 @@ public final class WrappedAddresses {
      * as a clause naming both addresses.
      */
     static String moved(Gradient g) {
+        if (!used) {
+            return null;
+        }
         LongSupplier where = WHERE.get(g.buffer());
         if (where == null) {
             return null;
