@@ -1,5 +1,6 @@
 package io.gradsync.tasks.internal;
 
+import java.lang.invoke.MethodHandles;
 import java.lang.reflect.AccessibleObject;
 
 /**
@@ -16,5 +17,20 @@ public final class UserCode {
     /** Makes {@code member} of a user's class accessible; false where its module does not open it to gradsync. */
     public static boolean open(AccessibleObject member) {
         return member.trySetAccessible();
+    }
+
+    /**
+     * Defines {@code classBytes}, a class of {@code owner}'s package, beside {@code owner} (its
+     * loader and package, not its nest: the new class reaches what any class of that package
+     * reaches), and returns a lookup with private access to it.
+     *
+     * @throws IllegalAccessException where {@code owner}'s module does not open its package to gradsync
+     */
+    public static MethodHandles.Lookup defineBeside(Class<?> owner, byte[] classBytes) throws IllegalAccessException {
+        Module api = UserCode.class.getModule();
+        api.addReads(owner.getModule());
+        MethodHandles.Lookup beside = MethodHandles.privateLookupIn(owner, MethodHandles.lookup());
+        Class<?> defined = beside.defineClass(classBytes);
+        return MethodHandles.privateLookupIn(defined, MethodHandles.lookup());
     }
 }

@@ -23,10 +23,9 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * Runs kernels as the plain Java they are. A {@code @Parallel}-loop or serial kernel is called
- * once (split the arrays with {@code FloatArray.wrap(segment.asSlice(..))} to spread an
- * element-wise kernel over threads); a KernelContext kernel is called once per thread of its
- * grid, spread over the common pool, one context per worker. A KernelContext kernel that uses
+ * Runs kernels as the plain Java they are, on every core: a {@code @Parallel} loop's iterations
+ * and a KernelContext kernel's threads in chunks ({@link CoreSpread}); a serial kernel, and a
+ * {@code @Parallel}-loop kernel the compiler rejects, called once. A KernelContext kernel that uses
  * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
  * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
@@ -58,8 +57,9 @@ public final class JvmKernels {
     }
 
     /**
-     * As {@link #run}, but always the kernel's own Java method, never the JVM form of a built-in
-     * kernel: the reference that those forms and the device forms are checked against.
+     * As {@link #run}, but always the kernel's own Java method as Java runs it, never the JVM form
+     * of a built-in kernel nor a loop split over cores: the reference that those forms and the
+     * device forms are checked against.
      */
     public static void runAsWritten(KernelSpec spec, LaunchShape shape, Object... args) {
         execute(spec, shape, false, args);
@@ -84,11 +84,16 @@ public final class JvmKernels {
             return;
         }
         if (spec.style() != KernelStyle.CONTEXT) {
-            invoke(m, args);
+            if (!fastForm || spec.style() != KernelStyle.PARALLEL_LOOP || !CoreSpread.loop(spec, args)) {
+                invoke(m, args);
+            }
             return;
         }
         if (runsByGroups(spec)) {
             runByGroups(spec, shape, ctxIndex, args);
+            return;
+        }
+        if (fastForm && CoreSpread.grid(spec, shape, ctxIndex, args)) {
             return;
         }
         WorkerGrid grid = shape.workerGrid();

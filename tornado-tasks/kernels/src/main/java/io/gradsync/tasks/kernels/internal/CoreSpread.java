@@ -1,0 +1,151 @@
+package io.gradsync.tasks.kernels.internal;
+
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.WorkerGrid;
+import io.gradsync.tasks.compiler.KernelCompileException;
+import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.kernels.KernelSpec;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.ForkJoinTask;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
+ * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} that the cores take in turn
+ * (through the forms of {@link SpreadForms}). The calling thread takes the first chunk alone, so
+ * that a launch smaller than a chunk wakes no other thread; the common pool's threads join for the
+ * rest. The first failure is rethrown once every chunk begun has ended; chunks not yet begun are
+ * not begun then, and what the others wrote stays written.
+ *
+ * <p>Thread-safety: any thread; launches on disjoint outputs may run at once.
+ */
+final class CoreSpread {
+    /** Iterations or threads per chunk: enough that taking one costs little beside it. */
+    static final int CHUNK = 4096;
+    private static final Map<Method, Optional<MethodHandle>> CHUNKS = new ConcurrentHashMap<>();
+    private static final Map<Method, Optional<MethodHandle>> ROWS = new ConcurrentHashMap<>();
+
+    private CoreSpread() {
+    }
+
+    /** A chunk of the work; false where the work ended inside it (nothing follows). */
+    @FunctionalInterface
+    private interface Chunk {
+        boolean run(int index) throws Throwable;
+    }
+
+    /** Runs a {@code @Parallel}-loop kernel over every core; false (nothing run) where it has no chunk form. */
+    static boolean loop(KernelSpec spec, Object[] args) {
+        MethodHandle form = CHUNKS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(
+                compiledAs(spec, KernelStyle.PARALLEL_LOOP) ? SpreadForms.chunks(m) : null)).orElse(null);
+        if (form == null) {
+            return false;
+        }
+        MethodHandle bound = MethodHandles.insertArguments(form, 0, args);
+        spread(Integer.MAX_VALUE / CHUNK + 1, c -> {
+            int from = c * CHUNK;
+            return (int) bound.invokeExact(from, (int) Math.min((long) from + CHUNK, Integer.MAX_VALUE)) != 0;
+        });
+        return true;
+    }
+
+    /**
+     * Runs a {@code KernelContext} kernel without barriers or group-local arrays once per thread of
+     * {@code shape}'s grid, over every core; false (nothing run) where it has no row form.
+     */
+    static boolean grid(KernelSpec spec, LaunchShape shape, int ctxIndex, Object[] args) {
+        MethodHandle form = ROWS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(SpreadForms.rows(m))).orElse(null);
+        if (form == null) {
+            return false;
+        }
+        MethodHandle bound = MethodHandles.insertArguments(form, ctxIndex + 1, Arrays.copyOfRange(args, ctxIndex, args.length));
+        MethodHandle rows = MethodHandles.insertArguments(bound, 0, Arrays.copyOfRange(args, 0, ctxIndex));
+        WorkerGrid grid = shape.workerGrid();
+        long total = grid.threads();
+        int gx = shape.globalX();
+        int gy = shape.globalY();
+        spread((int) Math.min(Integer.MAX_VALUE, (total + CHUNK - 1) / CHUNK), c -> {
+            KernelContext ctx = new KernelContext(grid);
+            long to = Math.min(total, (long) c * CHUNK + CHUNK);
+            for (long t = (long) c * CHUNK; t < to; ) {
+                long row = t / gx;
+                int x = (int) (t - row * gx);
+                int end = (int) Math.min(gx, x + (to - t));
+                rows.invokeExact(ctx, x, end, (int) (row % gy), (int) (row / gy));
+                t += end - x;
+            }
+            return true;
+        });
+        return true;
+    }
+
+    private static boolean compiledAs(KernelSpec spec, KernelStyle style) {
+        try {
+            return spec.compile().style() == style;
+        } catch (KernelCompileException e) {
+            return false; // a Java-only kernel: its loop's shape is unchecked, so it runs as written
+        }
+    }
+
+    /** Runs chunks {@code 0 .. count - 1} until one says the work ended, chunk 0 here and the rest on every core. */
+    private static void spread(int count, Chunk chunk) {
+        try {
+            if (!chunk.run(0) || count == 1) {
+                return;
+            }
+        } catch (RuntimeException | Error e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(t);
+        }
+        AtomicInteger next = new AtomicInteger(1);
+        AtomicBoolean over = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Runnable worker = () -> {
+            while (!over.get()) {
+                int c = next.getAndIncrement();
+                if (c >= count || c < 0) {
+                    return;
+                }
+                try {
+                    if (!chunk.run(c)) {
+                        over.set(true);
+                    }
+                } catch (Throwable t) {
+                    failure.compareAndSet(null, t);
+                    over.set(true);
+                }
+            }
+        };
+        int helpers = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - 1);
+        ForkJoinTask<?>[] joining = new ForkJoinTask<?>[Math.max(0, helpers)];
+        for (int h = 0; h < joining.length; h++) {
+            joining[h] = ForkJoinPool.commonPool().submit(worker);
+        }
+        worker.run();
+        for (ForkJoinTask<?> task : joining) {
+            task.join();
+        }
+        Throwable t = failure.get();
+        if (t instanceof RuntimeException r) {
+            throw r;
+        }
+        if (t instanceof Error e) {
+            throw e;
+        }
+        if (t != null) {
+            throw new IllegalStateException(t);
+        }
+    }
+}

@@ -1,0 +1,286 @@
+package io.gradsync.tasks.kernels.internal;
+
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.IntArray;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.Parallel;
+import io.gradsync.tasks.api.WorkerGrid;
+import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.reflect.Method;
+import java.util.Arrays;
+import java.util.Random;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * Kernels spread over the JVM's cores ({@link CoreSpread}, {@link SpreadForms}) give what the
+ * method run once gives, bit for bit, on fresh random data with poisoned outputs; a chunk form
+ * runs exactly its chunk; kernels that cannot be spread still run, as written.
+ */
+class CoreSpreadTest {
+    private static final int C = CoreSpread.CHUNK;
+
+    /** Kernels of the loop shapes users write. */
+    public static final class Shapes {
+        private Shapes() {
+        }
+
+        public static void saxpy(FloatArray y, FloatArray x, float a) {
+            for (@Parallel int i = 0; i < y.getSize(); i++) {
+                y.set(i, a * x.get(i) + y.get(i));
+            }
+        }
+
+        /** A start of its own, an inclusive bound, wide parameters and locals (the chunk form shifts their slots). */
+        public static void offsetInclusive(FloatArray out, int first, int last, double scale, long salt) {
+            double s = scale * 2;
+            long k = salt ^ 5;
+            for (@Parallel int i = first; i <= last; i++) {
+                long m = k + i;
+                double d = s * i;
+                out.set(i, (float) (d + m));
+            }
+        }
+
+        /** The bound first: not the test javac writes for {@code i < n}, so the chunk's limit is a test of its own. */
+        public static void boundFirst(IntArray out, int n) {
+            for (@Parallel int i = 0; n > i; i++) {
+                out.set(i, i * 3 + 1);
+            }
+        }
+
+        public static void skipping(IntArray out) {
+            for (@Parallel int i = 0; i < out.getSize(); i++) {
+                if (i % 3 == 0) {
+                    continue;
+                }
+                out.set(i, -i);
+            }
+        }
+
+        /** Code before the loop (with a return) and after it. */
+        public static void aroundTheLoop(IntArray out, int n) {
+            int half = n / 2;
+            if (n <= 0) {
+                return;
+            }
+            for (@Parallel int i = 0; i < half; i++) {
+                out.set(i, half - i);
+            }
+            int unused = half * 2;
+        }
+
+        public static void readsPastTheEnd(FloatArray out, FloatArray x) {
+            for (@Parallel int i = 0; i < out.getSize(); i++) {
+                out.set(i, x.get(i + 1));
+            }
+        }
+
+        private static float tripled(float v) {
+            return v * 3;
+        }
+
+        /** Calls a private method, which its chunk form copies. */
+        public static void callsPrivate(FloatArray out, FloatArray x) {
+            for (@Parallel int i = 0; i < out.getSize(); i++) {
+                out.set(i, tripled(x.get(i)));
+            }
+        }
+
+        private static final float[] TABLE = {0.5f, 2f, -3f};
+
+        /** Reads a private field: a class beside it cannot, so it has no chunk form. */
+        public static void readsPrivateTable(FloatArray out, FloatArray x) {
+            for (@Parallel int i = 0; i < out.getSize(); i++) {
+                out.set(i, x.get(i) * TABLE[i % 3]);
+            }
+        }
+
+        private static void privateGrid(KernelContext ctx, IntArray out) {
+            int i = ctx.globalIdx();
+            out.set(i, tripledInt(i));
+        }
+
+        private static int tripledInt(int v) {
+            return v * 3;
+        }
+
+        public static void grid1(KernelContext ctx, FloatArray out, FloatArray x, float a) {
+            int i = ctx.globalIdx();
+            if (i < out.getSize()) {
+                out.set(i, x.get(i) * a + i);
+            }
+        }
+
+        public static void grid3(IntArray out, KernelContext ctx, int cols, int rows) {
+            int c = ctx.globalIdx();
+            int r = ctx.globalIdy();
+            int p = ctx.globalIdz();
+            out.set((p * rows + r) * cols + c, p * 1_000_000 + r * 1000 + c);
+        }
+    }
+
+    private static Method kernel(String name) {
+        return Arrays.stream(Shapes.class.getDeclaredMethods()).filter(m -> m.getName().equals(name)).findFirst().orElseThrow();
+    }
+
+    private static KernelSpec spec(String name) {
+        Method m = kernel(name);
+        KernelSpec probe = new KernelSpec(name, m, KernelStyle.SERIAL, 0);
+        return new KernelSpec(name, m, probe.compile().style(), 0);
+    }
+
+    private static FloatArray random(int n, long seed) {
+        Random rnd = new Random(seed);
+        FloatArray a = new FloatArray(n);
+        for (int i = 0; i < n; i++) {
+            a.set(i, (float) rnd.nextGaussian());
+        }
+        return a;
+    }
+
+    private static void poison(KernelArray a) {
+        a.segment().fill((byte) 0x7f); // NaN as floats, 0x7f7f7f7f as ints
+    }
+
+    /** Runs {@code name} spread and as written on copies of {@code args}; every array must end the same. */
+    private static void sameAsWritten(String name, LaunchShape shape, Object... args) {
+        KernelSpec spec = spec(name);
+        Object[] copies = new Object[args.length];
+        for (int i = 0; i < args.length; i++) {
+            copies[i] = args[i] instanceof FloatArray f ? FloatArray.wrap(copyOf(f))
+                    : args[i] instanceof IntArray a ? IntArray.wrap(copyOf(a)) : args[i];
+        }
+        JvmKernels.run(spec, shape, args);
+        JvmKernels.runAsWritten(spec, shape, copies);
+        for (int i = 0; i < args.length; i++) {
+            if (args[i] instanceof KernelArray a) {
+                long at = a.segment().mismatch(((KernelArray) copies[i]).segment());
+                assertEquals(-1, at, name + ": argument " + i + " differs from the method run once, at byte " + at);
+            }
+        }
+    }
+
+    private static java.lang.foreign.MemorySegment copyOf(KernelArray a) {
+        var s = java.lang.foreign.Arena.ofAuto().allocate(a.segment().byteSize(), 8);
+        s.copyFrom(a.segment());
+        return s;
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 17, C - 1, C, C + 1, 7 * C + 13, 1 << 20})
+    void loopsGiveTheBitsOfTheMethodRunOnce(int n) {
+        LaunchShape one = new LaunchShape(1, 1);
+        FloatArray y = random(n, n);
+        sameAsWritten("saxpy", one, y, random(n, n + 1), 0.75f);
+        FloatArray out = new FloatArray(n + 3);
+        poison(out);
+        sameAsWritten("offsetInclusive", one, out, 3, n + 2, 1.5, 0x1234_5678_9abcL);
+        IntArray ints = new IntArray(n + 5);
+        poison(ints);
+        sameAsWritten("boundFirst", one, ints, n);
+        poison(ints);
+        sameAsWritten("skipping", one, ints);
+        poison(ints);
+        sameAsWritten("aroundTheLoop", one, ints, n);
+        FloatArray tripled = new FloatArray(n);
+        poison(tripled);
+        sameAsWritten("callsPrivate", one, tripled, random(n, 3));
+        poison(tripled);
+        sameAsWritten("readsPrivateTable", one, tripled, random(n, 4));
+    }
+
+    @Test
+    void everyLoopShapeButThePrivateFieldHasAChunkForm() {
+        for (String name : new String[] {"saxpy", "offsetInclusive", "boundFirst", "skipping", "aroundTheLoop", "readsPastTheEnd", "callsPrivate"}) {
+            assertNotNull(SpreadForms.chunks(kernel(name)), name);
+        }
+        assertNull(SpreadForms.chunks(kernel("readsPrivateTable")), "a class beside it cannot read Shapes.TABLE");
+        assertNotNull(SpreadForms.rows(kernel("grid1")));
+        assertNotNull(SpreadForms.rows(kernel("privateGrid")), "a private kernel is copied beside, with what it calls");
+    }
+
+    @Test
+    void aChunkFormRunsItsChunkAndSaysWhetherTheLoopGoesOn() throws Throwable {
+        MethodHandle saxpy = SpreadForms.chunks(kernel("saxpy"));
+        int n = 2 * C + 100;
+        try (FloatArray y = new FloatArray(n); FloatArray x = new FloatArray(n)) {
+            x.fill(1f);
+            assertEquals(1, (int) saxpy.invokeExact(y, x, 2f, C, 2 * C));
+            for (int i = 0; i < n; i++) {
+                assertEquals(i >= C && i < 2 * C ? 2f : 0f, y.get(i), "element " + i);
+            }
+            assertEquals(0, (int) saxpy.invokeExact(y, x, 2f, 2 * C, 3 * C), "the loop ends inside this chunk");
+            assertEquals(2f, y.get(n - 1));
+            assertEquals(0, (int) saxpy.invokeExact(y, x, 2f, 3 * C, 4 * C), "past the loop's end");
+            assertEquals(0f, y.get(0), "chunk 0 never ran");
+        }
+        MethodHandle offset = SpreadForms.chunks(kernel("offsetInclusive"));
+        try (FloatArray out = new FloatArray(64)) {
+            out.fill(-1f);
+            assertEquals(1, (int) offset.invokeExact(out, 5, 40, 1.0, 0L, 2, 6));
+            for (int i = 0; i < 64; i++) {
+                assertEquals(i >= 7 && i < 11 ? (float) (2.0 * i + (5 + i)) : -1f, out.get(i), "element " + i);
+            }
+            assertEquals(0, (int) offset.invokeExact(out, 5, 40, 1.0, 0L, 30, 40), "i <= 40 ends at 35 + 1");
+            assertEquals((float) (2.0 * 40 + 45), out.get(40));
+            assertEquals(-1f, out.get(41));
+        }
+        MethodHandle bound = SpreadForms.chunks(kernel("boundFirst"));
+        try (IntArray out = new IntArray(10)) {
+            assertEquals(1, (int) bound.invokeExact(out, 10, 2, 4));
+            assertEquals(0, (int) bound.invokeExact(out, 10, 8, 12));
+            assertEquals("[0, 0, 7, 10, 0, 0, 0, 0, 25, 28]", Arrays.toString(out.toArray()));
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {1, 255, C, 3 * C + 7, 1 << 20})
+    void gridsGiveTheBitsOfTheMethodRunOnce(int n) {
+        FloatArray out = new FloatArray(n);
+        poison(out);
+        sameAsWritten("grid1", LaunchShape.of(WorkerGrid.of(n + 9)), out, random(n, 5), 1.25f);
+        int cols = Math.max(1, n / 64);
+        IntArray cube = new IntArray(cols * 5 * 3);
+        poison(cube);
+        sameAsWritten("grid3", LaunchShape.of(WorkerGrid.of(cols, 5, 3)), cube, cols, 5);
+        IntArray ints = new IntArray(n);
+        poison(ints);
+        sameAsWritten("privateGrid", LaunchShape.of(WorkerGrid.of(n)), ints);
+    }
+
+    @Test
+    void aFailingIterationFailsTheLaunch() {
+        int n = 5 * C;
+        try (FloatArray out = new FloatArray(n); FloatArray x = new FloatArray(n)) {
+            assertThrows(IndexOutOfBoundsException.class, () -> JvmKernels.run(spec("readsPastTheEnd"), new LaunchShape(1, 1), out, x));
+        }
+    }
+
+    @Test
+    void builtInLoopsWithoutAJvmFormAreSpreadToo() {
+        int n = 5 * C + 3;
+        KernelSpec average2 = BuiltinKernels.average(2);
+        assertTrue(average2.jvmFastForm().isEmpty(), "average2 (fp32) has no JVM form of its own");
+        assertNotNull(SpreadForms.chunks(average2.method()));
+        try (FloatArray out = new FloatArray(n); FloatArray want = new FloatArray(n); FloatArray a = random(n, 1); FloatArray b = random(n, 2)) {
+            poison(out);
+            JvmKernels.run(average2, new LaunchShape(1, 1), out, a, b, 2f);
+            JvmKernels.runAsWritten(average2, new LaunchShape(1, 1), want, a, b, 2f);
+            assertEquals(-1, out.segment().mismatch(want.segment()));
+        }
+    }
+}
