@@ -23,9 +23,10 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * Runs kernels as the plain Java they are, on every core: a {@code @Parallel} loop's iterations
- * and a KernelContext kernel's threads in chunks ({@link CoreSpread}); a serial kernel, and a
- * {@code @Parallel}-loop kernel the compiler rejects, called once. A KernelContext kernel that uses
+ * Runs kernels as the plain Java they are. A {@code @Parallel}-loop or serial kernel is called
+ * once (with {@code -Dgradsync.jvmSpread=true}, loops and grids run in chunks on every core:
+ * {@link CoreSpread}); a KernelContext kernel is called once per thread of its grid, spread over
+ * the common pool, one context per worker. A KernelContext kernel that uses
  * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
  * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
@@ -37,6 +38,12 @@ import java.util.stream.IntStream;
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
+    /**
+     * Whether loops and grids are spread over cores ({@link CoreSpread}); off unless
+     * {@code -Dgradsync.jvmSpread=true}: on 2 cores a spread saxpy measured slower than one thread
+     * (bench/RESULTS.md, session 13), and that is not understood yet.
+     */
+    private static final boolean SPREAD = Boolean.getBoolean("gradsync.jvmSpread");
 
     private JvmKernels() {
     }
@@ -84,7 +91,7 @@ public final class JvmKernels {
             return;
         }
         if (spec.style() != KernelStyle.CONTEXT) {
-            if (!fastForm || spec.style() != KernelStyle.PARALLEL_LOOP || !CoreSpread.loop(spec, args)) {
+            if (!fastForm || !SPREAD || spec.style() != KernelStyle.PARALLEL_LOOP || !CoreSpread.loop(spec, args)) {
                 invoke(m, args);
             }
             return;
@@ -93,7 +100,7 @@ public final class JvmKernels {
             runByGroups(spec, shape, ctxIndex, args);
             return;
         }
-        if (fastForm && CoreSpread.grid(spec, shape, ctxIndex, args)) {
+        if (fastForm && SPREAD && CoreSpread.grid(spec, shape, ctxIndex, args)) {
             return;
         }
         WorkerGrid grid = shape.workerGrid();
