@@ -6,7 +6,14 @@ import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.Synchronizers;
+import io.gradsync.nccl.Nccl;
+import io.gradsync.nccl.NcclComm;
+import io.gradsync.nccl.NcclDataType;
+import io.gradsync.nccl.NcclRedOp;
 import io.gradsync.tasks.DeviceCatalog;
+import io.gradsync.tasks.cuda.CudaBuffer;
+import io.gradsync.tasks.cuda.CudaDevice;
+import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -20,47 +27,105 @@ import java.util.Locale;
  * What naming the caller's stream saves, per call: the host's time in the call, and the time
  * until the caller's stream may run its next work (its event after the call minus its event
  * before), for a call that waits for the whole device and returns once done ("device wait"),
- * against one ordered on the caller's streams that returns once queued ("caller stream").
+ * against one ordered on the caller's streams that returns once queued ("caller stream"); beside
+ * each size, the host's time to enqueue NCCL's own in-place all-reduce of as many bytes on as many
+ * real GPUs as there are (up to the replicas), the floor an asynchronous call is held to.
  *
- * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls]}.
- * Replicas share the GPUs where there are fewer than two (logical devices); nccl runs as one rank.
+ * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls]}
+ * (default 10,000 timed calls per row). Replicas: 2 and 4, sharing the GPUs where there are fewer
+ * (logical devices); nccl runs one rank per real GPU.
  */
 public final class CallerStreamBench {
-    private static final long[] SIZES = {64 << 10, 256 << 10, 1 << 20};
+    private static final long[] SIZES = {4 << 10, 64 << 10, 256 << 10, 1 << 20};
+    private static final int[] REPLICAS = {2, 4};
 
     private CallerStreamBench() {
     }
 
     public static void main(String[] args) {
-        int calls = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
+        int calls = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
         List<? extends Device> gpus = DeviceCatalog.gpus(DeviceRuntime.CUDA);
         if (gpus.isEmpty()) {
             System.err.println("caller-stream bench: needs CUDA GPUs: " + DeviceCatalog.status(DeviceRuntime.CUDA).describe());
             System.exit(2);
         }
-        List<? extends Device> two = gpus.size() >= 2 ? gpus.subList(0, 2) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, 2);
-        System.out.printf(Locale.ROOT, "# caller streams: %d timed calls per row after warm-up; medians; replicas on %s%n", calls,
-                two.stream().map(Device::id).toList());
-        System.out.printf(Locale.ROOT, "%-6s %-9s %9s | %14s %14s | %14s %14s | %8s %8s%n", "backend", "replicas", "size",
-                "host us (dev)", "stream us (dev)", "host us (str)", "stream us (str)", "host x", "stream x");
-        run("ptx", two, calls);
-        run("cpu", two, calls);
-        run("nccl", List.of(gpus.getFirst()), calls);
+        System.out.printf(Locale.ROOT, "# caller streams: %d timed calls per row after warm-up; medians; %d GPUs%n", calls, gpus.size());
+        System.out.printf(Locale.ROOT, "%-6s %-9s %9s | %14s %14s | %14s %14s | %8s %8s | %12s %9s%n", "backend", "replicas", "size",
+                "host us (dev)", "stream us (dev)", "host us (str)", "stream us (str)", "host x", "stream x", "nccl enq us", "str/enq");
+        for (int n : REPLICAS) {
+            List<? extends Device> devices = gpus.size() >= n ? gpus.subList(0, n) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
+            List<? extends Device> ranks = gpus.subList(0, Math.min(n, gpus.size()));
+            double[] enqueue = new double[SIZES.length];
+            for (int s = 0; s < SIZES.length; s++) {
+                enqueue[s] = ncclEnqueueMicros(ranks, SIZES[s], calls);
+            }
+            run("ptx", devices, calls, enqueue);
+            run("cpu", devices, calls, enqueue);
+            if (ranks.size() == n || n == REPLICAS[0]) { // one row set for nccl where the GPUs are fewer than every count
+                run("nccl", ranks, calls, enqueue);
+            }
+        }
     }
 
-    private static void run(String backend, List<? extends Device> devices, int calls) {
-        for (long size : SIZES) {
+    private static void run(String backend, List<? extends Device> devices, int calls, double[] enqueue) {
+        for (int s = 0; s < SIZES.length; s++) {
+            long size = SIZES[s];
             try {
                 double[] before = measure(backend, devices, size, calls, false);
                 double[] after = measure(backend, devices, size, calls, true);
-                System.out.printf(Locale.ROOT, "%-6s %-9d %9s | %14.1f %14.1f | %14.1f %14.1f | %8.2f %8.2f%n", backend,
+                System.out.printf(Locale.ROOT, "%-6s %-9d %9s | %14.1f %14.1f | %14.1f %14.1f | %8.2f %8.2f | %12.1f %9.2f%n", backend,
                         devices.size(), Sizes.format(size), before[0], before[1], after[0], after[1],
-                        before[0] / after[0], before[1] / after[1]);
+                        before[0] / after[0], before[1] / after[1], enqueue[s], after[0] / enqueue[s]);
             } catch (RuntimeException e) {
                 System.out.printf(Locale.ROOT, "%-6s %-9d %9s | skipped: %s%n", backend, devices.size(), Sizes.format(size),
                         Messages.firstLine(e));
                 return;
             }
+        }
+    }
+
+    /**
+     * Median host microseconds to enqueue NCCL's in-place fp32 average of {@code bytes} on one
+     * communicator over {@code gpus} (one rank each, grouped), the streams drained every 64 calls;
+     * NaN where NCCL is missing.
+     */
+    static double ncclEnqueueMicros(List<? extends Device> gpus, long bytes, int calls) {
+        if (!Nccl.isAvailable()) {
+            return Double.NaN;
+        }
+        int[] ordinals = gpus.stream().mapToInt(d -> ((CudaDevice) d).ordinal()).toArray();
+        List<NcclComm> comms = Nccl.initAll(ordinals);
+        List<CudaStream> streams = new ArrayList<>();
+        List<CudaBuffer> buffers = new ArrayList<>();
+        try {
+            for (Device d : gpus) {
+                streams.add((CudaStream) d.createStream());
+                buffers.add((CudaBuffer) d.allocate(bytes));
+            }
+            int warm = Math.max(200, calls / 5);
+            double[] host = new double[calls];
+            for (int i = -warm; i < calls; i++) {
+                long t0 = System.nanoTime();
+                Nccl.groupStart();
+                for (int r = 0; r < comms.size(); r++) {
+                    comms.get(r).allReduceInPlace(buffers.get(r).address(), bytes / 4, NcclDataType.FLOAT32, NcclRedOp.AVG,
+                            streams.get(r).address());
+                }
+                Nccl.groupEnd();
+                long t1 = System.nanoTime();
+                if (i >= 0) {
+                    host[i] = (t1 - t0) / 1e3;
+                }
+                if ((i & 63) == 63) {
+                    streams.forEach(CudaStream::synchronize);
+                }
+            }
+            streams.forEach(CudaStream::synchronize);
+            return Timing.of(host).medianMicros();
+        } finally {
+            streams.forEach(CudaStream::close);
+            buffers.forEach(CudaBuffer::close);
+            Nccl.closeAll(comms);
         }
     }
 

@@ -48,8 +48,9 @@ public final class JvmForms {
     }
 
     /**
-     * The Java method itself. Element-wise kernels are split into one slice per core (what a
-     * device's threads do); KernelContext kernels run over their launch shape, spread by JvmKernels.
+     * The Java method itself. Built-in element-wise kernels are split into one slice per core, as
+     * the backends split them; KernelContext kernels and users' kernels run over whole arrays, as a
+     * task graph runs them, spread over the cores by JvmKernels.
      */
     public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
         try (OnJvm k = OnJvm.prepare(spec, bytes)) {
@@ -119,10 +120,11 @@ public final class JvmForms {
                     fill(a, segments[i], seed + i);
                 }
             }
-            if (spec.style() == KernelStyle.CONTEXT) {
+            if (spec.style() == KernelStyle.CONTEXT || isUsers(spec)) {
+                // as a task graph on a JVM device runs it: whole arrays, the JVM spreading the work itself
                 Object[] whole = wrapAll(args, segments, 0, n);
                 LaunchShape shape = spec.launchShape(n);
-                k.launch = () -> JvmKernels.run(spec, shape.globalSize(), shape.block(), whole);
+                k.launch = () -> JvmKernels.run(spec, shape, whole);
             } else {
                 int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
                 Object[][] slices = new Object[parts][];
@@ -133,6 +135,28 @@ public final class JvmForms {
                 }
                 k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
             }
+            return k;
+        }
+
+        /** A copy of {@code bytes} between two buffers, one slice per core: the reference of the JVM's figures. */
+        public static OnJvm copy(long bytes) {
+            OnJvm k = new OnJvm(Arena.ofShared(), 2 * bytes);
+            MemorySegment a = k.arena.allocate(bytes, 64);
+            MemorySegment b = k.arena.allocate(bytes, 64);
+            a.fill((byte) 1);
+            int parts = Math.max(1, Runtime.getRuntime().availableProcessors());
+            k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> {
+                long from = bytes * p / parts;
+                long to = bytes * (p + 1) / parts;
+                MemorySegment.copy(a, from, b, from, to - from);
+            });
+            return k;
+        }
+
+        /** {@link #copy} warmed up as {@link #onJvm} warms a kernel, for {@link #onJvmBeside}. */
+        public static OnJvm warmedCopy(long bytes, Repeats r) {
+            OnJvm k = copy(bytes);
+            warmUp(k::launch, r);
             return k;
         }
 
@@ -153,17 +177,9 @@ public final class JvmForms {
 
     /** JVM copy bandwidth (read + write): one parallel copy of {@code bytes}, as the kernels are parallel. */
     public static double jvmCopyBandwidth(long bytes, Repeats r) {
-        try (Arena arena = Arena.ofShared()) {
-            MemorySegment a = arena.allocate(bytes, 64);
-            MemorySegment b = arena.allocate(bytes, 64);
-            a.fill((byte) 1);
-            int parts = Math.max(1, Runtime.getRuntime().availableProcessors());
-            double micros = timeOnHost(() -> IntStream.range(0, parts).parallel().forEach(p -> {
-                long from = bytes * p / parts;
-                long to = bytes * (p + 1) / parts;
-                MemorySegment.copy(a, from, b, from, to - from);
-            }), r);
-            return 2.0 * bytes / (micros * 1e3);
+        try (OnJvm copy = OnJvm.copy(bytes)) {
+            double micros = timeOnHost(copy::launch, r);
+            return copy.trafficBytes() / (micros * 1e3);
         }
     }
 

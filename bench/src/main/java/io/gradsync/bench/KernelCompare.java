@@ -11,6 +11,9 @@ import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
@@ -33,6 +36,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
@@ -111,6 +115,7 @@ public final class KernelCompare {
      * ({@code int} arrays) and the one-element results of the atomic reductions hold one element,
      * fp64 partials one slot per reduction thread; a scalar named {@code k} is the input count,
      * other scalars 0.999 (repeated launches of {@code scale} must not drift to zero or infinity).
+     * Every array of a user's kernel holds {@code n} elements.
      */
     static List<Arg> arguments(KernelSpec spec, int n) {
         CompiledKernel k = spec.compile();
@@ -121,7 +126,7 @@ public final class KernelCompare {
             switch (p) {
                 case KernelParam.ArrayParam a -> {
                     int count;
-                    if (first) {
+                    if (first || isUsers(spec)) {
                         count = n;
                     } else if (a.element() == ElementKind.I32) {
                         count = 1;
@@ -151,6 +156,29 @@ public final class KernelCompare {
 
     /** Bytes a perfect kernel moves per launch (see the class comment). */
     static long traffic(KernelSpec spec, List<Arg> args) {
+        if (isUsers(spec)) {
+            KernelIr ir = KernelIrs.ir(spec.compile());
+            java.util.Set<String> read = new java.util.HashSet<>();
+            for (Block b : ir.blocks()) {
+                for (Insn insn : b.insns()) {
+                    switch (insn) {
+                        case Insn.Load l -> read.add(l.array().name());
+                        case Insn.Atomic a -> read.add(a.array().name());
+                        case Insn.AtomicAdd a -> read.add(a.array().name());
+                        default -> {
+                        }
+                    }
+                }
+            }
+            long bytes = 0;
+            for (Arg a : args) {
+                if (a.element() != null) {
+                    String name = ((KernelParam.ArrayParam) a.param()).name();
+                    bytes += a.bytes() * ((read.contains(name) ? 1 : 0) + (ir.writes(name) ? 1 : 0));
+                }
+            }
+            return bytes;
+        }
         long bytes = 0;
         Arg firstArray = null;
         for (Arg a : args) {
@@ -207,6 +235,10 @@ public final class KernelCompare {
      * (through the built-ins' JVM forms, which their tests hold to the methods' bits).
      */
     static void runJava(KernelSpec spec, List<Arg> args, MemorySegment[] segments, int n) {
+        if (isUsers(spec)) { // the method as written: a user's kernel has no tested form
+            JvmKernels.runAsWritten(spec, spec.launchShape(n), wrapAll(args, segments, 0, n));
+            return;
+        }
         if (spec.style() == KernelStyle.CONTEXT) {
             LaunchShape shape = spec.launchShape(n);
             JvmKernels.run(spec, shape.globalSize(), shape.block(), wrapAll(args, segments, 0, n));
@@ -288,8 +320,23 @@ public final class KernelCompare {
         return Timing.of(values).medianMicros();
     }
 
-    /** The built-in kernels named in {@code list} (comma separated), or all of them for null/"all". */
+    /** Whether {@code spec} is a user's kernel, not a built-in. */
+    static boolean isUsers(KernelSpec spec) {
+        return BuiltinKernels.all().stream().noneMatch(b -> b.method().equals(spec.method()));
+    }
+
+    /** As {@link #select(String, ClassLoader)} with the thread's context class loader. */
     public static List<KernelSpec> select(String list) {
+        return select(list, Thread.currentThread().getContextClassLoader());
+    }
+
+    /**
+     * The kernels named in {@code list} (comma separated), or every built-in for null/"all". A
+     * built-in goes by its name; a user's kernel class by its binary name ({@code com.acme.MyKernels}:
+     * each of its public static methods that gradsync compiles) or one of its kernels
+     * ({@code com.acme.MyKernels#adamW}), loaded through {@code loader}.
+     */
+    public static List<KernelSpec> select(String list, ClassLoader loader) {
         if (list == null || list.isBlank() || list.trim().equalsIgnoreCase("all")) {
             return BuiltinKernels.all();
         }
@@ -298,12 +345,70 @@ public final class KernelCompare {
             if (name.isBlank()) {
                 continue;
             }
-            specs.add(BuiltinKernels.byName(name.trim()).orElseThrow(() -> new IllegalArgumentException("unknown kernel '"
-                    + name.trim() + "'; see gradsync kernels for the list")));
+            String n = name.trim();
+            Optional<KernelSpec> builtin = BuiltinKernels.byName(n);
+            if (builtin.isPresent()) {
+                specs.add(builtin.get());
+            } else if (n.contains(".") || n.contains("#") || loads(n, loader)) {
+                specs.addAll(usersKernels(n, loader));
+            } else {
+                throw new IllegalArgumentException("unknown kernel '" + n + "'; see gradsync kernels for the built-ins,"
+                        + " or name a class of your own (com.acme.MyKernels[#method], found through --class-path)");
+            }
         }
         if (specs.isEmpty()) {
             throw new IllegalArgumentException("no kernel named in '" + list + "'");
         }
+        return specs;
+    }
+
+    private static boolean loads(String className, ClassLoader loader) {
+        try {
+            Class.forName(className, false, loader);
+            return true;
+        } catch (ClassNotFoundException | LinkageError e) {
+            return false;
+        }
+    }
+
+    /** {@code com.acme.MyKernels} (its kernels) or {@code com.acme.MyKernels#adamW} (that one), as specs. */
+    private static List<KernelSpec> usersKernels(String name, ClassLoader loader) {
+        int hash = name.indexOf('#');
+        String className = hash < 0 ? name : name.substring(0, hash);
+        String method = hash < 0 ? null : name.substring(hash + 1);
+        Class<?> owner;
+        try {
+            owner = Class.forName(className, false, loader);
+        } catch (ClassNotFoundException | LinkageError e) {
+            throw new IllegalArgumentException("kernel class '" + className + "' not found on the class path"
+                    + " (give its jars or folders with --class-path): " + e);
+        }
+        List<KernelSpec> specs = new ArrayList<>();
+        List<String> rejected = new ArrayList<>();
+        for (java.lang.reflect.Method m : owner.getDeclaredMethods()) {
+            int mod = m.getModifiers();
+            boolean candidate = java.lang.reflect.Modifier.isPublic(mod) && java.lang.reflect.Modifier.isStatic(mod)
+                    && !m.isSynthetic() && m.getReturnType() == void.class;
+            if (!candidate || method != null && !m.getName().equals(method)) {
+                continue;
+            }
+            String label = owner.getSimpleName() + "." + m.getName();
+            try {
+                CompiledKernel k = io.gradsync.tasks.compiler.KernelCompiler.shared().compile(m);
+                if (KernelIrs.parameters(k).stream().noneMatch(p -> p instanceof KernelParam.ArrayParam)) {
+                    throw new IllegalArgumentException("it has no array parameter");
+                }
+                specs.add(new KernelSpec(label, m, k.style(), 0));
+            } catch (RuntimeException e) {
+                rejected.add(label + ": " + Messages.firstLine(e));
+            }
+        }
+        if (specs.isEmpty()) {
+            throw new IllegalArgumentException(method == null
+                    ? "no kernel gradsync compiles in " + className + (rejected.isEmpty() ? " (no public static void method)" : ": " + String.join("; ", rejected))
+                    : rejected.isEmpty() ? "no public static void method " + method + " in " + className : "not a kernel gradsync compiles: " + rejected.getFirst());
+        }
+        specs.sort(java.util.Comparator.comparing(KernelSpec::name));
         return specs;
     }
 }

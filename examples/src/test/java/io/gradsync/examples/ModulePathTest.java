@@ -63,7 +63,7 @@ class ModulePathTest {
         Set<String> path = new LinkedHashSet<>();
         for (Class<?> c : List.of(OwnMemoryTraining.class, GradientSynchronizer.class, CudaDevice.class,
                 Class.forName("io.gradsync.tasks.api.TaskGraph"), Class.forName("io.gradsync.tasks.compiler.KernelCompiler"),
-                Class.forName("io.gradsync.tasks.kernels.ExecutionPlan"), Class.forName("io.gradsync.nccl.Nccl"), jcuda.driver.JCudaDriver.class, Class.forName("org.jocl.CL"))) {
+                Class.forName("io.gradsync.tasks.kernels.ExecutionPlan"), Class.forName("io.gradsync.nccl.Nccl"), jcuda.driver.JCudaDriver.class, Class.forName("org.jocl.CL", false, ModulePathTest.class.getClassLoader()) /* not initialized: that loads OpenCL */)) {
             path.add(source(c));
         }
         File jcudaDir = new File(source(jcuda.driver.JCudaDriver.class)).getParentFile();

@@ -8,9 +8,8 @@ import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.kernels.KernelSpec;
 
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
 import java.lang.reflect.Method;
-import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -48,14 +47,13 @@ final class CoreSpread {
     /** Runs a {@code @Parallel}-loop kernel over every core; false (nothing run) where it has no chunk form. */
     static boolean loop(KernelSpec spec, Object[] args) {
         MethodHandle form = CHUNKS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(
-                compiledAs(spec, KernelStyle.PARALLEL_LOOP) ? SpreadForms.chunks(m) : null)).orElse(null);
+                compiledAs(spec, KernelStyle.PARALLEL_LOOP) ? spreading(SpreadForms.chunks(m), 2) : null)).orElse(null);
         if (form == null) {
             return false;
         }
-        MethodHandle bound = MethodHandles.insertArguments(form, 0, args);
         spread(Integer.MAX_VALUE / CHUNK + 1, c -> {
             int from = c * CHUNK;
-            return (int) bound.invokeExact(from, (int) Math.min((long) from + CHUNK, Integer.MAX_VALUE)) != 0;
+            return (int) form.invokeExact(args, from, (int) Math.min((long) from + CHUNK, Integer.MAX_VALUE)) != 0;
         });
         return true;
     }
@@ -63,31 +61,51 @@ final class CoreSpread {
     /**
      * Runs a {@code KernelContext} kernel without barriers or group-local arrays once per thread of
      * {@code shape}'s grid, over every core; false (nothing run) where it has no row form.
+     * {@code args} are the kernel's arguments without its context, which was at {@code ctxIndex}.
      */
     static boolean grid(KernelSpec spec, LaunchShape shape, int ctxIndex, Object[] args) {
-        MethodHandle form = ROWS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(SpreadForms.rows(m))).orElse(null);
+        MethodHandle form = ROWS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(spreading(SpreadForms.rows(m), 4))).orElse(null);
         if (form == null) {
             return false;
         }
-        MethodHandle bound = MethodHandles.insertArguments(form, ctxIndex + 1, Arrays.copyOfRange(args, ctxIndex, args.length));
-        MethodHandle rows = MethodHandles.insertArguments(bound, 0, Arrays.copyOfRange(args, 0, ctxIndex));
         WorkerGrid grid = shape.workerGrid();
         long total = grid.threads();
         int gx = shape.globalX();
         int gy = shape.globalY();
         spread((int) Math.min(Integer.MAX_VALUE, (total + CHUNK - 1) / CHUNK), c -> {
-            KernelContext ctx = new KernelContext(grid);
+            Object[] own = new Object[args.length + 1]; // the arguments, with a context of this chunk's own
+            System.arraycopy(args, 0, own, 0, ctxIndex);
+            own[ctxIndex] = new KernelContext(grid);
+            System.arraycopy(args, ctxIndex, own, ctxIndex + 1, args.length - ctxIndex);
             long to = Math.min(total, (long) c * CHUNK + CHUNK);
             for (long t = (long) c * CHUNK; t < to; ) {
                 long row = t / gx;
                 int x = (int) (t - row * gx);
                 int end = (int) Math.min(gx, x + (to - t));
-                rows.invokeExact(ctx, x, end, (int) (row % gy), (int) (row / gy));
+                form.invokeExact(own, x, end, (int) (row % gy), (int) (row / gy));
                 t += end - x;
             }
             return true;
         });
         return true;
+    }
+
+    /**
+     * {@code form} taking the kernel's arguments as one array before its {@code ints} int
+     * parameters: one handle per kernel, so that the JIT compiles its call once, where a handle
+     * bound to each launch's arguments would be compiled anew in every launch.
+     */
+    private static MethodHandle spreading(MethodHandle form, int ints) {
+        if (form == null) {
+            return null;
+        }
+        MethodType type = form.type();
+        int params = type.parameterCount() - ints;
+        MethodType generic = type;
+        for (int i = 0; i < params; i++) {
+            generic = generic.changeParameterType(i, Object.class);
+        }
+        return form.asType(generic).asSpreader(0, Object[].class, params);
     }
 
     private static boolean compiledAs(KernelSpec spec, KernelStyle style) {

@@ -23,11 +23,12 @@ import java.util.List;
 import java.util.stream.IntStream;
 
 /**
- * Runs kernels as the plain Java they are. A {@code @Parallel}-loop or serial kernel is called
- * once (with {@code -Dgradsync.jvmSpread=true}, loops and grids run in chunks on every core:
- * {@link CoreSpread}); a KernelContext kernel is called once per thread of its grid, spread over
- * the common pool, one context per worker. A KernelContext kernel that uses
- * barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
+ * Runs kernels as the plain Java they are. A {@code @Parallel}-loop kernel runs in chunks on every
+ * core, and a KernelContext kernel without barriers or group-local arrays once per thread of its
+ * grid, in rows on every core ({@link CoreSpread}); a kernel that cannot be cut so (a serial one,
+ * one that reads private members of other classes) is called once, or once per thread of its grid
+ * over the common pool ({@code -Dgradsync.jvmSpread=false}: every kernel so). A KernelContext
+ * kernel that uses barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
  * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
  * the reductions run as their JVM fast forms ({@link KernelSpec#jvmFastForm()}): the kernels'
@@ -38,12 +39,8 @@ import java.util.stream.IntStream;
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
-    /**
-     * Whether loops and grids are spread over cores ({@link CoreSpread}); off unless
-     * {@code -Dgradsync.jvmSpread=true}: on 2 cores a spread saxpy measured slower than one thread
-     * (bench/RESULTS.md, session 13), and that is not understood yet.
-     */
-    private static final boolean SPREAD = Boolean.getBoolean("gradsync.jvmSpread");
+    /** Whether loops and grids run in chunks on every core ({@link CoreSpread}); {@code -Dgradsync.jvmSpread=false}: as written. */
+    private static final boolean SPREAD = !"false".equals(System.getProperty("gradsync.jvmSpread"));
 
     private JvmKernels() {
     }

@@ -147,7 +147,7 @@ final class SpreadForms {
             return beside.define(type, mb -> mb.withCode(b -> {
                 Label head = b.newLabel();
                 Label end = b.newLabel();
-                b.iload(from).istore(x);
+                b.iload(from).iconst_0().invokestatic(MATH, "max", MethodTypeDesc.ofDescriptor("(II)I")).istore(x);
                 b.labelBinding(head);
                 b.iload(x).iload(from + 1).if_icmpge(end);
                 b.aload(context).iload(x).iload(from + 2).iload(from + 3)
@@ -558,7 +558,9 @@ final class SpreadForms {
                     b.storeLocal(s.typeKind(), i);
                     b.iload(i).i2l().iload(params + 1).i2l().ladd().ldc((ConstantDesc) (long) Integer.MAX_VALUE)
                             .invokestatic(MATH, "min", MethodTypeDesc.ofDescriptor("(JJ)J")).l2i().istore(limit);
-                    b.iload(i).i2l().iload(params).i2l().ladd().ldc((ConstantDesc) (long) Integer.MAX_VALUE)
+                    // from is never negative, but C2 keeps a counter it cannot prove non-negative out of its vectorized loop
+                    b.iload(i).i2l().iload(params).iconst_0().invokestatic(MATH, "max", MethodTypeDesc.ofDescriptor("(II)I"))
+                            .i2l().ladd().ldc((ConstantDesc) (long) Integer.MAX_VALUE)
                             .invokestatic(MATH, "min", MethodTypeDesc.ofDescriptor("(JJ)J")).l2i().istore(i);
                 }
                 case BranchInstruction br when at == loop.exitBci() && loop.plainTest() -> {

@@ -1,0 +1,29 @@
+package io.gradsync.cli;
+
+import io.gradsync.tasks.api.FloatArray;
+import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.Parallel;
+
+/** Kernels as a user writes them, for {@code gradsync compare --kernels io.gradsync.cli.UsersKernels}. */
+public final class UsersKernels {
+    private UsersKernels() {
+    }
+
+    public static void saxpy(FloatArray y, FloatArray x, float a) {
+        for (@Parallel int i = 0; i < y.getSize(); i++) {
+            y.set(i, a * x.get(i) + y.get(i));
+        }
+    }
+
+    public static void halve(KernelContext ctx, FloatArray out, FloatArray in) {
+        int i = ctx.globalIdx();
+        if (i < out.getSize()) {
+            out.set(i, in.get(i) * 0.5f);
+        }
+    }
+
+    /** Not a kernel: it returns a value. */
+    public static String describe() {
+        return "two kernels";
+    }
+}
