@@ -31,9 +31,9 @@ import java.util.Locale;
  * each size, the host's time to enqueue NCCL's own in-place all-reduce of as many bytes on as many
  * real GPUs as there are (up to the replicas), the floor an asynchronous call is held to.
  *
- * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls]}
- * (default 10,000 timed calls per row). Replicas: 2 and 4, sharing the GPUs where there are fewer
- * (logical devices); nccl runs one rank per real GPU.
+ * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls [backends
+ * [replicas]]]} (default 10,000 timed calls per row; ptx,cpu,nccl; 2,4). Replicas share the GPUs
+ * where there are fewer (logical devices); nccl runs one rank per real GPU.
  */
 public final class CallerStreamBench {
     private static final long[] SIZES = {4 << 10, 64 << 10, 256 << 10, 1 << 20};
@@ -44,6 +44,8 @@ public final class CallerStreamBench {
 
     public static void main(String[] args) {
         int calls = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
+        List<String> backends = args.length > 1 ? List.of(args[1].split(",")) : List.of("ptx", "cpu", "nccl");
+        int[] replicaCounts = args.length > 2 ? java.util.Arrays.stream(args[2].split(",")).mapToInt(Integer::parseInt).toArray() : REPLICAS;
         List<? extends Device> gpus = DeviceCatalog.gpus(DeviceRuntime.CUDA);
         if (gpus.isEmpty()) {
             System.err.println("caller-stream bench: needs CUDA GPUs: " + DeviceCatalog.status(DeviceRuntime.CUDA).describe());
@@ -52,17 +54,19 @@ public final class CallerStreamBench {
         System.out.printf(Locale.ROOT, "# caller streams: %d timed calls per row after warm-up; medians; %d GPUs%n", calls, gpus.size());
         System.out.printf(Locale.ROOT, "%-6s %-9s %9s | %14s %14s | %14s %14s | %8s %8s | %12s %9s%n", "backend", "replicas", "size",
                 "host us (dev)", "stream us (dev)", "host us (str)", "stream us (str)", "host x", "stream x", "nccl enq us", "str/enq");
-        for (int n : REPLICAS) {
+        for (int n : replicaCounts) {
             List<? extends Device> devices = gpus.size() >= n ? gpus.subList(0, n) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
             List<? extends Device> ranks = gpus.subList(0, Math.min(n, gpus.size()));
             double[] enqueue = new double[SIZES.length];
             for (int s = 0; s < SIZES.length; s++) {
                 enqueue[s] = ncclEnqueueMicros(ranks, SIZES[s], calls);
             }
-            run("ptx", devices, calls, enqueue);
-            run("cpu", devices, calls, enqueue);
-            if (ranks.size() == n || n == REPLICAS[0]) { // one row set for nccl where the GPUs are fewer than every count
-                run("nccl", ranks, calls, enqueue);
+            for (String backend : backends) {
+                if (!backend.equals("nccl")) {
+                    run(backend, devices, calls, enqueue);
+                } else if (ranks.size() == n || n == replicaCounts[0]) { // one row set where the GPUs are fewer than every count
+                    run("nccl", ranks, calls, enqueue);
+                }
             }
         }
     }

@@ -277,11 +277,23 @@ public final class KernelCompare {
                 double x = a.element() == ElementKind.F32 ? actual.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at)
                         : actual.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at);
                 wrong += Math.abs(e - x) <= 1e-4 * Math.abs(e) ? 0 : 1;
-            } else if (MemorySegment.mismatch(expected, at, at + size, actual, at, at + size) >= 0) {
-                wrong++;
+            } else if (MemorySegment.mismatch(expected, at, at + size, actual, at, at + size) >= 0
+                    && !(isNaN(a.element(), expected, at) && isNaN(a.element(), actual, at))) {
+                wrong++; // a NaN's payload is not pinned down by any form: NaN for NaN is right
             }
         }
         return wrong;
+    }
+
+    /** Whether the element at byte {@code at} is a NaN of its floating-point kind. */
+    static boolean isNaN(ElementKind kind, MemorySegment s, long at) {
+        return switch (kind) {
+            case F32 -> Float.isNaN(s.get(ValueLayout.JAVA_FLOAT_UNALIGNED, at));
+            case F64 -> Double.isNaN(s.get(ValueLayout.JAVA_DOUBLE_UNALIGNED, at));
+            case F16 -> (s.get(ValueLayout.JAVA_SHORT_UNALIGNED, at) & 0x7fff) > 0x7c00;
+            case BF16 -> (s.get(ValueLayout.JAVA_SHORT_UNALIGNED, at) & 0x7fff) > 0x7f80;
+            case I32, I64 -> false;
+        };
     }
 
     // ---------------------------------------------------------------- data
@@ -327,7 +339,11 @@ public final class KernelCompare {
 
     /** As {@link #select(String, ClassLoader)} with the thread's context class loader. */
     public static List<KernelSpec> select(String list) {
-        return select(list, Thread.currentThread().getContextClassLoader());
+        return select(list, Thread.currentThread().getContextClassLoader()).specs();
+    }
+
+    /** The kernels to time, and the methods of users' classes left out, each with why. */
+    public record Selection(List<KernelSpec> specs, List<String> leftOut) {
     }
 
     /**
@@ -336,11 +352,12 @@ public final class KernelCompare {
      * each of its public static methods that gradsync compiles) or one of its kernels
      * ({@code com.acme.MyKernels#adamW}), loaded through {@code loader}.
      */
-    public static List<KernelSpec> select(String list, ClassLoader loader) {
+    public static Selection select(String list, ClassLoader loader) {
         if (list == null || list.isBlank() || list.trim().equalsIgnoreCase("all")) {
-            return BuiltinKernels.all();
+            return new Selection(BuiltinKernels.all(), List.of());
         }
         List<KernelSpec> specs = new ArrayList<>();
+        List<String> leftOut = new ArrayList<>();
         for (String name : list.split(",")) {
             if (name.isBlank()) {
                 continue;
@@ -350,7 +367,7 @@ public final class KernelCompare {
             if (builtin.isPresent()) {
                 specs.add(builtin.get());
             } else if (n.contains(".") || n.contains("#") || loads(n, loader)) {
-                specs.addAll(usersKernels(n, loader));
+                specs.addAll(usersKernels(n, loader, leftOut));
             } else {
                 throw new IllegalArgumentException("unknown kernel '" + n + "'; see gradsync kernels for the built-ins,"
                         + " or name a class of your own (com.acme.MyKernels[#method], found through --class-path)");
@@ -359,7 +376,7 @@ public final class KernelCompare {
         if (specs.isEmpty()) {
             throw new IllegalArgumentException("no kernel named in '" + list + "'");
         }
-        return specs;
+        return new Selection(specs, leftOut);
     }
 
     private static boolean loads(String className, ClassLoader loader) {
@@ -372,7 +389,7 @@ public final class KernelCompare {
     }
 
     /** {@code com.acme.MyKernels} (its kernels) or {@code com.acme.MyKernels#adamW} (that one), as specs. */
-    private static List<KernelSpec> usersKernels(String name, ClassLoader loader) {
+    private static List<KernelSpec> usersKernels(String name, ClassLoader loader, List<String> leftOut) {
         int hash = name.indexOf('#');
         String className = hash < 0 ? name : name.substring(0, hash);
         String method = hash < 0 ? null : name.substring(hash + 1);
@@ -398,6 +415,11 @@ public final class KernelCompare {
                 if (KernelIrs.parameters(k).stream().noneMatch(p -> p instanceof KernelParam.ArrayParam)) {
                     throw new IllegalArgumentException("it has no array parameter");
                 }
+                if (k.usesGroups() || k.usesWarps()) {
+                    // its group size is its own choice, which one thread per element of 256 per group would break
+                    throw new IllegalArgumentException("it uses barriers, group-local memory or warps, so its launch shape is"
+                            + " its own: time it in a plan of yours");
+                }
                 specs.add(new KernelSpec(label, m, k.style(), 0));
             } catch (RuntimeException e) {
                 rejected.add(label + ": " + Messages.firstLine(e));
@@ -409,6 +431,7 @@ public final class KernelCompare {
                     : rejected.isEmpty() ? "no public static void method " + method + " in " + className : "not a kernel gradsync compiles: " + rejected.getFirst());
         }
         specs.sort(java.util.Comparator.comparing(KernelSpec::name));
+        leftOut.addAll(rejected);
         return specs;
     }
 }

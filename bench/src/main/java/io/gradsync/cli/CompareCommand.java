@@ -98,7 +98,8 @@ final class CompareCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         ClassLoader loader = Usage.parse(spec, () -> UserClassPath.loader(classPath, getClass().getClassLoader()));
-        List<KernelSpec> specs = Usage.parse(spec, () -> KernelCompare.select(kernels, loader));
+        KernelCompare.Selection selection = Usage.parse(spec, () -> KernelCompare.select(kernels, loader));
+        List<KernelSpec> specs = selection.specs();
         long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
         long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
         Repeats repeats = Usage.parse(spec, () -> new Repeats(warmup, iterations));
@@ -177,6 +178,9 @@ final class CompareCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "# %-20s %s, %s per buffer, device copy %.1f GB/s (read+write)%n", v.title() + ":",
                     d == null ? "host, " + Runtime.getRuntime().availableProcessors() + " cores" : d.id() + " (" + d.name() + ")",
                     Sizes.format(bytesOf.get(v)), copy.get(v));
+        }
+        for (String why : selection.leftOut()) {
+            out.println("# not timed: " + why);
         }
         out.flush();
 

@@ -101,6 +101,7 @@ class KernelsAndCompareTest {
         // each public static kernel of the class that compiles, by name, sorted; the method that is not a kernel left out
         List<String> rows = r.out().lines().filter(l -> l.startsWith(" ")).map(l -> l.trim().split("\\s+")[0]).toList();
         assertEquals(List.of("UsersKernels.halve", "UsersKernels.saxpy", "scale"), rows, r.out());
+        assertTrue(r.out().contains("# not timed: UsersKernels.pairSums: it uses barriers, group-local memory or warps"), r.out());
         for (String row : r.out().lines().filter(l -> l.startsWith(" UsersKernels.")).toList()) {
             String[] cells = row.trim().split("\\s+");
             assertTrue(Double.parseDouble(cells[cells.length - 5]) > 0 && cells[cells.length - 2].endsWith("%"), row);
@@ -119,6 +120,9 @@ class KernelsAndCompareTest {
         CliRun notAKernel = CliRun.of("compare", "--forms", "jvm", "--kernels", UsersKernels.class.getName() + "#describe");
         assertEquals(2, notAKernel.exitCode(), notAKernel.out());
         assertTrue(notAKernel.err().contains("no public static void method describe in " + UsersKernels.class.getName()), notAKernel.err());
+        CliRun groups = CliRun.of("compare", "--forms", "jvm", "--kernels", UsersKernels.class.getName() + "#pairSums");
+        assertEquals(2, groups.exitCode(), groups.out());
+        assertTrue(groups.err().contains("not a kernel gradsync compiles: UsersKernels.pairSums: it uses barriers"), groups.err());
         CliRun noPath = CliRun.of("compare", "--forms", "jvm", "--kernels", "scale", "--class-path", dir.resolve("absent.jar").toString());
         assertEquals(2, noPath.exitCode(), noPath.out());
         assertTrue(noPath.err().contains("--class-path: no file or folder " + dir.resolve("absent.jar")), noPath.err());

@@ -22,6 +22,20 @@ public final class UsersKernels {
         }
     }
 
+    /** Group-local memory and a barrier: its group size is its own, so compare leaves it out. */
+    public static void pairSums(KernelContext ctx, FloatArray out, FloatArray in) {
+        float[] pair = ctx.allocateFloatLocalArray(2);
+        int t = ctx.localIdx();
+        int i = ctx.globalIdx();
+        if (t < 2) {
+            pair[t] = in.get(i);
+        }
+        ctx.localBarrier();
+        if (t == 0) {
+            out.set(i, pair[0] + pair[1]);
+        }
+    }
+
     /** Not a kernel: it returns a value. */
     public static String describe() {
         return "two kernels";

@@ -24,9 +24,17 @@ import java.util.function.IntFunction;
  * <p>Thread-safety: one context belongs to one thread at a time.
  */
 public final class KernelContext {
-    private final int[] global = new int[3];
-    private final int[] local = new int[3];
-    private final int[] id = new int[3];
+    // fields, not arrays: on the JVM a kernel reads them once per element, and C2 keeps final
+    // fields out of a loop that stores the position, which it cannot do for arrays of one type
+    private final int globalX;
+    private final int globalY;
+    private final int globalZ;
+    private final int localX;
+    private final int localY;
+    private final int localZ;
+    private int x;
+    private int y;
+    private int z;
     private final WorkGroup group;
     private int allocations;
 
@@ -63,9 +71,13 @@ public final class KernelContext {
             if (global[d] <= 0 || local[d] <= 0) {
                 throw new IllegalArgumentException("global and local sizes must be positive: " + global[d] + ", " + local[d]);
             }
-            this.global[d] = global[d];
-            this.local[d] = local[d];
         }
+        this.globalX = global[0];
+        this.globalY = global[1];
+        this.globalZ = global[2];
+        this.localX = local[0];
+        this.localY = local[1];
+        this.localZ = local[2];
         this.group = group;
     }
 
@@ -77,75 +89,75 @@ public final class KernelContext {
     /** Positions this context on one thread of the grid (JVM runtime use). */
     public KernelContext moveTo(int x, int y, int z) {
         // once per element on the JVM: no allocation here
-        if (x < 0 || x >= global[0] || y < 0 || y >= global[1] || z < 0 || z >= global[2]) {
+        if (x < 0 || x >= globalX || y < 0 || y >= globalY || z < 0 || z >= globalZ) {
             throw new IndexOutOfBoundsException("global index (" + x + ", " + y + ", " + z + ") outside the grid "
-                    + global[0] + " x " + global[1] + " x " + global[2]);
+                    + globalX + " x " + globalY + " x " + globalZ);
         }
-        id[0] = x;
-        id[1] = y;
-        id[2] = z;
+        this.x = x;
+        this.y = y;
+        this.z = z;
         allocations = 0;
         return this;
     }
 
     /** Index of this thread in the whole launch, dimension x. */
     public int globalIdx() {
-        return id[0];
+        return x;
     }
 
     /** Index of this thread in the whole launch, dimension y (0 in a 1-D grid). */
     public int globalIdy() {
-        return id[1];
+        return y;
     }
 
     /** Index of this thread in the whole launch, dimension z. */
     public int globalIdz() {
-        return id[2];
+        return z;
     }
 
     /** Index of this thread inside its group, dimension x. */
     public int localIdx() {
-        return id[0] % local[0];
+        return x % localX;
     }
 
     public int localIdy() {
-        return id[1] % local[1];
+        return y % localY;
     }
 
     public int localIdz() {
-        return id[2] % local[2];
+        return z % localZ;
     }
 
     /** Index of this thread's group, dimension x. */
     public int groupIdx() {
-        return id[0] / local[0];
+        return x / localX;
     }
 
     public int groupIdy() {
-        return id[1] / local[1];
+        return y / localY;
     }
 
     public int groupIdz() {
-        return id[2] / local[2];
+        return z / localZ;
     }
 
     /** Number of threads in the whole launch, dimension x: exactly the grid's, never rounded up. */
     public int globalSize() {
-        return global[0];
+        return globalX;
     }
 
     /** Number of threads in dimension {@code dimension} (0, 1 or 2, a constant in a kernel). */
     public int globalSize(int dimension) {
-        return global[dimension];
+        return pick(dimension, globalX, globalY, globalZ);
     }
 
     /** Threads per group, dimension x. */
     public int localSize() {
-        return local[0];
+        return localX;
     }
 
     public int localSize(int dimension) {
-        return local[dimension];
+        return pick(dimension, localX, localY, localZ);
     }
 
     /** Groups in the launch, dimension x. */
@@ -154,7 +166,7 @@ public final class KernelContext {
     }
 
     public int groupCount(int dimension) {
-        return (int) (((long) global[dimension] + local[dimension] - 1) / local[dimension]);
+        return (int) (((long) globalSize(dimension) + localSize(dimension) - 1) / localSize(dimension));
     }
 
     /** Waits until every thread of the group has arrived; orders group-local memory. */
@@ -195,8 +207,8 @@ public final class KernelContext {
 
     private int warp(int bits, boolean isFloat, boolean max) {
         WorkGroup g = requireGroup("a warp reduction");
-        int lane = localIdx() + local[0] * (localIdy() + local[1] * localIdz());
-        int[] values = g.warpValues(local[0] * local[1] * local[2]);
+        int lane = localIdx() + localX * (localIdy() + localY * localIdz());
+        int[] values = g.warpValues(localX * localY * localZ);
         values[lane] = bits;
         g.await();
         int base = lane & ~31;
@@ -239,6 +251,15 @@ public final class KernelContext {
             throw new NegativeArraySizeException("group-local array of " + length);
         }
         return requireGroup("a group-local array").array(allocations++, make, length);
+    }
+
+    private static int pick(int dimension, int x, int y, int z) {
+        return switch (dimension) {
+            case 0 -> x;
+            case 1 -> y;
+            case 2 -> z;
+            default -> throw new ArrayIndexOutOfBoundsException("dimension " + dimension + " of a 3-D grid (0, 1 or 2)");
+        };
     }
 
     private WorkGroup requireGroup(String what) {
