@@ -33,6 +33,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -379,6 +380,12 @@ public final class KernelCompare {
         return new Selection(specs, leftOut);
     }
 
+    /** A type a kernel may take: a class's other methods (a {@code main}, say) are not listed as left out. */
+    private static boolean kernelParameterType(Class<?> type) {
+        return type.isPrimitive() || type == io.gradsync.tasks.api.KernelContext.class
+                || io.gradsync.tasks.api.KernelArray.class.isAssignableFrom(type);
+    }
+
     private static boolean loads(String className, ClassLoader loader) {
         try {
             Class.forName(className, false, loader);
@@ -405,7 +412,8 @@ public final class KernelCompare {
         for (java.lang.reflect.Method m : owner.getDeclaredMethods()) {
             int mod = m.getModifiers();
             boolean candidate = java.lang.reflect.Modifier.isPublic(mod) && java.lang.reflect.Modifier.isStatic(mod)
-                    && !m.isSynthetic() && m.getReturnType() == void.class;
+                    && !m.isSynthetic() && m.getReturnType() == void.class
+                    && (method != null || Arrays.stream(m.getParameterTypes()).allMatch(KernelCompare::kernelParameterType));
             if (!candidate || method != null && !m.getName().equals(method)) {
                 continue;
             }

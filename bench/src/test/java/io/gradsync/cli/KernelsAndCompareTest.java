@@ -102,6 +102,7 @@ class KernelsAndCompareTest {
         List<String> rows = r.out().lines().filter(l -> l.startsWith(" ")).map(l -> l.trim().split("\\s+")[0]).toList();
         assertEquals(List.of("UsersKernels.halve", "UsersKernels.saxpy", "scale"), rows, r.out());
         assertTrue(r.out().contains("# not timed: UsersKernels.pairSums: it uses barriers, group-local memory or warps"), r.out());
+        assertTrue(!r.out().contains("UsersKernels.main") && !r.out().contains("UsersKernels.describe"), r.out());
         for (String row : r.out().lines().filter(l -> l.startsWith(" UsersKernels.")).toList()) {
             String[] cells = row.trim().split("\\s+");
             assertTrue(Double.parseDouble(cells[cells.length - 5]) > 0 && cells[cells.length - 2].endsWith("%"), row);

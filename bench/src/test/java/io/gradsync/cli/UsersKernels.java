@@ -36,6 +36,11 @@ public final class UsersKernels {
         }
     }
 
+    /** Not a kernel, and not named as left out: it takes no kernel's types. */
+    public static void main(String[] args) {
+        System.out.println(describe());
+    }
+
     /** Not a kernel: it returns a value. */
     public static String describe() {
         return "two kernels";
