@@ -47,6 +47,8 @@ public final class CudaDevice implements Device {
     private final Set<Integer> peersEnabled;
     /** -1 for the discovered device, else the index given to {@link #logical}. */
     private final int logical;
+    /** Built once: every driver call names its device, failing or not. */
+    private final String id;
     /** The discovered device of this GPU: this, or the one a logical device was made from. */
     private final CudaDevice gpu;
     private volatile boolean closed;
@@ -77,7 +79,7 @@ public final class CudaDevice implements Device {
         this.peersEnabled = ConcurrentHashMap.newKeySet();
         this.handle = new CUdevice();
         this.context = new CUcontext();
-        String id = "cuda:" + ordinal;
+        this.id = "cuda:" + ordinal;
         check(cuDeviceGet(handle, ordinal), "cuDeviceGet", id);
         byte[] raw = new byte[256];
         check(cuDeviceGetName(raw, raw.length, handle), "cuDeviceGetName", id);
@@ -105,6 +107,7 @@ public final class CudaDevice implements Device {
         this.ccMajor = gpu.ccMajor;
         this.ccMinor = gpu.ccMinor;
         this.peersEnabled = gpu.peersEnabled;
+        this.id = "cuda:" + ordinal + "#" + logical;
     }
 
     /** A new logical device on this GPU, with the index {@code index} in its id ({@code cuda:0#3}). */
@@ -132,7 +135,7 @@ public final class CudaDevice implements Device {
 
     @Override
     public String id() {
-        return logical < 0 ? Device.super.id() : Device.super.id() + "#" + logical;
+        return id;
     }
 
     @Override
