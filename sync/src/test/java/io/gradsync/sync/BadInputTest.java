@@ -122,6 +122,32 @@ class BadInputTest {
         assertRejected(SyncBackend.CPU, bad, "replica 1", "'grad0'", "jvm:2", "not on the replica's device");
     }
 
+    /**
+     * A synchronizer checks a replica set it accepted last call only for what can change (closed
+     * memory or streams): a buffer closed between two calls with the same replicas still fails the
+     * second, naming it, with nothing moved; a bad set after a good one gets the whole check.
+     */
+    @Test
+    void repeatedCallsStillCheckWhatCanChange() {
+        DeviceBuffer extra = devices.get(1).allocate(17 * 2);
+        List<Replica> replicas = with(1, r -> replaceGradient(r, 1, new Gradient("grad1", extra, 0, 17, DType.BF16)));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SyncOptions.defaults())) {
+            sync.synchronize(replicas);
+            sync.synchronize(replicas); // the same objects: the short check
+            java.lang.foreign.MemorySegment[] before = fixture.downloadAll();
+            extra.close();
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> sync.synchronize(replicas));
+            assertTrue(e.getMessage().contains("replica 1") && e.getMessage().contains("closed buffer"), e.getMessage());
+            List<Replica> renamed = with(0, r -> replaceGradient(r, 1, r.gradients().getFirst()));
+            e = assertThrows(IllegalArgumentException.class, () -> sync.synchronize(renamed));
+            assertTrue(e.getMessage().contains("'grad0' appears twice"), e.getMessage());
+            java.lang.foreign.MemorySegment[] after = fixture.downloadAll();
+            for (int r = 0; r < before.length; r++) {
+                assertEquals(-1, before[r].mismatch(after[r]), "replica " + r + " changed by a refused call");
+            }
+        }
+    }
+
     @Test
     void duplicateNames() {
         List<Replica> bad = with(0, r -> replaceGradient(r, 1, r.gradients().getFirst()));

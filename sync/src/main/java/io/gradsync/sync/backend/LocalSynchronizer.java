@@ -28,6 +28,8 @@ import java.util.List;
  */
 public abstract class LocalSynchronizer<D extends Device> extends CollectiveCalls {
     protected final List<D> devices;
+    /** The replica set last checked: a loop's same replicas are checked again only for what can change. */
+    private final ReplicaCheck.Memo replicasChecked = new ReplicaCheck.Memo();
     protected final SyncStats stats = new SyncStats();
     private volatile boolean closed;
     /** The caller's work before each call's ({@link #awaitCallerWork}). */
@@ -130,7 +132,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
      */
     private SyncHandle startOnHost(List<Replica> replicas, Collective op) {
         checkOpen();
-        ReplicaCheck.check(replicas, devices);
+        replicasChecked.check(replicas, devices);
         HostCalls host = onHost();
         host.awaitPending();
         boolean streams = replicas.stream().anyMatch(r -> r.stream() != null);
@@ -225,7 +227,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     /** Checks, orders after the last asynchronous call where the backend does not, queues {@code op}; returns the completion or null. */
     private DeviceEvent[] begin(List<Replica> replicas, Collective op) {
         checkOpen();
-        ReplicaCheck.check(replicas, devices);
+        replicasChecked.check(replicas, devices);
         if (devices.size() < 2) {
             return null;
         }

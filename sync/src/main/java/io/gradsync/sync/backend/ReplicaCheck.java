@@ -55,22 +55,9 @@ public final class ReplicaCheck {
                     throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
                             + g.name() + "' is in a buffer on " + g.buffer().device().id() + ", not on the replica's device");
                 }
-                if (g.buffer().isClosed()) {
-                    throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
-                            + g.name() + "' is in a closed buffer");
-                }
-                if (g.buffer() instanceof JvmBuffer jvm && !jvm.segment().scope().isAlive()) {
-                    throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name()
-                            + "' wraps a segment whose arena is closed (the memory is gone)");
-                }
-                String moved = WrappedAddresses.moved(g);
-                if (moved != null) {
-                    throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name() + "': " + moved);
-                }
+                checkLive(r, expected, g);
             }
-            if (replica.stream() != null && replica.stream().isClosed()) {
-                throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
-            }
+            checkStream(r, expected, replica);
         }
         checkNoOverlap(replicas);
         for (int r = 1; r < replicas.size(); r++) {
@@ -96,6 +83,71 @@ public final class ReplicaCheck {
                             + g.name() + "' is " + g.dtype().label() + ", replica 0's is " + f.dtype().label());
                 }
             }
+        }
+    }
+
+    /** What can change between two calls with the same replica objects: closed memory, moved tensors, closed streams. */
+    private static void checkLive(int r, Device expected, Gradient g) {
+        if (g.buffer().isClosed()) {
+            throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): gradient '"
+                    + g.name() + "' is in a closed buffer");
+        }
+        if (g.buffer() instanceof JvmBuffer jvm && !jvm.segment().scope().isAlive()) {
+            throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name()
+                    + "' wraps a segment whose arena is closed (the memory is gone)");
+        }
+        String moved = WrappedAddresses.moved(g);
+        if (moved != null) {
+            throw new IllegalStateException("replica " + r + " (" + expected.id() + "): gradient '" + g.name() + "': " + moved);
+        }
+    }
+
+    private static void checkStream(int r, Device expected, Replica replica) {
+        if (replica.stream() != null && replica.stream().isClosed()) {
+            throw new IllegalArgumentException("replica " + r + " (" + expected.id() + "): its stream is closed");
+        }
+    }
+
+    /**
+     * {@link #check} for one synchronizer, which a training loop calls with the same replica
+     * objects every step: the replicas are records of immutable lists, so what made them
+     * acceptable (devices, names, counts, types, no overlap) holds for as long as they are the same
+     * objects, and only what can change is checked again ({@code checkLive}). A set not seen last
+     * gets the whole check. Thread-safety: any thread.
+     */
+    public static final class Memo {
+        /** The replicas last found acceptable, and the devices they were checked against. */
+        private record Checked(Replica[] replicas, List<? extends Device> devices) {
+        }
+
+        private volatile Checked last;
+
+        public void check(List<Replica> replicas, List<? extends Device> devices) {
+            Checked c = last;
+            if (c != null && c.devices() == devices && same(c.replicas(), replicas)) {
+                for (int r = 0; r < c.replicas().length; r++) {
+                    Replica replica = c.replicas()[r];
+                    for (Gradient g : replica.gradients()) {
+                        checkLive(r, devices.get(r), g);
+                    }
+                    checkStream(r, devices.get(r), replica);
+                }
+                return;
+            }
+            ReplicaCheck.check(replicas, devices);
+            last = new Checked(replicas.toArray(Replica[]::new), devices);
+        }
+
+        private static boolean same(Replica[] seen, List<Replica> replicas) {
+            if (replicas == null || replicas.size() != seen.length) {
+                return false;
+            }
+            for (int r = 0; r < seen.length; r++) {
+                if (replicas.get(r) != seen[r]) {
+                    return false;
+                }
+            }
+            return true;
         }
     }
 

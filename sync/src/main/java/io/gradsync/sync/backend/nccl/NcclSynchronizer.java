@@ -55,6 +55,8 @@ import java.util.List;
  * synchronizer; only the watchdog's abort runs beside them ({@link NcclWatch}).
  */
 final class NcclSynchronizer extends CollectiveCalls {
+    /** The replica set last checked: a loop's same replicas are checked again only for what can change. */
+    private final ReplicaCheck.Memo replicasChecked = new ReplicaCheck.Memo();
     private final NcclComms nccl;
     private final NcclWatch watch;
     private final NcclLayoutCheck layoutCheck;
@@ -171,7 +173,7 @@ final class NcclSynchronizer extends CollectiveCalls {
      */
     private Launched start(List<Replica> replicas, Collective c, boolean async) {
         checkUsable();
-        ReplicaCheck.check(replicas, nccl.devices);
+        replicasChecked.check(replicas, nccl.devices);
         NcclPlan p = plan;
         if (p == null || !p.madeFor(replicas)) {
             p = NcclPlan.of(replicas, NcclPlan::cudaAddress);

@@ -38,6 +38,8 @@ public final class WireSynchronizer extends CollectiveCalls {
     private final GradientSynchronizer inner;
     private final DType wire;
     private final List<? extends Device> devices;
+    /** The replica set last checked: a loop's same replicas are checked again only for what can change. */
+    private final ReplicaCheck.Memo replicasChecked = new ReplicaCheck.Memo();
     private final boolean waitForCaller;
     private final DeviceStream[] streams;
     private final DeviceEvent[] ready;
@@ -118,7 +120,7 @@ public final class WireSynchronizer extends CollectiveCalls {
         checkOpen();
         WireLayouts.Layout l = null;
         if (op.sums() && worldSize() > 1) { // one replica: nothing crosses a wire, so nothing is rounded
-            ReplicaCheck.check(replicas, devices);
+            replicasChecked.check(replicas, devices);
             l = layouts.of(replicas, op, rank(), worldSize()); // null where no gradient is fp32
         }
         if (l == null) {
