@@ -5,6 +5,7 @@ import io.gradsync.bench.BackendDevices;
 import io.gradsync.bench.DeviceForms;
 import io.gradsync.bench.JvmForms;
 import io.gradsync.bench.KernelCompare;
+import io.gradsync.bench.KernelSelection;
 import io.gradsync.bench.KernelCompare.Cell;
 import io.gradsync.bench.KernelCompare.Repeats;
 import io.gradsync.bench.KernelCompare.Variant;
@@ -98,7 +99,7 @@ final class CompareCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         ClassLoader loader = Usage.parse(spec, () -> UserClassPath.loader(classPath, getClass().getClassLoader()));
-        KernelCompare.Selection selection = Usage.parse(spec, () -> KernelCompare.select(kernels, loader));
+        KernelSelection.Selection selection = Usage.parse(spec, () -> KernelSelection.select(kernels, loader));
         List<KernelSpec> specs = selection.specs();
         long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
         long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
