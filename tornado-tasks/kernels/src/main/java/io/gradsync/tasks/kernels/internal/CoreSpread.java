@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ForkJoinPool;
-import java.util.concurrent.ForkJoinTask;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -22,16 +21,23 @@ import java.util.concurrent.atomic.AtomicReference;
 /**
  * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} that the cores take in turn
- * (through the forms of {@link SpreadForms}). The calling thread takes the first chunk alone, so
- * that a launch smaller than a chunk wakes no other thread; the common pool's threads join for the
- * rest. The first failure is rethrown once every chunk begun has ended; chunks not yet begun are
- * not begun then, and what the others wrote stays written.
+ * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
+ * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
+ * join for the rest. The launch returns once every chunk begun has ended, without waiting for a
+ * helper that wakes too late to find one (waking one can cost more than a short launch). The first
+ * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
+ * written.
  *
  * <p>Thread-safety: any thread; launches on disjoint outputs may run at once.
  */
 final class CoreSpread {
     /** Iterations or threads per chunk: enough that taking one costs little beside it. */
     static final int CHUNK = 4096;
+    /**
+     * How long the calling thread works alone before it wakes the pool: about what waking it
+     * costs, so that a launch this short is not made slower by the cores that would share it.
+     */
+    private static final long ALONE_NANOS = 20_000;
     private static final Map<Method, Optional<MethodHandle>> CHUNKS = new ConcurrentHashMap<>();
     private static final Map<Method, Optional<MethodHandle>> ROWS = new ConcurrentHashMap<>();
 
@@ -116,44 +122,65 @@ final class CoreSpread {
         }
     }
 
-    /** Runs chunks {@code 0 .. count - 1} until one says the work ended, chunk 0 here and the rest on every core. */
+    /**
+     * Runs chunks {@code 0 .. count - 1} until one says the work ended: here alone for the first
+     * {@link #ALONE_NANOS}, then on every core.
+     */
     private static void spread(int count, Chunk chunk) {
+        int first = 0;
+        long start = System.nanoTime();
         try {
-            if (!chunk.run(0) || count == 1) {
-                return;
-            }
+            do {
+                if (!chunk.run(first++) || first == count) {
+                    return;
+                }
+            } while (System.nanoTime() - start < ALONE_NANOS);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
-        AtomicInteger next = new AtomicInteger(1);
+        AtomicInteger next = new AtomicInteger(first);
+        // chunks being run: a thread counts itself in before it looks at over and claims a chunk,
+        // so that the caller, which reads it after the last claim or after setting over, misses none
+        AtomicInteger running = new AtomicInteger();
         AtomicBoolean over = new AtomicBoolean();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         Runnable worker = () -> {
-            while (!over.get()) {
-                int c = next.getAndIncrement();
-                if (c >= count || c < 0) {
-                    return;
-                }
+            while (true) {
+                running.incrementAndGet();
                 try {
+                    if (over.get()) {
+                        return;
+                    }
+                    int c = next.getAndIncrement();
+                    if (c >= count || c < 0) {
+                        return;
+                    }
                     if (!chunk.run(c)) {
                         over.set(true);
                     }
                 } catch (Throwable t) {
                     failure.compareAndSet(null, t);
                     over.set(true);
+                } finally {
+                    running.decrementAndGet();
                 }
             }
         };
-        int helpers = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - 1);
-        ForkJoinTask<?>[] joining = new ForkJoinTask<?>[Math.max(0, helpers)];
-        for (int h = 0; h < joining.length; h++) {
-            joining[h] = ForkJoinPool.commonPool().submit(worker);
+        int helpers = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first);
+        for (int h = 0; h < helpers; h++) {
+            ForkJoinPool.commonPool().execute(worker);
         }
         worker.run();
-        for (ForkJoinTask<?> task : joining) {
-            task.join();
+        // the chunks other threads took: not the helpers themselves, which may wake after the
+        // work is done (waking one costs more than a short launch) and then find nothing to do
+        for (int spins = 0; running.get() != 0; spins++) {
+            if (spins < 10_000) {
+                Thread.onSpinWait();
+            } else {
+                Thread.yield();
+            }
         }
         Throwable t = failure.get();
         if (t instanceof RuntimeException r) {
