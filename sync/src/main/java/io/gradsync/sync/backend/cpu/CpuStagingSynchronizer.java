@@ -50,6 +50,8 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private final StagingPipeline pipeline;
     private final StagingAhead ahead;
     private StagingPlan plan;
+    /** The JVM devices' gradient views of the last call's replicas ({@link HostInPlace}). */
+    private final HostInPlace.Views inPlaceViews = new HostInPlace.Views();
     /**
      * Per chunk of the current call, the float64 sums of squares of the averaged values of its
      * pieces' cells, piece by piece (null when not collecting). Added up per gradient in order at the
@@ -129,7 +131,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             awaitCallerWork();
             long t1 = System.nanoTime();
             stats.phase("prepare", t1 - t0);
-            RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers);
+            RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers, inPlaceViews);
             stats.phase("in place", System.nanoTime() - t1);
             if (failure != null) {
                 throw failure;

@@ -40,20 +40,53 @@ final class HostInPlace {
         return true;
     }
 
+    /**
+     * Every replica's gradients as views of their own elements, kept while the call's replicas are
+     * the objects of the last call (a training loop's are): a piece then slices nothing, which is
+     * most of what a small tensor costs. One call at a time, as the class.
+     */
+    static final class Views {
+        private Replica[] replicas = new Replica[0];
+        private MemorySegment[][] views;
+
+        MemorySegment[][] of(List<Replica> now) {
+            boolean same = now.size() == replicas.length;
+            for (int r = 0; same && r < replicas.length; r++) {
+                same = now.get(r) == replicas[r];
+            }
+            if (!same) {
+                MemorySegment[][] v = new MemorySegment[now.size()][];
+                for (int r = 0; r < v.length; r++) {
+                    List<Gradient> grads = now.get(r).gradients();
+                    v[r] = new MemorySegment[grads.size()];
+                    for (int g = 0; g < grads.size(); g++) {
+                        Gradient grad = grads.get(g);
+                        v[r][g] = ((JvmBuffer) grad.buffer()).segment().asSlice(grad.byteOffset(), grad.byteSize());
+                    }
+                }
+                views = v;
+                replicas = now.toArray(Replica[]::new);
+            }
+            return views;
+        }
+    }
+
     /** {@code op} on every chunk, on the workers; returns the first failure, or null. */
-    static RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, StagingWorkers workers) {
+    static RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, StagingWorkers workers,
+            Views cached) {
+        MemorySegment[][] views = cached.of(replicas);
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
             MemorySegment[] in = new MemorySegment[replicas.size()];
             for (int k = next.getAndIncrement(); k < chunks.size() && !workers.failed(); k = next.getAndIncrement()) {
                 for (StagingPlan.Piece p : chunks.get(k).pieces()) {
-                    piece(replicas, p, op, in);
+                    piece(replicas, views, p, op, in);
                 }
             }
         });
     }
 
-    private static void piece(List<Replica> replicas, StagingPlan.Piece p, Collective op, MemorySegment[] in) {
+    private static void piece(List<Replica> replicas, MemorySegment[][] views, StagingPlan.Piece p, Collective op, MemorySegment[] in) {
         int n = replicas.size();
         long count = replicas.getFirst().gradients().get(p.gradient()).count();
         long from = p.first();
@@ -61,11 +94,12 @@ final class HostInPlace {
         switch (op.kind()) {
             case ALL_REDUCE -> {
                 for (int r = 0; r < n; r++) {
-                    in[r] = view(replicas, r, p, from, to);
+                    in[r] = views[r][p.gradient()];
                 }
-                HostAverage.average(p.dtype(), in, in[0], 0, p.count()); // into replica 0's memory, then to the others
+                HostAverage.average(p.dtype(), in, in[0], from, to); // into replica 0's memory, then to the others
+                long size = p.dtype().bytes();
                 for (int r = 1; r < n; r++) {
-                    in[r].copyFrom(in[0]);
+                    MemorySegment.copy(in[0], from * size, in[r], from * size, p.count() * size);
                 }
             }
             case REDUCE_SCATTER -> {
@@ -75,7 +109,7 @@ final class HostInPlace {
                     long hi = Math.min(to, s.end());
                     if (lo < hi) {
                         for (int r = 0; r < n; r++) {
-                            in[r] = view(replicas, r, p, lo, hi);
+                            in[r] = view(views, r, p, lo, hi);
                         }
                         HostAverage.average(p.dtype(), in, in[h], 0, hi - lo); // the owner's shard alone is written
                     }
@@ -84,30 +118,29 @@ final class HostInPlace {
             case ALL_GATHER -> {
                 for (int h = 0; h < n; h++) {
                     Shards s = Shards.range(count, n, h);
-                    copyFrom(replicas, h, p, Math.max(from, s.offset()), Math.min(to, s.end()));
+                    copyFrom(views, h, p, Math.max(from, s.offset()), Math.min(to, s.end()));
                 }
             }
-            case BROADCAST -> copyFrom(replicas, op.root(), p, from, to);
+            case BROADCAST -> copyFrom(views, op.root(), p, from, to);
         }
     }
 
     /** Elements {@code [lo, hi)} of replica {@code source}'s gradient copied into every other replica's. */
-    private static void copyFrom(List<Replica> replicas, int source, StagingPlan.Piece p, long lo, long hi) {
+    private static void copyFrom(MemorySegment[][] views, int source, StagingPlan.Piece p, long lo, long hi) {
         if (lo >= hi) {
             return;
         }
-        MemorySegment src = view(replicas, source, p, lo, hi);
-        for (int r = 0; r < replicas.size(); r++) {
+        MemorySegment src = view(views, source, p, lo, hi);
+        for (int r = 0; r < views.length; r++) {
             if (r != source) {
-                view(replicas, r, p, lo, hi).copyFrom(src);
+                view(views, r, p, lo, hi).copyFrom(src);
             }
         }
     }
 
     /** Elements {@code [lo, hi)} of piece {@code p}'s gradient in replica {@code r}'s memory. */
-    private static MemorySegment view(List<Replica> replicas, int r, StagingPlan.Piece p, long lo, long hi) {
-        Gradient g = replicas.get(r).gradients().get(p.gradient());
+    private static MemorySegment view(MemorySegment[][] views, int r, StagingPlan.Piece p, long lo, long hi) {
         int size = p.dtype().bytes();
-        return ((JvmBuffer) g.buffer()).segment().asSlice(g.byteOffset() + lo * size, (hi - lo) * size);
+        return views[r][p.gradient()].asSlice(lo * size, (hi - lo) * size);
     }
 }
