@@ -22,7 +22,6 @@ import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
-import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.internal.JvmKernels;
@@ -331,8 +330,8 @@ public final class KernelCompare {
         return Timing.of(values).medianMicros();
     }
 
-    /** Whether {@code spec} is a user's kernel, not a built-in. */
+    /** Whether {@code spec} is a user's kernel, not a built-in (which belongs to a family). */
     static boolean isUsers(KernelSpec spec) {
-        return BuiltinKernels.all().stream().noneMatch(b -> b.method().equals(spec.method()));
+        return spec.family().isEmpty();
     }
 }

@@ -51,7 +51,7 @@ import picocli.CommandLine.Spec;
 final class CompareCommand implements Callable<Integer> {
     @Option(names = "--kernels", defaultValue = "all", paramLabel = "LIST",
             description = "Kernel names, comma separated, or all (default: ${DEFAULT-VALUE}; see gradsync kernels). A name "
-                    + "with a dot is a class of your own: com.acme.MyKernels (each public static kernel in it that gradsync "
+                    + "that is not a built-in is a class of your own: com.acme.MyKernels (each public static kernel in it that gradsync "
                     + "compiles) or com.acme.MyKernels#adamW (that one); on the JVM it runs as a task graph runs it, "
                     + "over whole arrays on every core.")
     String kernels;

@@ -124,7 +124,7 @@ public final class ReplicaCheck {
 
         public void check(List<Replica> replicas, List<? extends Device> devices) {
             Checked c = last;
-            if (c != null && c.devices() == devices && same(c.replicas(), replicas)) {
+            if (c != null && c.devices() == devices && sameObjects(c.replicas(), replicas)) {
                 for (int r = 0; r < c.replicas().length; r++) {
                     Replica replica = c.replicas()[r];
                     for (Gradient g : replica.gradients()) {
@@ -138,17 +138,22 @@ public final class ReplicaCheck {
             last = new Checked(replicas.toArray(Replica[]::new), devices);
         }
 
-        private static boolean same(Replica[] seen, List<Replica> replicas) {
-            if (replicas == null || replicas.size() != seen.length) {
+    }
+
+    /**
+     * Whether {@code replicas} are the very objects of {@code seen}, in order: what a backend may
+     * keep about a replica set it was called with (they are records of immutable lists) still holds.
+     */
+    public static boolean sameObjects(Replica[] seen, List<Replica> replicas) {
+        if (replicas == null || replicas.size() != seen.length) {
+            return false;
+        }
+        for (int r = 0; r < seen.length; r++) {
+            if (replicas.get(r) != seen[r]) {
                 return false;
             }
-            for (int r = 0; r < seen.length; r++) {
-                if (replicas.get(r) != seen[r]) {
-                    return false;
-                }
-            }
-            return true;
         }
+        return true;
     }
 
     /**

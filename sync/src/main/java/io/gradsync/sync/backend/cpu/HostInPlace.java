@@ -4,6 +4,7 @@ import io.gradsync.sync.Gradient;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.Shards;
 import io.gradsync.sync.backend.Collective;
+import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.sync.internal.HostAverage;
 import io.gradsync.tasks.jvm.JvmBuffer;
 import java.lang.foreign.MemorySegment;
@@ -50,11 +51,7 @@ final class HostInPlace {
         private MemorySegment[][] views;
 
         MemorySegment[][] of(List<Replica> now) {
-            boolean same = now.size() == replicas.length;
-            for (int r = 0; same && r < replicas.length; r++) {
-                same = now.get(r) == replicas[r];
-            }
-            if (!same) {
+            if (!ReplicaCheck.sameObjects(replicas, now)) {
                 MemorySegment[][] v = new MemorySegment[now.size()][];
                 for (int r = 0; r < v.length; r++) {
                     List<Gradient> grads = now.get(r).gradients();
