@@ -8,7 +8,6 @@ import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.LongArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
-import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.KernelParam;
@@ -48,9 +47,8 @@ public final class JvmForms {
     }
 
     /**
-     * The Java method itself. Built-in element-wise kernels are split into one slice per core, as
-     * the backends split them; KernelContext kernels and users' kernels run over whole arrays, as a
-     * task graph runs them, spread over the cores by JvmKernels.
+     * The Java method itself (or the built-in's JVM form), over whole arrays as a task graph runs
+     * it, spread over the cores by JvmKernels.
      */
     public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
         try (OnJvm k = OnJvm.prepare(spec, bytes)) {
@@ -89,7 +87,7 @@ public final class JvmForms {
         }
     }
 
-    /** One kernel ready to run as Java: off-heap arrays with random non-zero values, split per core. */
+    /** One kernel ready to run as Java: off-heap arrays with random non-zero values. */
     public static final class OnJvm implements AutoCloseable {
         private final Arena arena;
         private final long trafficBytes;
@@ -120,21 +118,10 @@ public final class JvmForms {
                     fill(a, segments[i], seed + i);
                 }
             }
-            if (spec.style() == KernelStyle.CONTEXT || isUsers(spec)) {
-                // as a task graph on a JVM device runs it: whole arrays, the JVM spreading the work itself
-                Object[] whole = wrapAll(args, segments, 0, n);
-                LaunchShape shape = spec.launchShape(n);
-                k.launch = () -> JvmKernels.run(spec, shape, whole);
-            } else {
-                int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
-                Object[][] slices = new Object[parts][];
-                for (int p = 0; p < parts; p++) {
-                    int from = (int) ((long) n * p / parts);
-                    int to = (int) ((long) n * (p + 1) / parts);
-                    slices[p] = wrapAll(args, segments, from, to - from);
-                }
-                k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> JvmKernels.run(spec, 1, 1, slices[p]));
-            }
+            // as a task graph on a JVM device runs it: whole arrays, the JVM spreading the work itself
+            Object[] whole = wrapAll(args, segments, 0, n);
+            LaunchShape shape = spec.launchShape(n);
+            k.launch = () -> JvmKernels.run(spec, shape, whole);
             return k;
         }
 

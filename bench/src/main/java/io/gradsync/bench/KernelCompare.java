@@ -237,18 +237,8 @@ public final class KernelCompare {
             JvmKernels.runAsWritten(spec, spec.launchShape(n), wrapAll(args, segments, 0, n));
             return;
         }
-        if (spec.style() == KernelStyle.CONTEXT) {
-            LaunchShape shape = spec.launchShape(n);
-            JvmKernels.run(spec, shape.globalSize(), shape.block(), wrapAll(args, segments, 0, n));
-            return;
-        }
-        // element-wise: slices per core give the same result as one pass, sooner
-        int parts = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), n / 4096));
-        IntStream.range(0, parts).parallel().forEach(p -> {
-            int from = (int) ((long) n * p / parts);
-            int to = (int) ((long) n * (p + 1) / parts);
-            JvmKernels.run(spec, 1, 1, wrapAll(args, segments, from, to - from));
-        });
+        LaunchShape shape = spec.launchShape(n); // whole arrays, spread over the cores as a plan spreads them
+        JvmKernels.run(spec, shape, wrapAll(args, segments, 0, n));
     }
 
     /**

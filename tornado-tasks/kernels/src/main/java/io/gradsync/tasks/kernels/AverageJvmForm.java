@@ -14,8 +14,6 @@ import static io.gradsync.tasks.kernels.JvmFastForms.fits;
  * The JVM fast form of the fused averages ({@link AverageKernels}): the float64 sum of the replicas
  * in replica order, divided by {@code k} and rounded once, as the kernels do, a chunk at a time
  * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes.
- * {@code average2} (fp32) has none: as plain Java it reads two segments and writes one, which the
- * kernel itself does as quickly.
  */
 final class AverageJvmForm {
     private AverageJvmForm() {
@@ -23,7 +21,7 @@ final class AverageJvmForm {
 
     /** The form of average {@code name}, or null if it has none. */
     static JvmFastForm of(String name) {
-        return name.matches("average[3-8]|average[2-8](Bf16|F16)") ? AverageJvmForm::average : null;
+        return name.matches("average[2-8]|average[2-8](Bf16|F16)") ? AverageJvmForm::average : null;
     }
 
     /**

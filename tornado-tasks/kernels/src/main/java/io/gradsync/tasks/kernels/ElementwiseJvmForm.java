@@ -4,14 +4,16 @@ import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
 import io.gradsync.tasks.kernels.JvmFastForms.Type;
 
+import java.lang.foreign.MemorySegment;
+
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
 import static io.gradsync.tasks.kernels.JvmFastForms.fits;
 
 /**
- * The JVM fast forms of the element-wise 16-bit kernels ({@link ElementwiseKernels}): the kernels'
- * fp32 arithmetic a chunk at a time ({@link JvmFastForms}). The fp32 kernels and {@code scaleF16}
- * have none: each reads one segment besides the one it writes, or only that one, which C2
- * vectorizes in the kernel itself.
+ * The JVM fast forms of the element-wise kernels ({@link ElementwiseKernels}): the 16-bit kernels'
+ * fp32 arithmetic a chunk at a time ({@link JvmFastForms}), and the copies as bulk copies. The other
+ * fp32 kernels and {@code scaleF16} have none: each reads one segment besides the one it writes, or
+ * only that one, which C2 vectorizes in the kernel itself.
  */
 final class ElementwiseJvmForm {
     private ElementwiseJvmForm() {
@@ -22,7 +24,7 @@ final class ElementwiseJvmForm {
         return switch (name) {
             case "sumIntoBf16", "sumIntoF16" -> ElementwiseJvmForm::sumInto;
             case "scaleBf16" -> ElementwiseJvmForm::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
-            case "copyBf16", "copyF16" -> ElementwiseJvmForm::copy;
+            case "copy", "copyBf16", "copyF16" -> ElementwiseJvmForm::copy;
             default -> null;
         };
     }
@@ -63,9 +65,18 @@ final class ElementwiseJvmForm {
         return true;
     }
 
-    /** {@code out[i] = in[i]}, through fp32 as the kernel goes (a NaN comes out quiet). */
+    /**
+     * {@code out[i] = in[i]}: the bits themselves, in one bulk copy, which the kernel's trip through
+     * fp32 gives too for every value but a NaN (whose payload no form pins down).
+     */
     private static boolean copy(Object[] args) {
-        return transfer((KernelArray) args[1], (KernelArray) args[0]);
+        KernelArray out = (KernelArray) args[0];
+        KernelArray in = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        MemorySegment.copy(in.segment(), 0, out.segment(), 0, (long) out.getSize() * out.elementBytes());
+        return true;
     }
 
     /** {@code out[i] = in[i]} through a chunk's floats, converting as the arrays' {@code get} and {@code set} do. */

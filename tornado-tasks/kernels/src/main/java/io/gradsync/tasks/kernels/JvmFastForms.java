@@ -6,6 +6,7 @@ import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.kernels.internal.CoreSpread;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -48,6 +49,10 @@ final class JvmFastForms {
      */
     static final int CHUNK = 512;
     static final int HALF = CHUNK / 2;
+    /** Elements per task where an element-wise form runs on every core: enough that a task costs little beside its work. */
+    static final int SPREAD_CHUNK = 32 * 1024;
+    /** Whether element-wise forms run on every core, as loops and grids do ({@code -Dgradsync.jvmSpread=false}: on the caller's). */
+    private static final boolean SPREAD = !"false".equals(System.getProperty("gradsync.jvmSpread"));
 
     static {
         // Every kind of memory segment and array class loaded before any form is compiled: C2
@@ -100,7 +105,51 @@ final class JvmFastForms {
         }
         // the arguments a JVM device passes: a KernelContext parameter takes none
         Class<?>[] types = Arrays.stream(kernel.getParameterTypes()).filter(t -> t != KernelContext.class).toArray(Class<?>[]::new);
-        return Optional.of(args -> args.length == types.length && exactTypes(types, args) && form.run(args));
+        if (family.get() == KernelFamily.REDUCTIONS) { // they spread their blocks themselves
+            return Optional.of(args -> args.length == types.length && exactTypes(types, args) && form.run(args));
+        }
+        int written = family.get() == KernelFamily.CONVERSIONS ? 1 : 0; // a conversion is (in, out)
+        return Optional.of(args -> args.length == types.length && exactTypes(types, args) && spread(form, written, args));
+    }
+
+    /**
+     * Runs an element-wise form on every core, a slice of {@link #SPREAD_CHUNK} elements of every
+     * array a task, where the arrays are long enough to share and the form applies to them whole
+     * (output {@code args[written]}): element {@code i} of the result depends on element {@code i}
+     * of the inputs alone, so that slices give what the whole does. Arrays of a confined arena stay
+ * on the caller's thread.
+     */
+    private static boolean spread(JvmFastForm form, int written, Object[] args) {
+        KernelArray out = (KernelArray) args[written];
+        int n = out.getSize();
+        if (!SPREAD || n < 2 * SPREAD_CHUNK || !CoreSpread.shareable(args)) {
+            return form.run(args);
+        }
+        KernelArray[] others = Arrays.stream(args).filter(a -> a instanceof KernelArray && a != out).toArray(KernelArray[]::new);
+        if (!fits(out, others)) {
+            return false;
+        }
+        int slices = n / SPREAD_CHUNK; // the last one takes the rest
+        int per = SPREAD_CHUNK;
+        CoreSpread.each(slices, c -> {
+            int from = c * per;
+            int to = c == slices - 1 ? n : from + per;
+            if (!form.run(slice(args, from, to))) {
+                throw new IllegalStateException("a slice of arrays the form takes whole was refused"); // fits() says otherwise
+            }
+        });
+        return true;
+    }
+
+    /** Elements {@code [from, to)} of every array argument, the others as they are. */
+    private static Object[] slice(Object[] args, int from, int to) {
+        Object[] s = args.clone();
+        for (int i = 0; i < s.length; i++) {
+            if (s[i] instanceof KernelArray a) {
+                s[i] = Type.of(a).wrap(a.segment().asSlice((long) from * a.elementBytes(), (long) (to - from) * a.elementBytes()));
+            }
+        }
+        return s;
     }
 
     /** True if every argument has its parameter's own type (a Float for a float), as the forms take them. */
@@ -261,6 +310,15 @@ final class JvmFastForms {
             AverageJvmForm.roundToOdd(c);
             MemorySegment.copy(c.bitsView, 0, c.fView, 0, 4L * CHUNK);
             store(c, dst, at, count);
+        }
+
+        /** {@code s} as an array of this type. */
+        KernelArray wrap(MemorySegment s) {
+            return switch (this) {
+                case F32 -> FloatArray.wrap(s);
+                case F16 -> HalfArray.wrap(s);
+                case BF16 -> Bfloat16Array.wrap(s);
+            };
         }
 
         static Type of(KernelArray a) {

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.kernels.internal;
 
+import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.KernelContext;
 import io.gradsync.tasks.api.WorkerGrid;
 import io.gradsync.tasks.compiler.KernelCompileException;
@@ -17,6 +18,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntConsumer;
 
 /**
  * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
@@ -26,11 +28,12 @@ import java.util.concurrent.atomic.AtomicReference;
  * join for the rest. The launch returns once every chunk begun has ended, without waiting for a
  * helper that wakes too late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
- * written.
+ * written. Arrays of a confined arena, which other threads may not touch, keep a launch on the
+ * caller's thread.
  *
  * <p>Thread-safety: any thread; launches on disjoint outputs may run at once.
  */
-final class CoreSpread {
+public final class CoreSpread {
     /** Iterations or threads per chunk: enough that taking one costs little beside it. */
     static final int CHUNK = 4096;
     /**
@@ -38,6 +41,8 @@ final class CoreSpread {
      * costs, so that a launch this short is not made slower by the cores that would share it.
      */
     private static final long ALONE_NANOS = 20_000;
+    /** A thread that owns no memory: what it may access, every thread may. Never started. */
+    private static final Thread ANY_THREAD = Thread.ofPlatform().unstarted(() -> { });
     private static final Map<Method, Optional<MethodHandle>> CHUNKS = new ConcurrentHashMap<>();
     private static final Map<Method, Optional<MethodHandle>> ROWS = new ConcurrentHashMap<>();
 
@@ -54,7 +59,7 @@ final class CoreSpread {
     static boolean loop(KernelSpec spec, Object[] args) {
         MethodHandle form = CHUNKS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(
                 compiledAs(spec, KernelStyle.PARALLEL_LOOP) ? spreading(SpreadForms.chunks(m), 2) : null)).orElse(null);
-        if (form == null) {
+        if (form == null || !shareable(args)) {
             return false;
         }
         spread(Integer.MAX_VALUE / CHUNK + 1, c -> {
@@ -71,7 +76,7 @@ final class CoreSpread {
      */
     static boolean grid(KernelSpec spec, LaunchShape shape, int ctxIndex, Object[] args) {
         MethodHandle form = ROWS.computeIfAbsent(spec.method(), m -> Optional.ofNullable(spreading(SpreadForms.rows(m), 4))).orElse(null);
-        if (form == null) {
+        if (form == null || !shareable(args)) {
             return false;
         }
         WorkerGrid grid = shape.workerGrid();
@@ -94,6 +99,33 @@ final class CoreSpread {
             return true;
         });
         return true;
+    }
+
+    /**
+     * Whether every array among {@code args} may be read and written from any thread: not memory of
+     * a confined arena, which only its owner may touch (such a launch runs on the caller's thread).
+     */
+    public static boolean shareable(Object[] args) {
+        for (Object a : args) {
+            if (a instanceof KernelArray k && !k.segment().isAccessibleBy(ANY_THREAD)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Runs {@code task} for each of {@code 0 .. count - 1} on every core, as a loop's chunks are
+     * run: for a built-in's JVM form, one slice of its arrays a task. Returns once every task has
+     * ended; the first failure is rethrown then, and tasks not yet begun are not begun.
+     */
+    public static void each(int count, IntConsumer task) {
+        if (count > 0) {
+            spread(count, c -> {
+                task.accept(c);
+                return true;
+            });
+        }
     }
 
     /**

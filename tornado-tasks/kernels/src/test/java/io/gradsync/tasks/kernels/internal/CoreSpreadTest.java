@@ -20,6 +20,7 @@ import java.util.Arrays;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -283,14 +284,14 @@ class CoreSpreadTest {
     @Test
     void builtInLoopsWithoutAJvmFormAreSpreadToo() {
         int n = 5 * C + 3;
-        KernelSpec average2 = BuiltinKernels.average(2);
-        assertTrue(average2.jvmFastForm().isEmpty(), "average2 (fp32) has no JVM form of its own");
-        assertNotNull(SpreadForms.chunks(average2.method()));
-        try (FloatArray out = new FloatArray(n); FloatArray want = new FloatArray(n); FloatArray a = random(n, 1); FloatArray b = random(n, 2)) {
-            poison(out);
-            spread(average2, new LaunchShape(1, 1), out, a, b, 2f);
-            JvmKernels.runAsWritten(average2, new LaunchShape(1, 1), want, a, b, 2f);
-            assertEquals(-1, out.segment().mismatch(want.segment()));
+        KernelSpec sumInto = BuiltinKernels.byName("sumInto").orElseThrow();
+        assertTrue(sumInto.jvmFastForm().isEmpty(), "sumInto (fp32) has no JVM form of its own");
+        assertNotNull(SpreadForms.chunks(sumInto.method()));
+        try (FloatArray acc = random(n, 1); FloatArray want = random(n, 1); FloatArray first = random(n, 1); FloatArray x = random(n, 2)) {
+            spread(sumInto, new LaunchShape(1, 1), acc, x);
+            JvmKernels.runAsWritten(sumInto, new LaunchShape(1, 1), want, x);
+            assertEquals(-1, acc.segment().mismatch(want.segment()));
+            assertNotEquals(-1, acc.segment().mismatch(first.segment()), "the sums differ from the first input");
         }
     }
 }
