@@ -7,7 +7,12 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelContext;
+import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.JvmFastForm;
+import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.kernels.ReductionKernels;
+import io.gradsync.tasks.kernels.internal.CoreSpread;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -17,7 +22,8 @@ import java.lang.foreign.ValueLayout;
  * type (16-bit types through {@link HalfFloats#roundToOdd}), exactly as the device kernels
  * ({@link io.gradsync.tasks.kernels.AverageKernels}) do: the same bits on every backend.
  *
- * <p>Plain counted loops over aligned segments and arrays, one conversion per loop, so that C2
+ * <p>From 2 to 8 inputs, pieces of 512 elements or more run the fused average kernel's JVM form;
+ * the rest plain counted loops over aligned segments and arrays, one conversion per loop, so that C2
  * vectorizes them. Public for the bucket norm on JVM devices, which scales bucket memory as the
  * scale kernels do ({@link #scale}).
  *
@@ -30,6 +36,9 @@ public final class HostAverage {
     private static final ValueLayout.OfShort I16 = ValueLayout.JAVA_SHORT;
     /** Work in blocks small enough for L1. */
     private static final int BLOCK = 1024;
+    /** The fewest elements the kernels' forms take (one of their chunks): fewer are as quick here. */
+    private static final int FORM_MIN = 512;
+    private static final JvmFastForm[][] FORMS = forms();
 
     private HostAverage() {
     }
@@ -39,6 +48,9 @@ public final class HostAverage {
      * and output are views starting at element 0 (the output may be one of the inputs).
      */
     public static void average(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to) {
+        if (byKernelForm(dtype, in, out, from, to)) {
+            return;
+        }
         if (dtype == DType.FP32 && in.length <= 4) {
             fp32Unrolled(in, out, from, to);
             return;
@@ -81,6 +93,48 @@ public final class HostAverage {
                 }
             }
         }
+    }
+
+    /**
+     * The fused average kernel's JVM form ({@link KernelSpec#jvmFastForm()}), for 2 to 8 inputs and
+     * at least {@link #FORM_MIN} elements: the same bits, in passes C2 vectorizes, on this thread
+     * (the callers share their pieces among the cores themselves). False where it does not apply.
+     */
+    private static boolean byKernelForm(DType dtype, MemorySegment[] in, MemorySegment out, long from, long to) {
+        long n = to - from;
+        if (in.length < 2 || in.length >= FORMS[0].length || n < FORM_MIN || n > Integer.MAX_VALUE) {
+            return false;
+        }
+        long bytes = dtype.bytes();
+        Object[] args = new Object[in.length + 2];
+        args[0] = wrap(dtype, out.asSlice(from * bytes, n * bytes));
+        for (int r = 0; r < in.length; r++) {
+            args[r + 1] = wrap(dtype, in[r].asSlice(from * bytes, n * bytes));
+        }
+        args[in.length + 1] = (float) in.length;
+        JvmFastForm form = FORMS[dtype.ordinal()][in.length];
+        boolean[] ran = new boolean[1];
+        CoreSpread.onCallersThread(() -> ran[0] = form.run(args));
+        return ran[0];
+    }
+
+    private static KernelArray wrap(DType dtype, MemorySegment s) {
+        return switch (dtype) {
+            case FP32 -> FloatArray.wrap(s);
+            case BF16 -> Bfloat16Array.wrap(s);
+            case FP16 -> HalfArray.wrap(s);
+        };
+    }
+
+    /** The fused averages' JVM forms by element type and input count (2..8). */
+    private static JvmFastForm[][] forms() {
+        JvmFastForm[][] forms = new JvmFastForm[DType.values().length][9];
+        for (int k = 2; k <= 8; k++) {
+            forms[DType.FP32.ordinal()][k] = BuiltinKernels.average(k).jvmFastForm().orElseThrow();
+            forms[DType.BF16.ordinal()][k] = BuiltinKernels.averageBf16(k).jvmFastForm().orElseThrow();
+            forms[DType.FP16.ordinal()][k] = BuiltinKernels.averageF16(k).jvmFastForm().orElseThrow();
+        }
+        return forms;
     }
 
     /** {@code values[i] *= s} for {@code [from, to)}, in fp32 and rounded once, as the scale kernels do. */

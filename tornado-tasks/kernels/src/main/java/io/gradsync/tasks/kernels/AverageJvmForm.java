@@ -4,6 +4,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
 import io.gradsync.tasks.kernels.JvmFastForms.Type;
+import io.gradsync.tasks.kernels.internal.Quotients;
 
 import java.lang.foreign.MemorySegment;
 
@@ -155,6 +156,10 @@ final class AverageJvmForm {
         double[] a = c.acc;
         float[] x = c.f;
         double r = exactReciprocal(k);
+        if (r == 0 && Quotients.isWholeCount(k)) {
+            divideByCount(c, k, sum);
+            return;
+        }
         if (sum == Sum.ACC) {
             for (int i = 0; i < CHUNK; i++) {
                 x[i] = (float) quotient(a[i] + x[i], k, r);
@@ -170,6 +175,64 @@ final class AverageJvmForm {
                 x[i] = (float) quotient(a[i], k, r);
             }
         }
+    }
+
+    /**
+     * {@link #divide} for a whole {@code k} that is not a power of two, with no division
+     * ({@link Quotients#byCount}): the quotients into {@code err}, then into {@code f}. Where the sum
+     * is infinite (an input was) that gives NaN: those few are divided again.
+     */
+    private static void divideByCount(Chunk c, double k, Sum sum) {
+        double r = 1 / k;
+        switch (sum) { // a method per loop: C2 vectorizes each so, where one method of four loops ran slow
+            case TWO -> byCountTwo(c.err, c.f, c.f2, k, r);
+            case THREE -> byCountThree(c.err, c.f, c.f2, c.f3, k, r);
+            case ACC -> byCountAcc(c.err, c.acc, c.f, k, r);
+            case ACC_TWO -> byCountAccTwo(c.err, c.acc, c.f, c.f2, k, r);
+        }
+        MemorySegment.copy(c.errView, 0, c.errBitsView, 0, 4L * CHUNK);
+        if (anyNaN(c.errBits)) {
+            sumIntoAcc(c, sum);
+            for (int i = 0; i < CHUNK; i++) {
+                if (Float.isNaN(c.err[i])) {
+                    c.err[i] = (float) (c.acc[i] / k);
+                }
+            }
+        }
+        MemorySegment.copy(c.errView, 0, c.fView, 0, 4L * CHUNK);
+    }
+
+    private static void byCountTwo(float[] q, float[] x, float[] y, double k, double r) {
+        for (int i = 0; i < CHUNK; i++) {
+            q[i] = (float) Quotients.byCount((double) x[i] + y[i], k, r);
+        }
+    }
+
+    private static void byCountThree(float[] q, float[] x, float[] y, float[] z, double k, double r) {
+        for (int i = 0; i < CHUNK; i++) {
+            q[i] = (float) Quotients.byCount((double) x[i] + y[i] + z[i], k, r);
+        }
+    }
+
+    private static void byCountAcc(float[] q, double[] a, float[] x, double k, double r) {
+        for (int i = 0; i < CHUNK; i++) {
+            q[i] = (float) Quotients.byCount(a[i] + x[i], k, r);
+        }
+    }
+
+    private static void byCountAccTwo(float[] q, double[] a, float[] x, float[] y, double k, double r) {
+        for (int i = 0; i < CHUNK; i++) {
+            q[i] = (float) Quotients.byCount(a[i] + x[i] + y[i], k, r);
+        }
+    }
+
+    /** Whether any of the float bits {@code b} is a NaN's: integer operations only, for C2's vector loops. */
+    static boolean anyNaN(int[] b) {
+        int any = 0;
+        for (int i = 0; i < CHUNK; i++) {
+            any |= (b[i] & 0x7fff_ffff) + 0x007f_ffff; // past 0x7f800000, the infinities' bits, into the sign
+        }
+        return any < 0;
     }
 
     /**

@@ -42,12 +42,12 @@ public final class BuiltinKernels {
         return byName("average" + k).orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
     }
 
-    /** The fused bf16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    /** The fused bf16 average of {@code k} inputs (2..8): the float64 sum divided by {@code k}, rounded once. */
     public static KernelSpec averageBf16(int k) {
         return byName("average" + k + "Bf16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
     }
 
-    /** The fused fp16 average of {@code k} inputs (2..8), accumulating in fp32. */
+    /** The fused fp16 average of {@code k} inputs (2..8): the float64 sum divided by {@code k}, rounded once. */
     public static KernelSpec averageF16(int k) {
         return byName("average" + k + "F16").orElseThrow(() -> new IllegalArgumentException("no fused average for k=" + k + " (2..8)"));
     }

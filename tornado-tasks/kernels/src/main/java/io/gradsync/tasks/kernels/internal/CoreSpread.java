@@ -29,7 +29,7 @@ import java.util.function.IntConsumer;
  * helper that wakes too late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
  * written. Arrays of a confined arena, which other threads may not touch, keep a launch on the
- * caller's thread.
+ * caller's thread, as does {@link #onCallersThread}.
  *
  * <p>Thread-safety: any thread; launches on disjoint outputs may run at once.
  */
@@ -41,6 +41,8 @@ public final class CoreSpread {
      * costs, so that a launch this short is not made slower by the cores that would share it.
      */
     private static final long ALONE_NANOS = 20_000;
+    /** Bound where the caller shares the work among the cores itself: launches then stay on its thread. */
+    private static final ScopedValue<Boolean> ON_CALLERS_THREAD = ScopedValue.newInstance();
     /** A thread that owns no memory: what it may access, every thread may. Never started. */
     private static final Thread ANY_THREAD = Thread.ofPlatform().unstarted(() -> { });
     private static final Map<Method, Optional<MethodHandle>> CHUNKS = new ConcurrentHashMap<>();
@@ -99,6 +101,15 @@ public final class CoreSpread {
             return true;
         });
         return true;
+    }
+
+    /**
+     * Runs {@code work} with every launch in it on the calling thread, not spread over the cores:
+     * for callers that share their work among the cores themselves, whose threads would otherwise
+     * each wake the whole pool.
+     */
+    public static void onCallersThread(Runnable work) {
+        ScopedValue.where(ON_CALLERS_THREAD, Boolean.TRUE).run(work);
     }
 
     /**
@@ -161,12 +172,13 @@ public final class CoreSpread {
     private static void spread(int count, Chunk chunk) {
         int first = 0;
         long start = System.nanoTime();
+        boolean alone = ON_CALLERS_THREAD.isBound();
         try {
             do {
                 if (!chunk.run(first++) || first == count) {
                     return;
                 }
-            } while (System.nanoTime() - start < ALONE_NANOS);
+            } while (alone || System.nanoTime() - start < ALONE_NANOS);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {
