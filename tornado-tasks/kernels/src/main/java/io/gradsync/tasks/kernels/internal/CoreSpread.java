@@ -22,7 +22,7 @@ import java.util.function.IntConsumer;
 
 /**
  * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
- * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} that the cores take in turn
+ * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
  * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
  * join for the rest. The launch returns once every chunk begun has ended, without waiting for a
@@ -36,6 +36,8 @@ import java.util.function.IntConsumer;
 public final class CoreSpread {
     /** Iterations or threads per chunk: enough that taking one costs little beside it. */
     static final int CHUNK = 4096;
+    /** The fewest bytes of its arrays a loop's chunk covers ({@link #loopChunk}). */
+    static final int CHUNK_BYTES = 64 * 1024;
     /**
      * How long the calling thread works alone before it wakes the pool: about what waking it
      * costs, so that a launch this short is not made slower by the cores that would share it.
@@ -64,11 +66,27 @@ public final class CoreSpread {
         if (form == null || !shareable(args)) {
             return false;
         }
-        spread(Integer.MAX_VALUE / CHUNK + 1, c -> {
-            int from = c * CHUNK;
-            return (int) form.invokeExact(args, from, (int) Math.min((long) from + CHUNK, Integer.MAX_VALUE)) != 0;
+        int chunk = loopChunk(args);
+        spread(Integer.MAX_VALUE / chunk + 1, c -> {
+            int from = c * chunk;
+            return (int) form.invokeExact(args, from, (int) Math.min((long) from + chunk, Integer.MAX_VALUE)) != 0;
         });
         return true;
+    }
+
+    /**
+     * Iterations per chunk of a loop over {@code args}: {@link #CHUNK}, or more where its arrays'
+     * elements of that many iterations come to less than {@link #CHUNK_BYTES}, so that on many cores
+     * a loop over few narrow arrays does not spend its time claiming chunks.
+     */
+    static int loopChunk(Object[] args) {
+        int bytes = 0;
+        for (Object a : args) {
+            if (a instanceof KernelArray k) {
+                bytes += k.elementBytes();
+            }
+        }
+        return bytes == 0 ? CHUNK : Math.max(CHUNK, Integer.highestOneBit(CHUNK_BYTES / bytes));
     }
 
     /**

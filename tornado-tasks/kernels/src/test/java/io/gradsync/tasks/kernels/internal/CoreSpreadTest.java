@@ -274,6 +274,17 @@ class CoreSpreadTest {
     }
 
     @Test
+    void loopsOverFewNarrowArraysTakeLongerChunks() {
+        try (FloatArray f = new FloatArray(1); io.gradsync.tasks.api.HalfArray h = new io.gradsync.tasks.api.HalfArray(1)) {
+            assertEquals(C, CoreSpread.loopChunk(new Object[] {3, 2f}), "no arrays");
+            assertEquals(C, CoreSpread.loopChunk(new Object[] {f, f, f, 2f}), "12 bytes an iteration");
+            assertEquals(CoreSpread.CHUNK_BYTES / 4, CoreSpread.loopChunk(new Object[] {f, 2f}));
+            assertEquals(CoreSpread.CHUNK_BYTES / 2, CoreSpread.loopChunk(new Object[] {h, 2f}));
+            assertEquals(CoreSpread.CHUNK_BYTES / 8, CoreSpread.loopChunk(new Object[] {f, h, h}), "8 bytes: a power of two at most");
+        }
+    }
+
+    @Test
     void aFailingIterationFailsTheLaunch() {
         int n = 5 * C;
         try (FloatArray out = new FloatArray(n); FloatArray x = new FloatArray(n)) {
