@@ -49,8 +49,11 @@ final class JvmFastForms {
      */
     static final int CHUNK = 512;
     static final int HALF = CHUNK / 2;
-    /** Elements per task where an element-wise form runs on every core: enough that a task costs little beside its work. */
-    static final int SPREAD_CHUNK = 32 * 1024;
+    /**
+     * Elements per task where an element-wise form runs on every core: enough that a task costs
+     * little beside its work (shorter ones left the 16-bit conversions slow at times on 2 cores).
+     */
+    static final int SPREAD_CHUNK = 128 * 1024;
     /** Whether element-wise forms run on every core, as loops and grids do ({@code -Dgradsync.jvmSpread=false}: on the caller's). */
     private static final boolean SPREAD = !"false".equals(System.getProperty("gradsync.jvmSpread"));
 
