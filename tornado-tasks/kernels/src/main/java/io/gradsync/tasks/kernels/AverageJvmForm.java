@@ -42,7 +42,7 @@ final class AverageJvmForm {
         Type t = Type.of(out);
         Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;
         boolean halves = t != JvmFastForms.Type.F32 && sum == Sum.TWO && k == 2;
-        Chunk c = new Chunk();
+        Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
             t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);

@@ -37,7 +37,7 @@ final class ElementwiseJvmForm {
             return false;
         }
         Type t = Type.of(acc);
-        Chunk c = new Chunk();
+        Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < acc.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, acc.getSize() - at);
             t.loadTwo(c, acc.segment(), x.segment(), at, count);
@@ -55,7 +55,7 @@ final class ElementwiseJvmForm {
             return false;
         }
         Type t = Type.of(x);
-        Chunk c = new Chunk();
+        Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < x.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, x.getSize() - at);
             t.load(c, x.segment(), at, count, c.f, c.fView);
@@ -86,7 +86,7 @@ final class ElementwiseJvmForm {
         }
         Type from = Type.of(in);
         Type to = Type.of(out);
-        Chunk c = new Chunk();
+        Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
             from.load(c, in.segment(), at, count, c.f, c.fView);

@@ -336,9 +336,17 @@ final class JvmFastForms {
 
     /**
      * One call's scratch: a chunk in heap arrays, with byte views for the bulk copies, and the passes
-     * over it that several families use (the averages' own are {@link AverageJvmForm}'s).
+     * over it that several families use (the averages' own are {@link AverageJvmForm}'s). Passes
+     * run over the whole chunk, so that what a shorter chunk leaves past its end is never stored.
      */
     static final class Chunk {
+        /** Each thread's: zeroing a new one costs a short call more than its work (a form never nests). */
+        private static final ThreadLocal<Chunk> OWN = ThreadLocal.withInitial(Chunk::new);
+
+        static Chunk ofThisThread() {
+            return OWN.get();
+        }
+
         final double[] acc = new double[CHUNK];
         final float[] f = new float[CHUNK];
         final float[] f2 = new float[CHUNK];
