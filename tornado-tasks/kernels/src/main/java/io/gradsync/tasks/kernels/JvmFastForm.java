@@ -5,7 +5,12 @@ package io.gradsync.tasks.kernels;
  * bit for bit where its tests say so, the way a CPU computes them well. JVM devices run it in place
  * of the kernel's Java method, which stays the reference and the source of the device forms.
  *
- * <p>Thread-safety: stateless; calls from several threads at once on disjoint outputs are safe.
+ * <p>An element-wise form shares long arrays among the cores, a slice a task, as JVM devices run
+ * loops; arrays of a confined arena stay on the calling thread, as does all work that a caller
+ * which shares its own work among the cores runs inside {@code CoreSpread.onCallersThread}.
+ *
+ * <p>Thread-safety: stateless (scratch is per thread); calls from several threads at once on
+ * disjoint outputs are safe.
  */
 @FunctionalInterface
 public interface JvmFastForm {
