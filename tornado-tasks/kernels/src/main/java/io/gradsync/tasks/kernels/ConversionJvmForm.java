@@ -1,10 +1,21 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
+import io.gradsync.tasks.kernels.JvmFastForms.Type;
+
+import java.lang.foreign.MemorySegment;
+
+import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
+import static io.gradsync.tasks.kernels.JvmFastForms.HALF;
+import static io.gradsync.tasks.kernels.JvmFastForms.fits;
 
 /**
- * The JVM fast form of the conversions ({@link ConversionKernels}): the element-wise copy between
- * element types ({@link ElementwiseJvmForm#transfer}), a chunk at a time.
+ * The JVM fast forms of the conversions ({@link ConversionKernels}), a chunk at a time: fp16 through
+ * a chunk's floats (the JDK's fp16 conversions, which C2 vectorizes); bf16 two elements at a time,
+ * a 32-bit word of two bf16 beside a 64-bit long of two floats (in element order: little-endian,
+ * which {@link JvmFastForms} requires), so that no pass reorders elements.
  */
 final class ConversionJvmForm {
     private ConversionJvmForm() {
@@ -13,13 +24,80 @@ final class ConversionJvmForm {
     /** The form of conversion {@code name}, or null if it has none. */
     static JvmFastForm of(String name) {
         return switch (name) {
-            case "bf16ToF32", "f16ToF32", "f32ToBf16", "f32ToF16" -> ConversionJvmForm::convert;
+            case "f32ToBf16" -> ConversionJvmForm::toBf16;
+            case "bf16ToF32" -> ConversionJvmForm::fromBf16;
+            case "f16ToF32", "f32ToF16" -> ConversionJvmForm::convert;
             default -> null;
         };
     }
 
-    /** {@code out[i] = in[i]} between the float types, widened or rounded to nearest even as the kernels' {@code set}. */
+    /** {@code out[i] = in[i]} between fp16 and fp32, widened or rounded to nearest even as the arrays' {@code set}. */
     private static boolean convert(Object[] args) {
-        return ElementwiseJvmForm.transfer((KernelArray) args[0], (KernelArray) args[1]);
+        KernelArray in = (KernelArray) args[0];
+        KernelArray out = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        Type from = Type.of(in);
+        Type to = Type.of(out);
+        Chunk c = Chunk.ofThisThread();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            from.load(c, in.segment(), at, count, c.f, c.fView);
+            to.store(c, out.segment(), at, count);
+        }
+        return true;
+    }
+
+    /**
+     * {@code out[i]} = the bf16 nearest {@code in[i]} (ties to even, a NaN made quiet), as
+     * {@code Bfloat16Array.set}: each long's two floats into one word. An odd last element leaves
+     * the last word's upper half unused (it is not stored).
+     */
+    private static boolean toBf16(Object[] args) {
+        KernelArray in = (KernelArray) args[0];
+        KernelArray out = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        Chunk c = Chunk.ofThisThread();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            MemorySegment.copy(in.segment(), 4L * at, c.longsView, 0, 4L * count);
+            narrow(c.longs, c.words);
+            MemorySegment.copy(c.wordsView, 0, out.segment(), 2L * at, 2L * count);
+        }
+        return true;
+    }
+
+    /** {@code out[i]} = {@code in[i]} as a float (its bits in the upper half): each word's two bf16 into one long. */
+    private static boolean fromBf16(Object[] args) {
+        KernelArray in = (KernelArray) args[0];
+        KernelArray out = (KernelArray) args[1];
+        if (!fits(out, in)) {
+            return false;
+        }
+        Chunk c = Chunk.ofThisThread();
+        for (int at = 0; at < out.getSize(); at += CHUNK) {
+            int count = Math.min(CHUNK, out.getSize() - at);
+            MemorySegment.copy(in.segment(), 2L * at, c.wordsView, 0, 2L * count);
+            widen(c.words, c.longs);
+            MemorySegment.copy(c.longsView, 0, out.segment(), 4L * at, 4L * count);
+        }
+        return true;
+    }
+
+    private static void narrow(long[] floats, int[] words) {
+        for (int p = 0; p < HALF; p++) {
+            long two = floats[p];
+            words[p] = (HalfFloats.bf16InHighHalf((int) two) >>> 16) | (HalfFloats.bf16InHighHalf((int) (two >>> 32)) & 0xFFFF_0000);
+        }
+    }
+
+    private static void widen(int[] words, long[] floats) {
+        for (int p = 0; p < HALF; p++) {
+            int two = words[p];
+            floats[p] = ((long) (two & 0xFFFF_0000) << 32) | ((two << 16) & 0xFFFF_FFFFL);
+        }
     }
 }

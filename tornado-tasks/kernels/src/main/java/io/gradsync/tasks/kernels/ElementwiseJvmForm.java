@@ -78,25 +78,4 @@ final class ElementwiseJvmForm {
         MemorySegment.copy(in.segment(), 0, out.segment(), 0, (long) out.getSize() * out.elementBytes());
         return true;
     }
-
-    /** {@code out[i] = in[i]} through a chunk's floats, converting as the arrays' {@code get} and {@code set} do. */
-    static boolean transfer(KernelArray in, KernelArray out) {
-        if (!fits(out, in)) {
-            return false;
-        }
-        Type from = Type.of(in);
-        Type to = Type.of(out);
-        Chunk c = Chunk.ofThisThread();
-        for (int at = 0; at < out.getSize(); at += CHUNK) {
-            int count = Math.min(CHUNK, out.getSize() - at);
-            from.load(c, in.segment(), at, count, c.f, c.fView);
-            if (from == Type.BF16 && to != Type.BF16) {
-                c.unsplit(); // bf16 chunks hold even elements, then odd ones
-            } else if (to == Type.BF16 && from != Type.BF16) {
-                c.split();
-            }
-            to.store(c, out.segment(), at, count);
-        }
-        return true;
-    }
 }

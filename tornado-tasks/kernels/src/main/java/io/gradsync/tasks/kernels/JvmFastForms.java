@@ -362,30 +362,11 @@ final class JvmFastForms {
         final MemorySegment bitsView = MemorySegment.ofArray(bits);
         final MemorySegment bits2View = MemorySegment.ofArray(bits2);
         final MemorySegment wordsView = MemorySegment.ofArray(words);
+        /** Two floats a long: a bf16 conversion's floats in element order ({@link ConversionJvmForm}). */
+        final long[] longs = new long[HALF];
+        final MemorySegment longsView = MemorySegment.ofArray(longs);
         final MemorySegment errView = MemorySegment.ofArray(err);
         final MemorySegment errBitsView = MemorySegment.ofArray(errBits);
-
-        /** From the bf16 layout (even elements in the first half, odd ones in the second) to element order, in {@code f}. */
-        void unsplit() {
-            float[] a = f;
-            float[] t = f2;
-            for (int p = 0; p < HALF; p++) {
-                t[2 * p] = a[p];
-                t[2 * p + 1] = a[HALF + p];
-            }
-            System.arraycopy(t, 0, a, 0, CHUNK);
-        }
-
-        /** From element order to the bf16 layout, in {@code f}. */
-        void split() {
-            float[] a = f;
-            float[] t = f2;
-            for (int p = 0; p < HALF; p++) {
-                t[p] = a[2 * p];
-                t[HALF + p] = a[2 * p + 1];
-            }
-            System.arraycopy(t, 0, a, 0, CHUNK);
-        }
 
         /** {@code f[i] = f[i] + f2[i]}. */
         void addFloats() {
