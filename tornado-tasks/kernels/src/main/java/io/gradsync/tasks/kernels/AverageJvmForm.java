@@ -160,6 +160,10 @@ final class AverageJvmForm {
             divideByCount(c, k, sum);
             return;
         }
+        if (r != 0 && sum == Sum.TWO) { // two replicas and a power of two: one pass
+            scaledSumOfTwo(x, c.f2, r);
+            return;
+        }
         if (sum == Sum.ACC) {
             for (int i = 0; i < CHUNK; i++) {
                 x[i] = (float) quotient(a[i] + x[i], k, r);
@@ -223,6 +227,13 @@ final class AverageJvmForm {
     private static void byCountAccTwo(float[] q, double[] a, float[] x, float[] y, double k, double r) {
         for (int i = 0; i < CHUNK; i++) {
             q[i] = (float) Quotients.byCount(a[i] + x[i] + y[i], k, r);
+        }
+    }
+
+    /** {@code x[i] = (float) ((x[i] + y[i]) * r)} in float64, {@code r} an exact reciprocal. */
+    private static void scaledSumOfTwo(float[] x, float[] y, double r) {
+        for (int i = 0; i < CHUNK; i++) {
+            x[i] = (float) (((double) x[i] + y[i]) * r);
         }
     }
 
