@@ -51,38 +51,42 @@ final class ConversionJvmForm {
 
     /**
      * {@code out[i]} = the bf16 nearest {@code in[i]} (ties to even, a NaN made quiet), as
-     * {@code Bfloat16Array.set}: each long's two floats into one word. An odd last element leaves
-     * the last word's upper half unused (it is not stored).
+     * {@code Bfloat16Array.set}: each long's two floats into one word.
      */
     private static boolean toBf16(Object[] args) {
-        KernelArray in = (KernelArray) args[0];
-        KernelArray out = (KernelArray) args[1];
-        if (!fits(out, in)) {
-            return false;
-        }
-        Chunk c = Chunk.ofThisThread();
-        for (int at = 0; at < out.getSize(); at += CHUNK) {
-            int count = Math.min(CHUNK, out.getSize() - at);
-            MemorySegment.copy(in.segment(), 4L * at, c.longsView, 0, 4L * count);
-            narrow(c.longs, c.words);
-            MemorySegment.copy(c.wordsView, 0, out.segment(), 2L * at, 2L * count);
-        }
-        return true;
+        return inPairs(args, true);
     }
 
     /** {@code out[i]} = {@code in[i]} as a float (its bits in the upper half): each word's two bf16 into one long. */
     private static boolean fromBf16(Object[] args) {
+        return inPairs(args, false);
+    }
+
+    /**
+     * A bf16 conversion a chunk at a time: the input's elements into the chunk's longs (floats) or
+     * words (bf16), {@link #narrow} or {@link #widen}, the other array out. An odd last element
+     * leaves the upper half of the last long or word unused: it is not stored.
+     */
+    private static boolean inPairs(Object[] args, boolean narrowing) {
         KernelArray in = (KernelArray) args[0];
         KernelArray out = (KernelArray) args[1];
         if (!fits(out, in)) {
             return false;
         }
         Chunk c = Chunk.ofThisThread();
+        MemorySegment from = narrowing ? c.longsView : c.wordsView;
+        MemorySegment to = narrowing ? c.wordsView : c.longsView;
+        long inBytes = in.elementBytes();
+        long outBytes = out.elementBytes();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
-            MemorySegment.copy(in.segment(), 2L * at, c.wordsView, 0, 2L * count);
-            widen(c.words, c.longs);
-            MemorySegment.copy(c.longsView, 0, out.segment(), 4L * at, 4L * count);
+            MemorySegment.copy(in.segment(), inBytes * at, from, 0, inBytes * count);
+            if (narrowing) {
+                narrow(c.longs, c.words);
+            } else {
+                widen(c.words, c.longs);
+            }
+            MemorySegment.copy(to, 0, out.segment(), outBytes * at, outBytes * count);
         }
         return true;
     }
