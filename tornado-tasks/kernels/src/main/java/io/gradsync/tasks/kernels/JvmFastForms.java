@@ -54,8 +54,6 @@ final class JvmFastForms {
      * little beside its work (shorter ones left the 16-bit conversions slow at times on 2 cores).
      */
     static final int SPREAD_CHUNK = 128 * 1024;
-    /** Whether element-wise forms run on every core, as loops and grids do ({@code -Dgradsync.jvmSpread=false}: on the caller's). */
-    private static final boolean SPREAD = !"false".equals(System.getProperty("gradsync.jvmSpread"));
 
     static {
         // Every kind of memory segment and array class loaded before any form is compiled: C2
@@ -119,13 +117,14 @@ final class JvmFastForms {
      * Runs an element-wise form on every core, a slice of {@link #SPREAD_CHUNK} elements of every
      * array a task, where the arrays are long enough to share and the form applies to them whole
      * (output {@code args[written]}): element {@code i} of the result depends on element {@code i}
-     * of the inputs alone, so that slices give what the whole does. Arrays of a confined arena stay
- * on the caller's thread.
+     * of the inputs alone, so that slices give what the whole does. Where the cores may not be
+     * shared ({@link CoreSpread#mayShare}) or an array is a confined arena's, the form runs whole
+     * on the caller's thread.
      */
     private static boolean spread(JvmFastForm form, int written, Object[] args) {
         KernelArray out = (KernelArray) args[written];
         int n = out.getSize();
-        if (!SPREAD || n < 2 * SPREAD_CHUNK || !CoreSpread.shareable(args)) {
+        if (n < 2 * SPREAD_CHUNK || !CoreSpread.mayShare() || !CoreSpread.shareable(args)) {
             return form.run(args);
         }
         KernelArray[] others = Arrays.stream(args).filter(a -> a instanceof KernelArray && a != out).toArray(KernelArray[]::new);
@@ -133,10 +132,9 @@ final class JvmFastForms {
             return false;
         }
         int slices = n / SPREAD_CHUNK; // the last one takes the rest
-        int per = SPREAD_CHUNK;
         CoreSpread.each(slices, c -> {
-            int from = c * per;
-            int to = c == slices - 1 ? n : from + per;
+            int from = c * SPREAD_CHUNK;
+            int to = c == slices - 1 ? n : from + SPREAD_CHUNK;
             if (!form.run(slice(args, from, to))) {
                 throw new IllegalStateException("a slice of arrays the form takes whole was refused"); // fits() says otherwise
             }

@@ -29,7 +29,7 @@ import java.util.function.IntConsumer;
  * helper that wakes too late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
  * written. Arrays of a confined arena, which other threads may not touch, keep a launch on the
- * caller's thread, as does {@link #onCallersThread}.
+ * caller's thread; callers check {@link #mayShare} first.
  *
  * <p>Thread-safety: any thread; launches on disjoint outputs may run at once.
  */
@@ -43,6 +43,8 @@ public final class CoreSpread {
      * costs, so that a launch this short is not made slower by the cores that would share it.
      */
     private static final long ALONE_NANOS = 20_000;
+    /** Whether launches may share the cores ({@code -Dgradsync.jvmSpread=false}: never). */
+    private static final boolean ENABLED = !"false".equals(System.getProperty("gradsync.jvmSpread"));
     /** Bound where the caller shares the work among the cores itself: launches then stay on its thread. */
     private static final ScopedValue<Boolean> ON_CALLERS_THREAD = ScopedValue.newInstance();
     /** A thread that owns no memory: what it may access, every thread may. Never started. */
@@ -122,12 +124,20 @@ public final class CoreSpread {
     }
 
     /**
-     * Runs {@code work} with every launch in it on the calling thread, not spread over the cores:
-     * for callers that share their work among the cores themselves, whose threads would otherwise
-     * each wake the whole pool.
+     * Runs {@code work} with the forms and loops it launches on the calling thread, not spread over
+     * the cores ({@link #mayShare} is false inside): for callers that share their work among the
+     * cores themselves, whose threads would otherwise each wake the whole pool.
      */
     public static void onCallersThread(Runnable work) {
         ScopedValue.where(ON_CALLERS_THREAD, Boolean.TRUE).run(work);
+    }
+
+    /**
+     * Whether a launch may share the cores: spreading is on ({@code -Dgradsync.jvmSpread}) and the
+     * caller does not share its own work among them ({@link #onCallersThread}).
+     */
+    public static boolean mayShare() {
+        return ENABLED && !ON_CALLERS_THREAD.isBound();
     }
 
     /**
@@ -190,13 +200,12 @@ public final class CoreSpread {
     private static void spread(int count, Chunk chunk) {
         int first = 0;
         long start = System.nanoTime();
-        boolean alone = ON_CALLERS_THREAD.isBound();
         try {
             do {
                 if (!chunk.run(first++) || first == count) {
                     return;
                 }
-            } while (alone || System.nanoTime() - start < ALONE_NANOS);
+            } while (System.nanoTime() - start < ALONE_NANOS);
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

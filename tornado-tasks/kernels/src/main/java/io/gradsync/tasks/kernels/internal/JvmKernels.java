@@ -39,8 +39,6 @@ import java.util.stream.IntStream;
  */
 public final class JvmKernels {
     private static final Map<Method, Boolean> BY_GROUPS = new ConcurrentHashMap<>();
-    /** Whether loops and grids run in chunks on every core ({@link CoreSpread}); {@code -Dgradsync.jvmSpread=false}: as written. */
-    private static final boolean SPREAD = !"false".equals(System.getProperty("gradsync.jvmSpread"));
 
     private JvmKernels() {
     }
@@ -88,7 +86,8 @@ public final class JvmKernels {
             return;
         }
         if (spec.style() != KernelStyle.CONTEXT) {
-            if (!fastForm || !SPREAD || spec.style() != KernelStyle.PARALLEL_LOOP || !CoreSpread.loop(spec, args)) {
+            // loops and grids in chunks on every core where they may share them, else as written
+            if (!fastForm || !CoreSpread.mayShare() || spec.style() != KernelStyle.PARALLEL_LOOP || !CoreSpread.loop(spec, args)) {
                 invoke(m, args);
             }
             return;
@@ -97,7 +96,7 @@ public final class JvmKernels {
             runByGroups(spec, shape, ctxIndex, args);
             return;
         }
-        if (fastForm && SPREAD && CoreSpread.grid(spec, shape, ctxIndex, args)) {
+        if (fastForm && CoreSpread.mayShare() && CoreSpread.grid(spec, shape, ctxIndex, args)) {
             return;
         }
         WorkerGrid grid = shape.workerGrid();
