@@ -40,8 +40,9 @@ public final class HalfFloats {
      * {@code d} rounded to a float by round-to-odd: exact where {@code d} is a float, else whichever
      * of the two floats around it has an odd last bit. Rounding that float once more, to nearest-even
      * in a format of at most 22 significant bits (bf16, fp16), gives {@code d} rounded to that format
-     * directly, with one rounding; {@code (float) d} instead would round twice. Branch-free integer
-     * steps, so it compiles to the same bits on every device. NaN stays NaN.
+     * directly, with one rounding; {@code (float) d} instead would round twice. In kernels the compiler
+     * writes it as the device's conversion toward zero, and where its float goes straight into a
+     * bf16 or fp16 store, as that store's one rounding of {@code d}: the same bits. NaN stays NaN.
      */
     public static float roundToOdd(double d) {
         float f = (float) d; // nearest, ties to even

@@ -5,6 +5,7 @@ import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.lower.JavaSemantics;
 import io.gradsync.tasks.compiler.optimize.ConstantFolding;
 import io.gradsync.tasks.compiler.optimize.CopyPropagation;
+import io.gradsync.tasks.compiler.optimize.SingleRounding;
 import io.gradsync.tasks.compiler.opencl.OpenClEmitter;
 import io.gradsync.tasks.compiler.ptx.PtxEmitter;
 
@@ -78,7 +79,7 @@ public final class KernelCompiler {
             return k;
         }
         BytecodeTranslator t = new BytecodeTranslator();
-        KernelIr ir = CopyPropagation.propagate(ConstantFolding.fold(JavaSemantics.lower(t.translate(owner, name, descriptor))));
+        KernelIr ir = SingleRounding.fold(CopyPropagation.propagate(ConstantFolding.fold(JavaSemantics.lower(t.translate(owner, name, descriptor)))));
         CompiledKernel fresh = new CompiledKernel(owner, name, descriptor, ir, t.style());
         CompiledKernel raced = cache.putIfAbsent(key, fresh);
         return raced != null ? raced : fresh;

@@ -2,7 +2,7 @@
  * The kernel compiler, in stages each in its own package: the front end ({@code .frontend}) reads
  * Java bytecode (with {@code java.lang.classfile}) into a typed IR of basic blocks ({@code .ir});
  * the lowering ({@code .lower}) writes Java's semantics into it where a target's instruction
- * differs; the optimization stage ({@code .optimize}) folds constants and finds element-wise loops;
+ * differs; the optimization stage ({@code .optimize}) folds constants and roundings and finds element-wise loops;
  * the emitters translate the result to PTX ({@code .ptx}, scalar and vector forms) and OpenCL C
  * ({@code .opencl}). {@code .access} lets gradsync's launchers read a compiled kernel's IR.
  *

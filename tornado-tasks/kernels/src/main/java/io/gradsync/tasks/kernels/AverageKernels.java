@@ -6,6 +6,7 @@ import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.Parallel;
 import io.gradsync.tasks.api.SixteenBitFloatArray;
+import io.gradsync.tasks.kernels.internal.Quotients;
 
 /**
  * The fused averages of 2..8 replicas for fp32, bf16 and fp16, written as plain Java: the JVM
@@ -15,7 +16,9 @@ import io.gradsync.tasks.api.SixteenBitFloatArray;
  *
  * <p>Every average sums in replica order in float64, divides by the replica count {@code k} and
  * rounds once to the element type: the same bits on every device and the host, finite wherever
- * the mean is representable.
+ * the mean is representable. The division is {@link Quotients#divide} by the reciprocal taken
+ * once per call: the division's own bits without a division per element, which costs a GPU more
+ * than the rest of a 16-bit average.
  *
  * <p>The sums are written once per element width ({@code sum}), for every arity: each kernel
  * passes its arity as a constant, and the compiler folds the terms past it and (its optimization
@@ -58,8 +61,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average2(FloatArray out, FloatArray a0, FloatArray a1, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0), k, r));
         }
     }
 
@@ -68,8 +72,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average3(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0), k, r));
         }
     }
 
@@ -78,8 +83,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average4(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0), k, r));
         }
     }
 
@@ -88,8 +94,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average5(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0), k, r));
         }
     }
 
@@ -98,8 +105,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average6(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0), k, r));
         }
     }
 
@@ -108,8 +116,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average7(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
+            out.set(i, (float) Quotients.divide(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0), k, r));
         }
     }
 
@@ -118,8 +127,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type.
      */
     public static void average8(FloatArray out, FloatArray a0, FloatArray a1, FloatArray a2, FloatArray a3, FloatArray a4, FloatArray a5, FloatArray a6, FloatArray a7, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, (float) (sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
+            out.set(i, (float) Quotients.divide(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7), k, r));
         }
     }
 
@@ -128,8 +138,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average2Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -138,8 +149,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average3Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -148,8 +160,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average4Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -158,8 +171,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average5Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0), k, r)));
         }
     }
 
@@ -168,8 +182,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average6Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0), k, r)));
         }
     }
 
@@ -178,8 +193,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average7Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0), k, r)));
         }
     }
 
@@ -188,8 +204,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average8Bf16(Bfloat16Array out, Bfloat16Array a0, Bfloat16Array a1, Bfloat16Array a2, Bfloat16Array a3, Bfloat16Array a4, Bfloat16Array a5, Bfloat16Array a6, Bfloat16Array a7, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7), k, r)));
         }
     }
 
@@ -198,8 +215,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average2F16(HalfArray out, HalfArray a0, HalfArray a1, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(2, i, a0, a1, a0, a0, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -208,8 +226,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average3F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(3, i, a0, a1, a2, a0, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -218,8 +237,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average4F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(4, i, a0, a1, a2, a3, a0, a0, a0, a0), k, r)));
         }
     }
 
@@ -228,8 +248,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average5F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(5, i, a0, a1, a2, a3, a4, a0, a0, a0), k, r)));
         }
     }
 
@@ -238,8 +259,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average6F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(6, i, a0, a1, a2, a3, a4, a5, a0, a0), k, r)));
         }
     }
 
@@ -248,8 +270,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average7F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(7, i, a0, a1, a2, a3, a4, a5, a6, a0), k, r)));
         }
     }
 
@@ -258,8 +281,9 @@ public final class AverageKernels {
      * by {@code k} (the replica count), rounded once to the element type (through round-to-odd: one rounding).
      */
     public static void average8F16(HalfArray out, HalfArray a0, HalfArray a1, HalfArray a2, HalfArray a3, HalfArray a4, HalfArray a5, HalfArray a6, HalfArray a7, float k) {
+        double r = 1.0 / k;
         for (@Parallel int i = 0; i < out.getSize(); i++) {
-            out.set(i, HalfFloats.roundToOdd(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7) / k));
+            out.set(i, HalfFloats.roundToOdd(Quotients.divide(sum(8, i, a0, a1, a2, a3, a4, a5, a6, a7), k, r)));
         }
     }
 }

@@ -341,6 +341,9 @@ public final class PtxInterpreter {
                 }
             }
             case "add", "sub", "mul", "min", "max", "and", "or", "xor", "shl", "shr", "div", "rem" -> arithmetic(name, parts, o, regs);
+            case "fma" -> regs.put(o[0], type.equals("f32")
+                    ? bits(Math.fma(f(value(regs, o[1])), f(value(regs, o[2])), f(value(regs, o[3]))))
+                    : bits(Math.fma(d(value(regs, o[1])), d(value(regs, o[2])), d(value(regs, o[3])))));
             case "mad" -> regs.put(o[0], u32((int) value(regs, o[1]) * (int) value(regs, o[2]) + (int) value(regs, o[3])));
             case "neg" -> regs.put(o[0], switch (type) {
                 case "f32" -> bits(-f(value(regs, o[1])));
@@ -474,9 +477,60 @@ public final class PtxInterpreter {
             case "cvt.rn.f32.s32" -> bits((float) (int) a);
             case "cvt.f64.f32" -> bits((double) f(a));
             case "cvt.rn.f32.f64" -> bits((float) d(a));
+            case "cvt.rz.f32.f64" -> bits(towardZero(d(a)));
+            case "cvt.rn.bf16.f64" -> nearestSixteen(d(a), false);
+            case "cvt.rn.f16.f64" -> nearestSixteen(d(a), true);
             case "cvt.s64.s32" -> (long) (int) a;
             case "cvt.u32.u64" -> u32(a);
             default -> throw new AssertionError("conversion not interpreted: " + opcode);
         };
+    }
+
+    /** A double to float toward zero, NaN to the canonical NaN, as PTX's cvt.rz does it. */
+    private static float towardZero(double d) {
+        if (Double.isNaN(d)) {
+            return Float.intBitsToFloat(0x7FFF_FFFF);
+        }
+        float f = (float) d;
+        if (Math.abs((double) f) > Math.abs(d)) {
+            f = Math.copySign(Math.nextDown(Math.abs(f)), f);
+        }
+        return f;
+    }
+
+    /**
+     * A double rounded once to the nearest bf16 or fp16, ties to even: the two 16-bit values around
+     * it compared exactly, written apart from the compiler's rounding to odd that it checks.
+     */
+    private static long nearestSixteen(double d, boolean half) {
+        if (Double.isNaN(d)) {
+            return 0x7FFF;
+        }
+        int sign = d < 0 || (d == 0 && 1 / d < 0) ? 0x8000 : 0;
+        double m = Math.abs(d);
+        int inf = half ? 0x7C00 : 0x7F80;
+        if (Double.isInfinite(m)) {
+            return sign | inf;
+        }
+        float t = towardZero(m);
+        int lo;
+        if (half) {
+            lo = Float.floatToFloat16(t) & 0x7FFF;
+            if (Float.float16ToFloat((short) lo) > t) {
+                lo--;
+            }
+        } else {
+            lo = Float.floatToRawIntBits(t) >>> 16;
+        }
+        double below = magnitude(lo, half);
+        double above = lo + 1 == inf ? (half ? 65536.0 : 0x1p128) : magnitude(lo + 1, half);
+        double down = m - below;
+        double up = above - m;
+        int pick = down < up ? lo : up < down ? lo + 1 : ((lo & 1) == 0 ? lo : lo + 1);
+        return sign | pick;
+    }
+
+    private static double magnitude(int bits, boolean half) {
+        return half ? Float.float16ToFloat((short) bits) : Float.intBitsToFloat(bits << 16);
     }
 }

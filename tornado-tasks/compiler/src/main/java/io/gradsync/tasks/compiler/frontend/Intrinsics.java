@@ -67,6 +67,7 @@ final class Intrinsics extends Stage {
                 case "floatToBf16(F)S" -> UnOp.F32_TO_BF16_BITS;
                 case "halfToFloat(S)F" -> UnOp.HALF_BITS_TO_F32;
                 case "floatToHalf(F)S" -> UnOp.F32_TO_HALF_BITS;
+                case "roundToOdd(D)F" -> UnOp.F64_TO_F32_ODD;
                 default -> null;
             };
             return op != null && unary(f, op, desc, stack);

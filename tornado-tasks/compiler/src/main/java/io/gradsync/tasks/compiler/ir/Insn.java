@@ -19,6 +19,11 @@ public sealed interface Insn {
         /** float -> int holding the sign-extended bf16 bits, rounded to nearest even. */
         F32_TO_BF16_BITS,
         HALF_BITS_TO_F32, F32_TO_HALF_BITS,
+        /**
+         * double -> float rounded to odd: the float toward zero, its last bit set when that is not
+         * exact ({@code HalfFloats.roundToOdd}), so that rounding it on to a 16-bit type rounds once.
+         */
+        F64_TO_F32_ODD,
         /** Reinterpret bits between same-width int and float types. */
         BITCAST
     }
@@ -76,7 +81,10 @@ public sealed interface Insn {
     record Load(Var dst, ArrayParam array, Operand index, boolean rawBits) implements Insn {
     }
 
-    /** {@code array[index] = value}; half kinds round from F32 unless {@code rawBits}. */
+    /**
+     * {@code array[index] = value}; half kinds round from F32 unless {@code rawBits}, or once from
+     * F64 where {@code SingleRounding} folded a rounding to odd into the store.
+     */
     record Store(ArrayParam array, Operand index, Operand value, boolean rawBits) implements Insn {
     }
 

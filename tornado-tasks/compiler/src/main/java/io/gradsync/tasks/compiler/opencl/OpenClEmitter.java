@@ -461,6 +461,7 @@ public final class OpenClEmitter {
             case F32_TO_BF16_BITS -> "gs_f32_to_bf16(" + a + ")";
             case HALF_BITS_TO_F32 -> "gs_half_to_f32(" + a + ")";
             case F32_TO_HALF_BITS -> "gs_f32_to_half(" + a + ")";
+            case F64_TO_F32_ODD -> "gs_round_to_odd(" + a + ")";
         };
     }
 
@@ -499,6 +500,9 @@ public final class OpenClEmitter {
         String v = val(s.value());
         if (s.rawBits()) {
             return "((__global short*)" + ptr(a) + ")[" + i + "] = (short)" + v;
+        }
+        if (a.element().isHalf() && s.value().type() == IrType.F64) { // a rounding to odd folded into the store: the same one rounding
+            v = "gs_round_to_odd(" + v + ")";
         }
         return switch (a.element()) {
             case F16 -> "vstore_half_rte(" + v + ", " + i + ", " + ptr(a) + ")";

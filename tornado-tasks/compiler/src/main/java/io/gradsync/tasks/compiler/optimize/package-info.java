@@ -1,7 +1,8 @@
 /**
  * The optimization stage, on target-neutral IR after the lowering: {@code ConstantFolding}
- * computes instructions of constants in Java, and {@code ElementwiseLoop} finds the element-wise
- * kernels a back end may vectorize. Folding an index offset into an address is the PTX emitter's
+ * computes instructions of constants in Java, {@code CopyPropagation} removes the copies inlining
+ * leaves, {@code SingleRounding} folds a rounding to odd into the 16-bit store after it, and
+ * {@code ElementwiseLoop} finds the element-wise kernels a back end may vectorize. Folding an index offset into an address is the PTX emitter's
  * ({@code Addresses}): it depends on the target's addressing modes.
  */
 package io.gradsync.tasks.compiler.optimize;

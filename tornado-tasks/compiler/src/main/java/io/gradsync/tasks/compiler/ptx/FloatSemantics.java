@@ -8,7 +8,8 @@ import io.gradsync.tasks.compiler.ir.IrType;
 /**
  * The PTX sequences for floating-point work the IR has no single instruction for: Java's max and
  * min inside a warp reduction and an atomic's compare-and-swap loop (elsewhere the lowering writes
- * them out), and rounding to bf16 (with integer code before sm_80) and fp16 for 16-bit stores.
+ * them out), rounding a double to odd, and rounding to bf16 (with integer code before sm_80) and
+ * fp16 for 16-bit stores, from a float or, once, from a double.
  */
 final class FloatSemantics extends PtxPart {
     private final int sm;
@@ -59,8 +60,39 @@ final class FloatSemantics extends PtxPart {
         return h;
     }
 
-    /** The 16 bits a store to a half-kind array writes, as a .b16 register: rounded, or the raw low bits. */
+    /**
+     * A double register rounded to odd as a float register: toward zero, then the last bit set
+     * where that changed the value (NaN compares unequal and stays NaN).
+     */
+    String roundToOdd(String d, String dst) {
+        String f = fresh(RegClass.F32);
+        String back = fresh(RegClass.F64);
+        String inexact = fresh(RegClass.PRED);
+        String bits = fresh(RegClass.B32);
+        line("cvt.rz.f32.f64 " + f + ", " + d);
+        line("cvt.f64.f32 " + back + ", " + f);
+        line("setp.neu.f64 " + inexact + ", " + back + ", " + d);
+        line("mov.b32 " + bits + ", " + f);
+        line("@" + inexact + " or.b32 " + bits + ", " + bits + ", 1");
+        line("mov.b32 " + dst + ", " + bits);
+        return dst;
+    }
+
+    /**
+     * The 16 bits a store to a half-kind array writes, as a .b16 register: rounded from a float,
+     * rounded once from a double (one instruction from sm_90, through a float rounded to odd
+     * before), or the raw low bits.
+     */
     String sixteenBits(Insn.Store s, String v) {
+        if (!s.rawBits() && s.value().type() == IrType.F64) {
+            String kind = s.array().element() == ElementKind.F16 ? "f16" : "bf16";
+            if (sm >= 90) {
+                String h = fresh(RegClass.B16);
+                line("cvt.rn." + kind + ".f64 " + h + ", " + v);
+                return h;
+            }
+            v = roundToOdd(v, fresh(RegClass.F32));
+        }
         if (s.rawBits()) {
             String h = fresh(RegClass.B16);
             line("cvt.u16.u32 " + h + ", " + v);

@@ -405,6 +405,7 @@ final class ScalarEmitter extends PtxPart {
                 String h = floats.bf16Round(a);
                 line("cvt.s32.s16 " + d + ", " + h);
             }
+            case F64_TO_F32_ODD -> floats.roundToOdd(a, d);
         }
     }
 

@@ -33,6 +33,41 @@ class QuotientsTest {
     }
 
     @Test
+    void divideGivesTheDivisionsBitsForEveryFloatDivisor() {
+        SplittableRandom rnd = new SplittableRandom(13);
+        for (int i = 0; i < 3_000_000; i++) {
+            float k = switch (rnd.nextInt(4)) {
+                case 0 -> rnd.nextInt(1, 1 << 20);
+                case 1 -> (float) rnd.nextDouble(0.5, 64);
+                default -> Float.intBitsToFloat(rnd.nextInt()); // any bits: tiny, huge, negative, subnormal
+            };
+            if (Float.isNaN(k) || Float.isInfinite(k) || k == 0) {
+                continue;
+            }
+            assertSameAsDivision(sumOfFloats(rnd, 1 + rnd.nextInt(8)), k);
+        }
+        float[] divisors = {1, 2, 3, 7, -3, 0.1f, Float.MIN_VALUE, Float.MAX_VALUE, 0f, -0f, Float.POSITIVE_INFINITY,
+                Float.NEGATIVE_INFINITY, Float.NaN};
+        double[] sums = {0.0, -0.0, 1.0, -5.5, Float.MIN_VALUE, 8.0 * Float.MAX_VALUE, Double.POSITIVE_INFINITY,
+                Double.NEGATIVE_INFINITY, Double.NaN};
+        for (float k : divisors) {
+            for (double sum : sums) {
+                assertSameAsDivision(sum, k);
+            }
+        }
+    }
+
+    private static void assertSameAsDivision(double sum, float k) {
+        double want = sum / k;
+        double got = Quotients.divide(sum, k, 1.0 / k);
+        if (Double.isNaN(want)) {
+            assertTrue(Double.isNaN(got), () -> sum + " / " + k + " gave " + got);
+        } else {
+            assertEquals(Double.doubleToRawLongBits(want), Double.doubleToRawLongBits(got), () -> sum + " / " + k);
+        }
+    }
+
+    @Test
     void wholeCountsOnly() {
         assertTrue(Quotients.isWholeCount(1) && Quotients.isWholeCount(3) && Quotients.isWholeCount(1 << 20));
         for (double k : new double[] {0, 0.5, 2.5, -3, (1 << 20) + 1, Double.NaN, Double.POSITIVE_INFINITY}) {
