@@ -117,14 +117,9 @@ final class OpenClPrelude {
 
     private static final String PREAMBLE_F64 = """
             #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-            /*
-             * double -> float rounded to odd: toward zero, the last bit set where inexact (NaN stays NaN).
-             * Toward zero from the nearest float, not convert_float_rtz: PoCL's left the rounding mode
-             * of the conversions after it changed.
-             */
+            /* double -> float rounded to odd: toward zero, the last bit set where inexact (NaN stays NaN). */
             static inline float gs_round_to_odd(double d) {
-                float f = (float)d;
-                if (fabs((double)f) > fabs(d)) f = nextafter(f, 0.0f);
+                float f = convert_float_rtz(d);
                 return (double)f == d ? f : as_float(as_uint(f) | 1u);
             }
             """;
