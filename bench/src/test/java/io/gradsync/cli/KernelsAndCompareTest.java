@@ -74,6 +74,11 @@ class KernelsAndCompareTest {
                 assertTrue(row.get().endsWith("  ok"), "the generated OpenCL C computes what the Java does: " + row.get());
             }
         }
+        // each device form that ran ends with its goal line, naming the kernels below it
+        assertEquals(openCl, r.out().lines().anyMatch(l -> l.startsWith(
+                "# goal: opencl (generated), element-wise kernels >= 95% and reductions >= 90% of copy: ")), r.out());
+        assertEquals(cuda, r.out().lines().anyMatch(l -> l.startsWith(
+                "# goal: ptx (generated), element-wise kernels >= 95% and reductions >= 90% of copy: ")), r.out());
     }
 
     @Test

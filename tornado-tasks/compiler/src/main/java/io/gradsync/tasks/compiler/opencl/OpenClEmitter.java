@@ -501,11 +501,11 @@ public final class OpenClEmitter {
         if (s.rawBits()) {
             return "((__global short*)" + ptr(a) + ")[" + i + "] = (short)" + v;
         }
-        if (a.element().isHalf() && s.value().type() == IrType.F64) { // a rounding to odd folded into the store: the same one rounding
-            v = "gs_round_to_odd(" + v + ")";
+        if (a.element() == ElementKind.BF16 && s.value().type() == IrType.F64) {
+            v = "gs_round_to_odd(" + v + ")"; // folded into the store (SingleRounding): bf16 has no conversion from double
         }
         return switch (a.element()) {
-            case F16 -> "vstore_half_rte(" + v + ", " + i + ", " + ptr(a) + ")";
+            case F16 -> "vstore_half_rte(" + v + ", " + i + ", " + ptr(a) + ")"; // from a float, or once from a double
             case BF16 -> ptr(a) + "[" + i + "] = (ushort)gs_f32_to_bf16(" + v + ")";
             default -> ptr(a) + "[" + i + "] = " + v;
         };

@@ -117,10 +117,16 @@ final class OpenClPrelude {
 
     private static final String PREAMBLE_F64 = """
             #pragma OPENCL EXTENSION cl_khr_fp64 : enable
-            /* double -> float rounded to odd: toward zero, the last bit set where inexact (NaN stays NaN). */
+            /*
+             * double -> float rounded to odd: the odd one of the two floats around d, d itself where it is
+             * a float (NaN stays NaN). From the nearest float: PoCL's convert_float_rtz is slow.
+             */
             static inline float gs_round_to_odd(double d) {
-                float f = convert_float_rtz(d);
-                return (double)f == d ? f : as_float(as_uint(f) | 1u);
+                float f = (float)d;
+                double back = (double)f;
+                uint b = as_uint(f);
+                uint odd = fabs(back) > fabs(d) ? b - 1u : b + 1u;
+                return back == d || isnan(d) || (b & 1u) ? f : as_float(odd);
             }
             """;
 

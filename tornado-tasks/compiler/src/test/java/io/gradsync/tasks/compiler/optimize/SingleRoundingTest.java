@@ -68,7 +68,8 @@ public class SingleRoundingTest {
         assertEquals(1, count(sm80, "cvt.rn.bf16.f32 "));
         assertEquals(1, count(sm80, "cvt.rn.f16.f32 "));
         String cl = k.openCl();
-        assertEquals(2, cl.split("gs_round_to_odd\\(", -1).length - 2, cl); // the helper's definition, and two calls
+        assertEquals(2, cl.split("gs_f32_to_bf16\\(gs_round_to_odd\\(", -1).length, cl); // bf16 through the float rounded to odd
+        assertTrue(!cl.contains("vstore_half_rte(gs_round_to_odd("), cl); // fp16 straight from the double
     }
 
     @Test
