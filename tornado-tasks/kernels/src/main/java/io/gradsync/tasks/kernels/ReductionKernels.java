@@ -102,7 +102,7 @@ public final class ReductionKernels {
         int count = first < pairs ? (pairs - first - 1) / stride + 1 : 0;
         int m = 0;
         int p = first;
-        for (int groups = count / 16; groups > 0; groups--) { // sixteen pairs in flight: 2-byte loads need many
+        for (int groups = count / 8; groups > 0; groups--) {
             int v0 = Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff);
             int v1 = Math.max(x.getBits(2 * (p + stride)) & 0x7fff, x.getBits(2 * (p + stride) + 1) & 0x7fff);
             int v2 = Math.max(x.getBits(2 * (p + 2 * stride)) & 0x7fff, x.getBits(2 * (p + 2 * stride) + 1) & 0x7fff);
@@ -111,19 +111,10 @@ public final class ReductionKernels {
             int v5 = Math.max(x.getBits(2 * (p + 5 * stride)) & 0x7fff, x.getBits(2 * (p + 5 * stride) + 1) & 0x7fff);
             int v6 = Math.max(x.getBits(2 * (p + 6 * stride)) & 0x7fff, x.getBits(2 * (p + 6 * stride) + 1) & 0x7fff);
             int v7 = Math.max(x.getBits(2 * (p + 7 * stride)) & 0x7fff, x.getBits(2 * (p + 7 * stride) + 1) & 0x7fff);
-            int u0 = Math.max(x.getBits(2 * (p + 8 * stride)) & 0x7fff, x.getBits(2 * (p + 8 * stride) + 1) & 0x7fff);
-            int u1 = Math.max(x.getBits(2 * (p + 9 * stride)) & 0x7fff, x.getBits(2 * (p + 9 * stride) + 1) & 0x7fff);
-            int u2 = Math.max(x.getBits(2 * (p + 10 * stride)) & 0x7fff, x.getBits(2 * (p + 10 * stride) + 1) & 0x7fff);
-            int u3 = Math.max(x.getBits(2 * (p + 11 * stride)) & 0x7fff, x.getBits(2 * (p + 11 * stride) + 1) & 0x7fff);
-            int u4 = Math.max(x.getBits(2 * (p + 12 * stride)) & 0x7fff, x.getBits(2 * (p + 12 * stride) + 1) & 0x7fff);
-            int u5 = Math.max(x.getBits(2 * (p + 13 * stride)) & 0x7fff, x.getBits(2 * (p + 13 * stride) + 1) & 0x7fff);
-            int u6 = Math.max(x.getBits(2 * (p + 14 * stride)) & 0x7fff, x.getBits(2 * (p + 14 * stride) + 1) & 0x7fff);
-            int u7 = Math.max(x.getBits(2 * (p + 15 * stride)) & 0x7fff, x.getBits(2 * (p + 15 * stride) + 1) & 0x7fff);
-            p += 16 * stride;
+            p += 8 * stride;
             m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
-            m = Math.max(m, Math.max(Math.max(Math.max(u0, u1), Math.max(u2, u3)), Math.max(Math.max(u4, u5), Math.max(u6, u7))));
         }
-        for (int rest = count % 16; rest > 0; rest--) {
+        for (int rest = count % 8; rest > 0; rest--) {
             m = Math.max(m, Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff));
             p += stride;
         }
@@ -272,46 +263,7 @@ public final class ReductionKernels {
         double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0, s4 = 0.0, s5 = 0.0, s6 = 0.0, s7 = 0.0;
         int m = 0;
         int i = first;
-        // two groups of eight loaded at once: 2-byte loads need twice fp32's count in flight to keep
-        // memory busy; added in the order of two groups one after the other, so the sums are the same
-        for (int pairs = count / 16; pairs > 0; pairs--) {
-            int v0 = x.getBits(i) & 0x7fff;
-            int v1 = x.getBits(i + stride) & 0x7fff;
-            int v2 = x.getBits(i + 2 * stride) & 0x7fff;
-            int v3 = x.getBits(i + 3 * stride) & 0x7fff;
-            int v4 = x.getBits(i + 4 * stride) & 0x7fff;
-            int v5 = x.getBits(i + 5 * stride) & 0x7fff;
-            int v6 = x.getBits(i + 6 * stride) & 0x7fff;
-            int v7 = x.getBits(i + 7 * stride) & 0x7fff;
-            int w0 = x.getBits(i + 8 * stride) & 0x7fff;
-            int w1 = x.getBits(i + 9 * stride) & 0x7fff;
-            int w2 = x.getBits(i + 10 * stride) & 0x7fff;
-            int w3 = x.getBits(i + 11 * stride) & 0x7fff;
-            int w4 = x.getBits(i + 12 * stride) & 0x7fff;
-            int w5 = x.getBits(i + 13 * stride) & 0x7fff;
-            int w6 = x.getBits(i + 14 * stride) & 0x7fff;
-            int w7 = x.getBits(i + 15 * stride) & 0x7fff;
-            i += 16 * stride;
-            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
-            m = Math.max(m, Math.max(Math.max(Math.max(w0, w1), Math.max(w2, w3)), Math.max(Math.max(w4, w5), Math.max(w6, w7))));
-            s0 += square16(v0, bf16);
-            s1 += square16(v1, bf16);
-            s2 += square16(v2, bf16);
-            s3 += square16(v3, bf16);
-            s4 += square16(v4, bf16);
-            s5 += square16(v5, bf16);
-            s6 += square16(v6, bf16);
-            s7 += square16(v7, bf16);
-            s0 += square16(w0, bf16);
-            s1 += square16(w1, bf16);
-            s2 += square16(w2, bf16);
-            s3 += square16(w3, bf16);
-            s4 += square16(w4, bf16);
-            s5 += square16(w5, bf16);
-            s6 += square16(w6, bf16);
-            s7 += square16(w7, bf16);
-        }
-        for (int groups = count / 8 % 2; groups > 0; groups--) {
+        for (int groups = count / 8; groups > 0; groups--) {
             int v0 = x.getBits(i) & 0x7fff;
             int v1 = x.getBits(i + stride) & 0x7fff;
             int v2 = x.getBits(i + 2 * stride) & 0x7fff;
