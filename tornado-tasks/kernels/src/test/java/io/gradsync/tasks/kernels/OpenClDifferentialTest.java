@@ -1,5 +1,6 @@
 package io.gradsync.tasks.kernels;
 
+import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.testing.BuiltinDifferential;
 import io.gradsync.tasks.testing.OpenClRunner;
 import org.junit.jupiter.api.BeforeAll;
@@ -11,6 +12,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -46,5 +49,38 @@ class OpenClDifferentialTest {
     @MethodSource("cases")
     void openClMatchesJava(KernelSpec spec, int n, int threads) {
         BuiltinDifferential.check(cl, spec, n, threads);
+    }
+
+    private static final List<String> VECTOR_KERNELS = List.of("average2Bf16", "average3F16", "average4", "sumIntoF16", "scaleBf16",
+            "f32ToBf16", "bf16ToF32", "copyF16");
+
+    static Stream<Arguments> vectorCases() {
+        List<Arguments> cases = new ArrayList<>();
+        for (String name : VECTOR_KERNELS) {
+            KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
+            for (int n : new int[]{1, 3, 7, 8, 9, 17, 1003, 4097}) {
+                // aligned (vector form), every array one element off, only the last array off (scalar form)
+                for (int shifted : new int[]{Integer.MIN_VALUE, -1, KernelIrs.ir(spec.compile()).arrayParams().size() - 1}) {
+                    for (int threads : new int[]{(n + 63) / 64 * 64, 3 * BuiltinDifferential.LOCAL}) {
+                        cases.add(Arguments.of(spec, n, shifted, threads));
+                    }
+                }
+            }
+        }
+        return cases.stream();
+    }
+
+    /**
+     * The OpenCL C vector form where every array is aligned, the scalar form where any is not,
+     * both bit for bit the Java method, for lengths around the vector width and with a scalar tail.
+     */
+    @ParameterizedTest(name = "{0} n={1} shifted={2} threads={3}")
+    @MethodSource("vectorCases")
+    void vectorFormChosenByAlignmentAndExact(KernelSpec spec, int n, int shifted, int threads) {
+        boolean aligned = shifted == Integer.MIN_VALUE;
+        BuiltinDifferential.check(aligned ? cl : cl.shifted(shifted), spec, n, threads);
+        int width = spec.compile().openClVectorWidth();
+        assertTrue(width > 1, spec.name() + " should have an OpenCL vector form");
+        assertEquals(aligned ? width : 1, cl.lastVectorWidth(), "form chosen");
     }
 }

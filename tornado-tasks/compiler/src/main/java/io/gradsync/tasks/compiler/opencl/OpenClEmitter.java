@@ -12,6 +12,7 @@ import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
 import java.util.List;
 
@@ -49,9 +50,25 @@ public final class OpenClEmitter {
         StringBuilder b = new StringBuilder("/* ").append(comment).append(" */\n");
         b.append(OpenClPrelude.forKernels(kernels));
         for (KernelIr k : kernels) {
-            b.append('\n').append(new OpenClEmitter().emit(k));
+            b.append('\n').append(new OpenClEmitter().emit(k, null));
         }
         return b.toString();
+    }
+
+    /**
+     * A program holding {@code kernel} in its vectorized form ({@link OpenClVectorForm}):
+     * {@code loop} is its element-wise loop, which the vector form must cover.
+     */
+    public static String vectorProgram(KernelIr kernel, ElementwiseLoop loop, String comment) {
+        if (!hasVectorForm(loop)) {
+            throw new IllegalArgumentException(kernel.name() + ": a 64-bit array, no OpenCL vector form");
+        }
+        return "/* " + comment + " */\n" + OpenClPrelude.forKernels(List.of(kernel)) + '\n' + new OpenClEmitter().emit(kernel, loop);
+    }
+
+    /** Whether an element-wise loop has an OpenCL vector form: arrays of 16 and 32 bits only. */
+    public static boolean hasVectorForm(ElementwiseLoop loop) {
+        return OpenClVectorForm.applies(loop);
     }
 
     // ------------------------------------------------------------------------------------------
@@ -66,7 +83,7 @@ public final class OpenClEmitter {
     }
 
     /** {@code v<id>_<hint>}: unique by id, the hint (a Java local's name) only for reading. */
-    private static String name(Var v) {
+    static String name(Var v) {
         StringBuilder b = new StringBuilder("v").append(v.id());
         if (!v.hint().isEmpty()) {
             b.append('_');
@@ -83,7 +100,7 @@ public final class OpenClEmitter {
         return "p" + p.javaIndex() + "_" + p.name();
     }
 
-    private static String ptr(ArrayParam a) {
+    static String ptr(ArrayParam a) {
         return param(a) + "_ptr";
     }
 
@@ -112,12 +129,19 @@ public final class OpenClEmitter {
         return s.startsWith("-") ? "(" + s + ")" : s;
     }
 
-    private static String val(Operand o) {
+    static String val(Operand o) {
         return o instanceof Var v ? name(v) : literal((Const) o);
     }
 
-    private void line(String s) {
-        out.append("    ").append(s).append('\n');
+    private String indent = "    ";
+
+    void line(String s) {
+        out.append(indent).append(s).append('\n');
+    }
+
+    /** Lines written from here on one level deeper ({@code deeper}), or back. */
+    void indent(boolean deeper) {
+        indent = deeper ? indent + "    " : indent.substring(4);
     }
 
     private static String label(Block b) {
@@ -126,7 +150,7 @@ public final class OpenClEmitter {
 
     private boolean contextKernel;
 
-    private String emit(KernelIr k) {
+    private String emit(KernelIr k, ElementwiseLoop vector) {
         kernel = k.name();
         contextKernel = k.params().stream().anyMatch(p -> p instanceof KernelParam.ContextParam);
         out.append("/* ").append(k.source()).append(" */\n");
@@ -195,6 +219,11 @@ public final class OpenClEmitter {
                     + " || get_global_id(2) >= (size_t)gs_global_z) return;");
         }
 
+        if (vector != null) {
+            new OpenClVectorForm(this).emit(vector);
+            out.append("}\n");
+            return tables + out.toString();
+        }
         List<Block> blocks = k.blocks();
         for (int i = 0; i < blocks.size(); i++) {
             Block b = blocks.get(i);
@@ -351,7 +380,7 @@ public final class OpenClEmitter {
         return "(" + a + " != " + b + " && !isnan(" + a + ") && !isnan(" + b + "))";
     }
 
-    private void emitInsn(Insn insn) {
+    void emitInsn(Insn insn) {
         switch (insn) {
             case Insn.Move m -> line(name(m.dst()) + " = " + val(m.src()) + ";");
             case Insn.Binary b -> line(name(b.dst()) + " = " + binary(b) + ";");

@@ -128,6 +128,11 @@ final class OpenClPrelude {
                 uint odd = fabs(back) > fabs(d) ? b - 1u : b + 1u;
                 return back == d || isnan(d) || (b & 1u) ? f : as_float(odd);
             }
+            static inline int gs_f64_to_half(double d) {
+                ushort h;
+                vstore_half_rte(d, 0, (__private half*)&h);
+                return (int)(short)h;
+            }
             """;
 
     private OpenClPrelude() {

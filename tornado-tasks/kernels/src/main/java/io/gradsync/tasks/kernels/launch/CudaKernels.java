@@ -40,14 +40,14 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Likewise for vector accesses: an element-wise kernel ({@link CompiledKernel#isElementwise()})
  * runs in its vectorized form, 8 or 16 bytes per access, when {@code prepare} sees every array
- * aligned for it and all of one length; see {@link #vectorWidth}. A slice at an odd element
+ * aligned for it and all of one length; see {@link VectorLaunches#width}. A slice at an odd element
  * offset gets the scalar form. Set {@code -D}{@value #VECTOR_PROPERTY}{@code =false} to use the
  * scalar form everywhere.
  */
 public final class CudaKernels {
     /** System property: {@code false} turns the non-coherent loads of {@link #prepare} off (for comparisons). */
     public static final String NON_COHERENT_PROPERTY = "gradsync.nonCoherentLoads";
-    /** System property: {@code false} turns the vectorized form of {@link #prepare} off (for comparisons). */
+    /** System property: {@code false} turns the vectorized forms off, on CUDA and OpenCL alike (for comparisons). */
     public static final String VECTOR_PROPERTY = "gradsync.vectorLoads";
 
     private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
@@ -75,7 +75,7 @@ public final class CudaKernels {
 
     /**
      * As {@link #function(CudaDevice, CompiledKernel, Set)}, in the vectorized form when
-     * {@code vectorized}: the caller also guarantees the alignment of {@link #vectorWidth}.
+     * {@code vectorized}: the caller also guarantees the alignment of {@link VectorLaunches#width}.
      */
     public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
         // per GPU, not per handle: logical devices of one GPU share its context, so its modules
@@ -123,70 +123,6 @@ public final class CudaKernels {
         return Collections.unmodifiableSet(nc);
     }
 
-    /**
-     * The elements per thread and access a launch may use: the kernel's
-     * {@link CompiledKernel#vectorWidth()} when it is element-wise and
-     * <ul>
-     *   <li>every array starts at an address that is a multiple of its vector access
-     *       ({@code width} elements: 16 bytes, or 8 for the narrower arrays of a mixed kernel),
-     *       as {@code ld/st.global.v2/.v4} require, and</li>
-     *   <li>every array the loop accesses has the element count of the array whose length bounds
-     *       the loop, or, when the bound is not an array's length, all arrays have one count: the
-     *       loop then covers each slice exactly, as the built-ins are meant to be called, and
-     *       nothing rests on a kernel reading a longer array only in part.</li>
-     * </ul>
-     * Otherwise 1: the scalar form.
-     *
-     * @param starts device address of each array argument, in the order of the kernel's array parameters
-     * @param counts element count of each
-     */
-    static int vectorWidth(CompiledKernel kernel, long[] starts, int[] counts) {
-        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
-        if (starts.length != arrays.size() || counts.length != arrays.size()) {
-            throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
-                    + starts.length + " starts and " + counts.length + " counts");
-        }
-        ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
-        if (loop == null) {
-            return 1;
-        }
-        for (int i = 0; i < arrays.size(); i++) {
-            if (starts[i] % loop.accessBytes(arrays.get(i)) != 0) {
-                return 1;
-            }
-        }
-        int bound = -1; // the index of the array whose length bounds the loop, if known
-        for (int i = 0; i < arrays.size(); i++) {
-            if (loop.boundArray().equals(java.util.Optional.of(arrays.get(i).name()))) {
-                bound = i;
-            }
-        }
-        for (int i = 0; i < arrays.size(); i++) {
-            boolean covered = bound >= 0
-                    ? !loop.accessedArrays().contains(arrays.get(i).name()) || counts[i] == counts[bound]
-                    : counts[i] == counts[0];
-            if (!covered) {
-                return 1;
-            }
-        }
-        return loop.width();
-    }
-
-    /**
-     * The launch for the vector form: a launch of at least one thread per element (the usual
-     * {@link LaunchShape#forWork} shape) shrinks to one thread per group of {@code width}, so
-     * that no threads start only to find no work; any other shape stays (the loops are
-     * grid-stride, so every shape is correct).
-     */
-    static LaunchShape vectorShape(LaunchShape shape, long elements, int width) {
-        if (width <= 1 || shape.globalSize() < elements) {
-            return shape;
-        }
-        long threads = Math.max(1, (elements + width - 1) / width);
-        long grid = (threads + shape.block() - 1) / shape.block();
-        return grid >= shape.grid() ? shape : new LaunchShape((int) grid, shape.block());
-    }
-
     /** True when {@code [aStart, aStart + aLength)} and {@code [bStart, bStart + bLength)} share a byte. */
     private static boolean overlap(long aStart, long aLength, long bStart, long bLength) {
         return aLength > 0 && bLength > 0 && aStart < bStart + bLength && bStart < aStart + aLength;
@@ -215,14 +151,14 @@ public final class CudaKernels {
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
-        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? vectorWidth(kernel, packed.starts(), packed.counts()) : 1;
+        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
         LaunchShape launched = shape;
         if (width > 1) {
             long elements = 0;
             for (int c : packed.counts()) {
                 elements = Math.max(elements, c);
             }
-            launched = vectorShape(shape, elements, width);
+            launched = VectorLaunches.shape(shape, elements, width);
         }
         return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed.slots()), nc, width);
     }
@@ -308,7 +244,7 @@ public final class CudaKernels {
             this.vectorWidth = vectorWidth;
         }
 
-        /** The shape launched: the one asked for, or fewer groups for the vector form ({@link #vectorShape}). */
+        /** The shape launched: the one asked for, or fewer groups for the vector form ({@link VectorLaunches#shape}). */
         public LaunchShape shape() {
             return shape;
         }

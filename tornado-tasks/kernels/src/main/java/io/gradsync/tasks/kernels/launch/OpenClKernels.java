@@ -17,6 +17,7 @@ import org.jocl.Sizeof;
 import org.jocl.cl_kernel;
 import org.jocl.cl_program;
 
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -26,11 +27,13 @@ import static org.jocl.CL.*;
  * Compiled kernels built for OpenCL devices: one program per (device, kernel), built once from
  * the generated OpenCL C and kept for the process.
  *
- * <p>Programs are built through {@link OpenClHandles#buildProgram} with the compiler's options for the device. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
+ * <p>Programs are built through {@link OpenClHandles#buildProgram} with the compiler's options for the device.
+ * An element-wise kernel whose arrays are all aligned runs in its vector form
+ * ({@link CompiledKernel#openCl(boolean)}, {@link VectorLaunches#width}), as on CUDA. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
  * arguments set) and {@link PreparedLaunch#launch launch} it every step.
  */
 public final class OpenClKernels {
-    private record Key(OpenClDevice device, CompiledKernel kernel) {
+    private record Key(OpenClDevice device, CompiledKernel kernel, boolean vectorized) {
     }
 
     private record Built(cl_program program, OpenClDevice device) {
@@ -41,11 +44,11 @@ public final class OpenClKernels {
     private OpenClKernels() {
     }
 
-    /** Builds (once) the kernel's program for the device of {@code queue}. */
-    private static cl_program program(OpenClQueue queue, CompiledKernel kernel) {
+    /** Builds (once) the kernel's program, in its vector form when {@code vectorized}, for the device of {@code queue}. */
+    private static cl_program program(OpenClQueue queue, CompiledKernel kernel, boolean vectorized) {
         OpenClDevice device = queue.device();
-        return PROGRAMS.computeIfAbsent(new Key(device, kernel),
-                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(),
+        return PROGRAMS.computeIfAbsent(new Key(device, kernel, vectorized),
+                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(vectorized),
                         CompiledKernel.openClBuildOptions(device.correctlyRoundedDivideSqrt(), device.isNvidiaGpu()), kernel.entryName()), device))
                 .program();
     }
@@ -66,8 +69,9 @@ public final class OpenClKernels {
         if (args.length != expected) {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
         }
+        int width = vectorWidth(kernel, args);
         int[] rc = {0};
-        cl_kernel k = clCreateKernel(program(queue, kernel), kernel.openClKernelName(), rc);
+        cl_kernel k = clCreateKernel(program(queue, kernel, width > 1), kernel.openClKernelName(), rc);
         check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
         int a = 0;
         int slot = 0;
@@ -116,7 +120,44 @@ public final class OpenClKernels {
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalY()}), device);
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalZ()}), device);
         }
-        return new PreparedLaunch(kernel.entryName(), device, k, shape);
+        long elements = 0;
+        for (Object arg : args) {
+            if (arg instanceof DeviceSlice slice) {
+                elements = Math.max(elements, slice.count());
+            }
+        }
+        return new PreparedLaunch(kernel.entryName(), device, k, VectorLaunches.shape(shape, elements, width), width);
+    }
+
+    /**
+     * The vector form's width for these arguments ({@link VectorLaunches#width}, from each slice's
+     * byte offset: a buffer's base is aligned to at least 128 bytes, as OpenCL requires), or 1.
+     * Arguments not yet checked give 1: the checks below then fail them as for the scalar form.
+     */
+    private static int vectorWidth(CompiledKernel kernel, Object[] args) {
+        if (kernel.openClVectorWidth() == 1 || !Boolean.parseBoolean(System.getProperty(CudaKernels.VECTOR_PROPERTY, "true"))) {
+            return 1;
+        }
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
+        long[] starts = new long[arrays.size()];
+        int[] counts = new int[arrays.size()];
+        int a = 0;
+        int i = 0;
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
+            if (p instanceof KernelParam.ContextParam) {
+                continue;
+            }
+            Object arg = a < args.length ? args[a] : null;
+            a++;
+            if (p instanceof KernelParam.ArrayParam) {
+                if (!(arg instanceof DeviceSlice slice)) {
+                    return 1;
+                }
+                starts[i] = slice.byteOffset();
+                counts[i++] = slice.count();
+            }
+        }
+        return VectorLaunches.width(kernel, starts, counts);
     }
 
     private static void set(cl_kernel k, int index, long size, Pointer value, OpenClDevice device) {
@@ -135,17 +176,25 @@ public final class OpenClKernels {
         private final OpenClDevice device;
         private final cl_kernel kernel;
         private final LaunchShape shape;
+        private final int vectorWidth;
         private volatile boolean closed;
 
-        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape) {
+        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape, int vectorWidth) {
             this.name = name;
             this.device = device;
             this.kernel = kernel;
             this.shape = shape;
+            this.vectorWidth = vectorWidth;
         }
 
+        /** The shape launched: the one asked for, or fewer groups for the vector form. */
         public LaunchShape shape() {
             return shape;
+        }
+
+        /** Elements per work item and access: the kernel's OpenCL vector width, or 1 for the scalar form. */
+        public int vectorWidth() {
+            return vectorWidth;
         }
 
         /** Enqueues the kernel on {@code queue}, which must belong to the same device (asynchronous). */

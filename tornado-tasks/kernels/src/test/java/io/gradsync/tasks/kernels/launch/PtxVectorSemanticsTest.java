@@ -69,7 +69,7 @@ class PtxVectorSemanticsTest {
                     KernelArgs.runOnJvm(m, k, expected, (int) shape.globalSize(), shape.block());
                     for (boolean vectorized : new boolean[]{false, true}) {
                         Object[] actual = KernelArgs.deepCopy(args);
-                        LaunchShape launched = vectorized ? CudaKernels.vectorShape(shape, n, k.vectorWidth()) : shape;
+                        LaunchShape launched = vectorized ? VectorLaunches.shape(shape, n, k.vectorWidth()) : shape;
                         interpret(k, k.ptx(sm, nc, vectorized), actual, launched, 0);
                         compare(m, expected, actual, spec.name() + (vectorized ? " vector" : " scalar") + " sm_" + sm
                                 + " n=" + n + " " + launched + " seed=" + seed);
@@ -121,7 +121,7 @@ class PtxVectorSemanticsTest {
                 KernelArgs.runOnJvm(m, k, expected, 0, 0);
                 for (boolean vectorized : new boolean[]{false, true}) {
                     Object[] actual = KernelArgs.deepCopy(args);
-                    LaunchShape launched = vectorized ? CudaKernels.vectorShape(shape, n, k.vectorWidth()) : shape;
+                    LaunchShape launched = vectorized ? VectorLaunches.shape(shape, n, k.vectorWidth()) : shape;
                     interpret(k, k.ptx(90, Set.of(), vectorized), actual, launched, 0);
                     compare(m, expected, actual, name + (vectorized ? " vector" : " scalar") + " n=" + n + " " + launched);
                 }

@@ -16,8 +16,8 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 /**
- * The run-time choice of the vector form ({@link CudaKernels#vectorWidth}) from the addresses and
- * counts of a launch's arrays, and its launch shape ({@link CudaKernels#vectorShape}). No GPU needed.
+ * The run-time choice of the vector form ({@link VectorLaunches#width}) from the addresses and
+ * counts of a launch's arrays, and its launch shape ({@link VectorLaunches#shape}). No GPU needed.
  */
 class VectorSelectionTest {
     /** cuMemAlloc gives 256-byte aligned buffers. */
@@ -37,7 +37,7 @@ class VectorSelectionTest {
             starts[i] = BASE + i * APART + (i < shifts.length ? shifts[i] : 0);
         }
         Arrays.fill(counts, n);
-        return CudaKernels.vectorWidth(k, starts, counts);
+        return VectorLaunches.width(k, starts, counts);
     }
 
     @Test
@@ -76,10 +76,10 @@ class VectorSelectionTest {
     void unequalCountsTakeTheScalarForm() {
         CompiledKernel avg = kernel("average2Bf16");
         long[] starts = {BASE, BASE + APART, BASE + 2 * APART};
-        assertEquals(8, CudaKernels.vectorWidth(avg, starts, new int[]{100, 100, 100}));
-        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{100, 101, 100}), "an input longer than the bound");
-        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{100, 100, 99}), "an input shorter than the bound");
-        assertEquals(1, CudaKernels.vectorWidth(avg, starts, new int[]{101, 100, 100}), "the bound array longer");
+        assertEquals(8, VectorLaunches.width(avg, starts, new int[]{100, 100, 100}));
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 101, 100}), "an input longer than the bound");
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 100, 99}), "an input shorter than the bound");
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{101, 100, 100}), "the bound array longer");
     }
 
     /** A kernel bounded by a scalar: nothing proves which array covers the loop, so all must agree. */
@@ -95,8 +95,8 @@ class VectorSelectionTest {
     void scalarBoundNeedsAllCountsEqual() {
         CompiledKernel k = KernelCompiler.shared().compile(ScalarBound.class, "scaleFirst");
         long[] starts = {BASE, BASE + APART};
-        assertEquals(4, CudaKernels.vectorWidth(k, starts, new int[]{64, 64}));
-        assertEquals(1, CudaKernels.vectorWidth(k, starts, new int[]{64, 65}));
+        assertEquals(4, VectorLaunches.width(k, starts, new int[]{64, 64}));
+        assertEquals(1, VectorLaunches.width(k, starts, new int[]{64, 65}));
     }
 
     @Test
@@ -109,7 +109,7 @@ class VectorSelectionTest {
     @Test
     void wrongNumberOfArraysIsRefused() {
         assertThrows(IllegalArgumentException.class,
-                () -> CudaKernels.vectorWidth(kernel("average2"), new long[]{BASE, BASE}, new int[]{1, 1}));
+                () -> VectorLaunches.width(kernel("average2"), new long[]{BASE, BASE}, new int[]{1, 1}));
     }
 
     @Test
@@ -117,20 +117,20 @@ class VectorSelectionTest {
         int n = (1 << 20) + 3;
         LaunchShape perElement = LaunchShape.forWork(io.gradsync.tasks.compiler.KernelStyle.PARALLEL_LOOP, n, 0);
         // ceil(n / 8) = 131073 threads: 513 groups of 256
-        assertEquals(new LaunchShape(513, 256), CudaKernels.vectorShape(perElement, n, 8));
-        assertEquals(new LaunchShape(1025, 256), CudaKernels.vectorShape(perElement, n, 4));
-        assertEquals(new LaunchShape(1, 64), CudaKernels.vectorShape(new LaunchShape(1, 64), 3, 8));
-        assertEquals(new LaunchShape(1, 256), CudaKernels.vectorShape(new LaunchShape(1, 256), 0, 8), "empty: one group");
-        assertEquals(new LaunchShape(2, 64), CudaKernels.vectorShape(new LaunchShape(4, 64), 129, 2), "65 threads");
+        assertEquals(new LaunchShape(513, 256), VectorLaunches.shape(perElement, n, 8));
+        assertEquals(new LaunchShape(1025, 256), VectorLaunches.shape(perElement, n, 4));
+        assertEquals(new LaunchShape(1, 64), VectorLaunches.shape(new LaunchShape(1, 64), 3, 8));
+        assertEquals(new LaunchShape(1, 256), VectorLaunches.shape(new LaunchShape(1, 256), 0, 8), "empty: one group");
+        assertEquals(new LaunchShape(2, 64), VectorLaunches.shape(new LaunchShape(4, 64), 129, 2), "65 threads");
     }
 
     @Test
     void gridStrideLaunchesStay() {
         LaunchShape bounded = new LaunchShape(132 * 8, 256);
-        assertSame(bounded, CudaKernels.vectorShape(bounded, 1L << 28, 8), "fewer threads than elements");
+        assertSame(bounded, VectorLaunches.shape(bounded, 1L << 28, 8), "fewer threads than elements");
         LaunchShape exact = new LaunchShape(2, 64);
-        assertSame(exact, CudaKernels.vectorShape(exact, 100, 1), "scalar form");
+        assertSame(exact, VectorLaunches.shape(exact, 100, 1), "scalar form");
         LaunchShape one = new LaunchShape(1, 64);
-        assertSame(one, CudaKernels.vectorShape(one, 100, 8), "already one group");
+        assertSame(one, VectorLaunches.shape(one, 100, 8), "already one group");
     }
 }

@@ -1,0 +1,84 @@
+package io.gradsync.tasks.kernels.launch;
+
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.LaunchShape;
+import io.gradsync.tasks.compiler.access.KernelIrs;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+
+import java.util.List;
+
+/**
+ * When a launch of an element-wise kernel may take its vectorized form (PTX and OpenCL C alike):
+ * from where its arrays start and how many elements each has; and the launch shape of that form.
+ */
+final class VectorLaunches {
+    private VectorLaunches() {
+    }
+
+    /**
+     * The elements per thread and access a launch may use: the kernel's
+     * {@link CompiledKernel#vectorWidth()} when it is element-wise and
+     * <ul>
+     *   <li>every array starts at an address (or, on OpenCL, a byte offset in a buffer whose base is
+     *       aligned far beyond) that is a multiple of its vector access
+     *       ({@code width} elements: 16 bytes, or 8 for the narrower arrays of a mixed kernel),
+     *       as {@code ld/st.global.v2/.v4} require, and</li>
+     *   <li>every array the loop accesses has the element count of the array whose length bounds
+     *       the loop, or, when the bound is not an array's length, all arrays have one count: the
+     *       loop then covers each slice exactly, as the built-ins are meant to be called, and
+     *       nothing rests on a kernel reading a longer array only in part.</li>
+     * </ul>
+     * Otherwise 1: the scalar form.
+     *
+     * @param starts device address of each array argument, in the order of the kernel's array parameters
+     * @param counts element count of each
+     */
+    static int width(CompiledKernel kernel, long[] starts, int[] counts) {
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
+        if (starts.length != arrays.size() || counts.length != arrays.size()) {
+            throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
+                    + starts.length + " starts and " + counts.length + " counts");
+        }
+        ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
+        if (loop == null) {
+            return 1;
+        }
+        for (int i = 0; i < arrays.size(); i++) {
+            if (starts[i] % loop.accessBytes(arrays.get(i)) != 0) {
+                return 1;
+            }
+        }
+        int bound = -1; // the index of the array whose length bounds the loop, if known
+        for (int i = 0; i < arrays.size(); i++) {
+            if (loop.boundArray().equals(java.util.Optional.of(arrays.get(i).name()))) {
+                bound = i;
+            }
+        }
+        for (int i = 0; i < arrays.size(); i++) {
+            boolean covered = bound >= 0
+                    ? !loop.accessedArrays().contains(arrays.get(i).name()) || counts[i] == counts[bound]
+                    : counts[i] == counts[0];
+            if (!covered) {
+                return 1;
+            }
+        }
+        return loop.width();
+    }
+
+    /**
+     * The launch for the vector form: a launch of at least one thread per element (the usual
+     * {@link LaunchShape#forWork} shape) shrinks to one thread per group of {@code width}, so
+     * that no threads start only to find no work; any other shape stays (the loops are
+     * grid-stride, so every shape is correct).
+     */
+    static LaunchShape shape(LaunchShape shape, long elements, int width) {
+        if (width <= 1 || shape.globalSize() < elements) {
+            return shape;
+        }
+        long threads = Math.max(1, (elements + width - 1) / width);
+        long grid = (threads + shape.block() - 1) / shape.block();
+        return grid >= shape.grid() ? shape : new LaunchShape((int) grid, shape.block());
+    }
+
+}
