@@ -16,7 +16,8 @@ import picocli.CommandLine.Spec;
 /** Lists the built-in kernels or writes their generated PTX / OpenCL C. */
 @Command(name = "kernels", mixinStandardHelpOptions = true, versionProvider = Gradsync.Version.class,
         description = "List the built-in kernels, or write the code gradsync generates for each of them from its Java "
-                + "bytecode: one file per kernel plus one module (gradsync-kernels.ptx / .cl) holding all of them.",
+                + "bytecode: one file per kernel, its vector form beside it where it has one (NAME.vector.ptx / .cl: what a "
+                + "launch whose arrays are all aligned runs), and one module (gradsync-kernels.ptx / .cl) holding all of them.",
         footer = {"", "Examples:",
             "  gradsync kernels",
             "  gradsync kernels --emit ptx --out build/ptx",
@@ -66,8 +67,9 @@ final class KernelsCommand implements Callable<Integer> {
         }
         Preflight.writableDirectory(spec, "--out", out);
         List<Path> files = KernelSources.emitAll(target, out, sm);
-        w.printf(Locale.ROOT, "wrote %d files (%d kernels%s) to %s%n", files.size(), files.size() - 1,
-                target == KernelSources.Target.PTX ? ", sm_" + sm : "", out);
+        long vector = files.stream().filter(f -> f.getFileName().toString().contains(".vector.")).count();
+        w.printf(Locale.ROOT, "wrote %d files (%d kernels, %d of them also in their vector form%s) to %s%n", files.size(),
+                files.size() - 1 - vector, vector, target == KernelSources.Target.PTX ? ", sm_" + sm : "", out);
         w.flush();
         return 0;
     }

@@ -53,7 +53,11 @@ public final class KernelSources {
         return emitAll(target, dir, DEFAULT_SM);
     }
 
-    /** As {@link #emitAll(Target, Path)}, PTX for compute capability {@code sm} (e.g. 90). */
+    /**
+     * As {@link #emitAll(Target, Path)}, PTX for compute capability {@code sm} (e.g. 90). Beside
+     * each element-wise kernel's file, {@code <name>.vector.<ext>}: its vector form, which a launch
+     * whose arrays are all aligned runs.
+     */
     public static List<Path> emitAll(Target target, Path dir, int sm) {
         List<CompiledKernel> kernels = compileAll();
         List<Path> written = new ArrayList<>();
@@ -62,6 +66,11 @@ public final class KernelSources {
             for (CompiledKernel k : kernels) {
                 String text = target == Target.PTX ? k.ptx(sm) : k.openCl();
                 written.add(Files.writeString(dir.resolve(k.entryName() + "." + target.extension()), text));
+                boolean vector = target == Target.PTX ? k.vectorWidth() > 1 : k.openClVectorWidth() > 1;
+                if (vector) {
+                    String v = target == Target.PTX ? k.ptx(sm, java.util.Set.of(), true) : k.openCl(true);
+                    written.add(Files.writeString(dir.resolve(k.entryName() + ".vector." + target.extension()), v));
+                }
             }
             written.add(Files.writeString(dir.resolve("gradsync-kernels." + target.extension()), allInOne(target, sm)));
         } catch (IOException e) {
