@@ -1,6 +1,5 @@
 package io.gradsync.tasks.kernels;
 
-import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.testing.BuiltinDifferential;
 import io.gradsync.tasks.testing.CudaRunner;
@@ -68,20 +67,7 @@ class CudaDifferentialTest {
     private static final List<String> VECTOR_KERNELS = List.of("average2Bf16", "average4", "sumIntoF16", "scaleBf16", "f32ToBf16");
 
     static Stream<Arguments> vectorCases() {
-        List<Arguments> cases = new ArrayList<>();
-        for (String name : VECTOR_KERNELS) {
-            KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
-            for (int n : new int[]{1, 2, 3, 5, 1023, 4097, (1 << 20) + 3}) {
-                // aligned (vector form), every array one element off, only the last array off (scalar form)
-                for (int shifted : new int[]{Integer.MIN_VALUE, -1, KernelIrs.ir(spec.compile()).arrayParams().size() - 1}) {
-                    // one thread per element (the grid shrinks), and a small grid-stride launch
-                    for (int threads : new int[]{(n + 255) / 256 * 256, 3 * BuiltinDifferential.LOCAL}) {
-                        cases.add(Arguments.of(spec, n, shifted, threads));
-                    }
-                }
-            }
-        }
-        return cases.stream();
+        return BuiltinDifferential.vectorCases(VECTOR_KERNELS, 1, 2, 3, 5, 1023, 4097, (1 << 20) + 3);
     }
 
     /**

@@ -1,6 +1,5 @@
 package io.gradsync.tasks.kernels;
 
-import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.testing.BuiltinDifferential;
 import io.gradsync.tasks.testing.OpenClRunner;
 import org.junit.jupiter.api.BeforeAll;
@@ -55,19 +54,7 @@ class OpenClDifferentialTest {
             "f32ToBf16", "bf16ToF32", "copyF16");
 
     static Stream<Arguments> vectorCases() {
-        List<Arguments> cases = new ArrayList<>();
-        for (String name : VECTOR_KERNELS) {
-            KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
-            for (int n : new int[]{1, 3, 7, 8, 9, 17, 1003, 4097}) {
-                // aligned (vector form), every array one element off, only the last array off (scalar form)
-                for (int shifted : new int[]{Integer.MIN_VALUE, -1, KernelIrs.ir(spec.compile()).arrayParams().size() - 1}) {
-                    for (int threads : new int[]{(n + 63) / 64 * 64, 3 * BuiltinDifferential.LOCAL}) {
-                        cases.add(Arguments.of(spec, n, shifted, threads));
-                    }
-                }
-            }
-        }
-        return cases.stream();
+        return BuiltinDifferential.vectorCases(VECTOR_KERNELS, 1, 3, 7, 8, 9, 17, 1003, 4097);
     }
 
     /**

@@ -9,9 +9,15 @@ import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.LongArray;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.KernelStyle;
+import io.gradsync.tasks.compiler.access.KernelIrs;
+import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
+import org.junit.jupiter.params.provider.Arguments;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
 import java.util.Random;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -29,6 +35,26 @@ public final class BuiltinDifferential {
     public static final int LOCAL = 64;
 
     private BuiltinDifferential() {
+    }
+
+    /**
+     * The cases of a vector-form test: each of {@code kernels} at each of {@code lengths}, with its
+     * arrays aligned ({@code Integer.MIN_VALUE}), every array one element off (-1) or only the last
+     * one off (its index), launched with a work item per element and with a few groups striding.
+     */
+    public static Stream<Arguments> vectorCases(List<String> kernels, int... lengths) {
+        List<Arguments> cases = new ArrayList<>();
+        for (String name : kernels) {
+            KernelSpec spec = BuiltinKernels.byName(name).orElseThrow();
+            for (int n : lengths) {
+                for (int shifted : new int[]{Integer.MIN_VALUE, -1, KernelIrs.ir(spec.compile()).arrayParams().size() - 1}) {
+                    for (int threads : new int[]{(n + LOCAL - 1) / LOCAL * LOCAL, 3 * LOCAL}) {
+                        cases.add(Arguments.of(spec, n, shifted, threads));
+                    }
+                }
+            }
+        }
+        return cases.stream();
     }
 
     public static void check(DeviceRunner device, KernelSpec spec, int n, int threads) {
