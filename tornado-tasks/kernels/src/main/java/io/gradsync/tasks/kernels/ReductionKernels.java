@@ -274,20 +274,20 @@ public final class ReductionKernels {
             int v7 = x.getBits(i + 7 * stride) & 0x7fff;
             i += 8 * stride;
             m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
-            s0 += square16(v0, bf16);
-            s1 += square16(v1, bf16);
-            s2 += square16(v2, bf16);
-            s3 += square16(v3, bf16);
-            s4 += square16(v4, bf16);
-            s5 += square16(v5, bf16);
-            s6 += square16(v6, bf16);
-            s7 += square16(v7, bf16);
+            s0 = plusSquare16(s0, v0, bf16);
+            s1 = plusSquare16(s1, v1, bf16);
+            s2 = plusSquare16(s2, v2, bf16);
+            s3 = plusSquare16(s3, v3, bf16);
+            s4 = plusSquare16(s4, v4, bf16);
+            s5 = plusSquare16(s5, v5, bf16);
+            s6 = plusSquare16(s6, v6, bf16);
+            s7 = plusSquare16(s7, v7, bf16);
         }
         for (int rest = count % 8; rest > 0; rest--) {
             int v = x.getBits(i) & 0x7fff;
             i += stride;
             m = Math.max(m, v);
-            s0 += square16(v, bf16);
+            s0 = plusSquare16(s0, v, bf16);
         }
         return finiteOr(((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7)), m, bf16);
     }
@@ -356,16 +356,16 @@ public final class ReductionKernels {
             e = e3 + step;
             m = Math.max(m, Math.max(Math.max(Math.max(a0, a1), Math.max(a2, a3)), Math.max(Math.max(b0, b1), Math.max(b2, b3))));
             m = Math.max(m, Math.max(Math.max(Math.max(c0, c1), Math.max(c2, c3)), Math.max(Math.max(d0, d1), Math.max(d2, d3))));
-            s0 += (square16(a0, bf16) + square16(b0, bf16)) + (square16(c0, bf16) + square16(d0, bf16));
-            s1 += (square16(a1, bf16) + square16(b1, bf16)) + (square16(c1, bf16) + square16(d1, bf16));
-            s2 += (square16(a2, bf16) + square16(b2, bf16)) + (square16(c2, bf16) + square16(d2, bf16));
-            s3 += (square16(a3, bf16) + square16(b3, bf16)) + (square16(c3, bf16) + square16(d3, bf16));
+            s0 += plusSquare16(square16(b0, bf16), a0, bf16) + plusSquare16(square16(d0, bf16), c0, bf16);
+            s1 += plusSquare16(square16(b1, bf16), a1, bf16) + plusSquare16(square16(d1, bf16), c1, bf16);
+            s2 += plusSquare16(square16(b2, bf16), a2, bf16) + plusSquare16(square16(d2, bf16), c2, bf16);
+            s3 += plusSquare16(square16(b3, bf16), a3, bf16) + plusSquare16(square16(d3, bf16), c3, bf16);
         }
         for (int rest = count % 4; rest > 0; rest--) {
             int a = x.getBits(e) & 0x7fff, b = x.getBits(e + 1) & 0x7fff, c = x.getBits(e + 2) & 0x7fff, d = x.getBits(e + 3) & 0x7fff;
             e += step;
             m = Math.max(m, Math.max(Math.max(a, b), Math.max(c, d)));
-            s0 += (square16(a, bf16) + square16(b, bf16)) + (square16(c, bf16) + square16(d, bf16));
+            s0 += plusSquare16(square16(b, bf16), a, bf16) + plusSquare16(square16(d, bf16), c, bf16);
         }
         if (first == 0) {
             for (int i = 4 * quads; i < n; i++) {
@@ -400,7 +400,21 @@ public final class ReductionKernels {
      * keeps one branch.
      */
     static double square16(int t, boolean bf16) {
-        double v = bf16 ? Double.longBitsToDouble((long) t << 45) * 0x1p896 : Double.longBitsToDouble((long) t << 42) * 0x1p1008;
+        double v = value16(t, bf16);
         return v * v;
+    }
+
+    /**
+     * {@code s + square16(t, bf16)}: the square is exact, so adding it rounds once either way, and
+     * one fma (a GPU instruction fewer per element) gives the same bits.
+     */
+    private static double plusSquare16(double s, int t, boolean bf16) {
+        double v = value16(t, bf16);
+        return Math.fma(v, v, s);
+    }
+
+    /** The value {@link #square16} squares: exact, from the magnitude bits alone. */
+    private static double value16(int t, boolean bf16) {
+        return bf16 ? Double.longBitsToDouble((long) t << 45) * 0x1p896 : Double.longBitsToDouble((long) t << 42) * 0x1p1008;
     }
 }
