@@ -29,6 +29,9 @@ import java.util.List;
  * {@link #BUILD_OPTIONS_IEEE_DIV_SQRT}, which the OpenCL runtime asks for wherever the device
  * offers it.
  *
+ * <p>An element-wise kernel also has a vector form ({@link #vectorProgram}, {@link OpenClVectorForm}),
+ * which a launch whose arrays are all aligned runs.
+ *
  * <p>Calling convention (OpenCL passes buffers, not pointers): each array parameter becomes three
  * arguments, the buffer ({@code <name>_base}), the element offset of the array in it
  * ({@code <name>_off}, int) and the element count ({@code <name>_len}, int), so a slice of a

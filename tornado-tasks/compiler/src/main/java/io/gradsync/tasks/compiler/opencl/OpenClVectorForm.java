@@ -42,10 +42,11 @@ final class OpenClVectorForm {
         e.line("const uint gs_groups = gs_n / " + width + "u;");
         e.line("const uint gs_gsize = (uint)get_global_size(0);");
         e.line("for (uint gs_g = gs_gid; gs_g < gs_groups; gs_g += gs_gsize) {");
+        e.indent(true);
         Map<String, String> loaded = new LinkedHashMap<>();
         for (ArrayParam a : loop.loaded()) {
             String v = "gs_in_" + a.javaIndex();
-            e.line("    const " + word(loop, a) + " " + v + " = ((__global const " + word(loop, a) + "*)" + OpenClEmitter.ptr(a) + ")[gs_g];");
+            e.line("const " + word(loop, a) + " " + v + " = ((__global const " + word(loop, a) + "*)" + OpenClEmitter.ptr(a) + ")[gs_g];");
             loaded.put(a.name(), v);
         }
         Map<String, String[]> stored = new LinkedHashMap<>();
@@ -53,32 +54,29 @@ final class OpenClVectorForm {
             stored.put(a.name(), new String[width]);
         }
         for (int lane = 0; lane < width; lane++) {
-            e.line("    " + index + " = (int)(gs_g * " + width + "u + " + lane + "u);");
+            e.line(index + " = (int)(gs_g * " + width + "u + " + lane + "u);");
             for (Insn insn : loop.body()) {
                 switch (insn) {
-                    case Insn.Load l -> e.line("    " + OpenClEmitter.name(l.dst()) + " = " + laneLoad(l, lane, loaded.get(l.array().name())) + ";");
+                    case Insn.Load l -> e.line(OpenClEmitter.name(l.dst()) + " = " + laneLoad(l, lane, loaded.get(l.array().name())) + ";");
                     case Insn.Store s -> {
                         String bits = "gs_st_" + s.array().javaIndex() + "_" + lane;
-                        e.line("    const uint " + bits + " = " + laneBits(s) + ";");
+                        e.line("const uint " + bits + " = " + laneBits(s) + ";");
                         stored.get(s.array().name())[lane] = bits;
                     }
-                    default -> {
-                        e.indent(true);
-                        e.emitInsn(insn);
-                        e.indent(false);
-                    }
+                    default -> e.emitInsn(insn);
                 }
             }
         }
         for (ArrayParam a : loop.stored()) {
             String[] lanes = stored.get(a.name());
-            int words = accessBytes(loop, a) / 4;
+            int words = loop.accessBytes(a) / 4;
             StringBuilder packed = new StringBuilder("(" + word(loop, a) + ")(");
             for (int w = 0; w < words; w++) {
                 packed.append(w > 0 ? ", " : "").append(a.element().bytes() == 2 ? lanes[2 * w] + " | (" + lanes[2 * w + 1] + " << 16)" : lanes[w]);
             }
-            e.line("    ((__global " + word(loop, a) + "*)" + OpenClEmitter.ptr(a) + ")[gs_g] = " + packed + ");");
+            e.line("((__global " + word(loop, a) + "*)" + OpenClEmitter.ptr(a) + ")[gs_g] = " + packed + ");");
         }
+        e.indent(false);
         e.line("}");
         e.line("for (" + index + " = (int)(gs_groups * " + width + "u + gs_gid); (uint)" + index + " < gs_n; "
                 + index + " = (int)((uint)" + index + " + gs_gsize)) {");
@@ -91,13 +89,9 @@ final class OpenClVectorForm {
         e.line("return;");
     }
 
-    private static int accessBytes(ElementwiseLoop loop, ArrayParam a) {
-        return loop.accessBytes(a);
-    }
-
     /** The vector type of one access of {@code a}: {@code uint4} for 16 bytes, {@code uint2} for 8. */
     private static String word(ElementwiseLoop loop, ArrayParam a) {
-        return accessBytes(loop, a) == 16 ? "uint4" : "uint2";
+        return loop.accessBytes(a) == 16 ? "uint4" : "uint2";
     }
 
     /** The value the scalar load gives, from lane {@code lane} of the loaded words {@code v}. */
