@@ -69,6 +69,63 @@ class HostAverageTest {
         }
     }
 
+    static Stream<Arguments> intoAllCases() {
+        return Stream.of(DType.values()).flatMap(t -> Stream.of(2, 3, 4, 5, 8).flatMap(n ->
+                Stream.of(1, 7, 8, 32, 37, 511, 512, 3000).map(count -> Arguments.of(t, n, count))));
+    }
+
+    /**
+     * The all-reduce on host memory ({@link HostAverage#averageIntoAll}: SIMD lanes where the vector
+     * module is, as in these tests): every input ends with the defined mean on [from, to), and
+     * nothing else changes; lengths around the lane count and the forms' chunk.
+     */
+    @ParameterizedTest(name = "{0}, {1} inputs, {2} elements")
+    @MethodSource("intoAllCases")
+    void averagesIntoEveryInputAsDefined(DType dtype, int replicas, int count) {
+        SplittableRandom rnd = new SplittableRandom(dtype.ordinal() * 131L + replicas * 7L + count);
+        int pad = 5;
+        int length = count + 2 * pad;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment[] in = new MemorySegment[replicas];
+            MemorySegment[] was = new MemorySegment[replicas];
+            for (int r = 0; r < replicas; r++) {
+                in[r] = arena.allocate((long) length * dtype.bytes(), 64);
+                for (int i = 0; i < length; i++) {
+                    put(dtype, in[r], i, value(rnd, i));
+                }
+                was[r] = arena.allocate(in[r].byteSize()).copyFrom(in[r]);
+            }
+            // many times over fresh copies, so that what is checked is (likely) the JIT's code
+            for (int k = 0; k < 200; k++) {
+                for (int r = 0; r < replicas; r++) {
+                    in[r].copyFrom(was[r]);
+                }
+                HostAverage.averageIntoAll(dtype, in, pad, pad + count);
+            }
+            for (int i = 0; i < length; i++) {
+                for (int r = 0; r < replicas; r++) {
+                    if (i < pad || i >= pad + count) {
+                        assertEquals(bits(dtype, was[r], i), bits(dtype, in[r], i), "replica " + r + ", element " + i + " lies outside the range");
+                        continue;
+                    }
+                    double sum = get(dtype, was[0], i);
+                    for (int q = 1; q < replicas; q++) {
+                        sum += get(dtype, was[q], i);
+                    }
+                    assertSame(dtype, roundOnce(dtype, sum / replicas), bits(dtype, in[r], i), "replica " + r + ", element " + i);
+                }
+            }
+        }
+    }
+
+    /** The lanes are what the tests above check, where the JVM has the module (the build's test.argLine adds it). */
+    @org.junit.jupiter.api.Test
+    void lanesRunWhereTheVectorModuleIs() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
+                "this JVM runs without --add-modules jdk.incubator.vector: the plain loops are what is checked");
+        assertTrue(HostAverage.lanes(), "the vector module is loaded but the host average has no lanes");
+    }
+
     @ParameterizedTest(name = "{0}")
     @org.junit.jupiter.params.provider.EnumSource(DType.class)
     void theMeanOfHugeValuesIsFinite(DType dtype) {

@@ -3,8 +3,10 @@ package io.gradsync.sync.backend;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.Replica;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceRuntime;
 import io.gradsync.tasks.jvm.JvmBuffer;
+import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -116,8 +118,47 @@ public final class ReplicaCheck {
      * gets the whole check. Thread-safety: any thread.
      */
     public static final class Memo {
-        /** The replicas last found acceptable, and the devices they were checked against. */
-        private record Checked(Replica[] replicas, List<? extends Device> devices) {
+        /**
+         * The replicas last found acceptable, the devices they were checked against, and what can
+         * change about them, flat: every gradient's buffer, and the segments of those that wrap a
+         * caller's memory (a buffer gradsync allocated is freed only by its own close).
+         */
+        private record Checked(Replica[] replicas, List<? extends Device> devices, DeviceBuffer[] buffers,
+                MemorySegment[] wrapped) {
+            static Checked of(List<Replica> replicas, List<? extends Device> devices) {
+                List<DeviceBuffer> buffers = new ArrayList<>();
+                List<MemorySegment> wrapped = new ArrayList<>();
+                for (Replica r : replicas) {
+                    for (Gradient g : r.gradients()) {
+                        buffers.add(g.buffer());
+                        if (g.buffer() instanceof JvmBuffer jvm && !jvm.isOwned()) {
+                            wrapped.add(jvm.segment());
+                        }
+                    }
+                }
+                return new Checked(replicas.toArray(Replica[]::new), devices, buffers.toArray(DeviceBuffer[]::new),
+                        wrapped.toArray(MemorySegment[]::new));
+            }
+
+            /** Whether nothing that can change has: else the whole live check names what did. */
+            boolean stillLive() {
+                for (DeviceBuffer b : buffers) {
+                    if (b.isClosed()) {
+                        return false;
+                    }
+                }
+                for (MemorySegment m : wrapped) {
+                    if (!m.scope().isAlive()) {
+                        return false;
+                    }
+                }
+                for (Replica r : replicas) {
+                    if (r.stream() != null && r.stream().isClosed()) {
+                        return false;
+                    }
+                }
+                return !WrappedAddresses.used();
+            }
         }
 
         private volatile Checked last;
@@ -125,6 +166,9 @@ public final class ReplicaCheck {
         public void check(List<Replica> replicas, List<? extends Device> devices) {
             Checked c = last;
             if (c != null && c.devices() == devices && sameObjects(c.replicas(), replicas)) {
+                if (c.stillLive()) {
+                    return;
+                }
                 for (int r = 0; r < c.replicas().length; r++) {
                     Replica replica = c.replicas()[r];
                     for (Gradient g : replica.gradients()) {
@@ -135,7 +179,7 @@ public final class ReplicaCheck {
                 return;
             }
             ReplicaCheck.check(replicas, devices);
-            last = new Checked(replicas.toArray(Replica[]::new), devices);
+            last = Checked.of(replicas, devices);
         }
 
     }

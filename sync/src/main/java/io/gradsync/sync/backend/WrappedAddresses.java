@@ -24,6 +24,11 @@ public final class WrappedAddresses {
     private WrappedAddresses() {
     }
 
+    /** Whether any buffer wraps a framework's tensor: until then {@link #moved} is null for every gradient. */
+    static boolean used() {
+        return used;
+    }
+
     /** {@code buffer} wraps the tensor whose data lies where {@code address} says. */
     public static void register(DeviceBuffer buffer, LongSupplier address) {
         WHERE.put(buffer, address);

@@ -127,7 +127,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         if (chunks.isEmpty()) {
             return null;
         }
-        if (!collect && HostInPlace.applies(replicas)) { // JVM devices: the replicas are host memory already
+        if (!collect && inPlaceViews.applies(replicas)) { // JVM devices: the replicas are host memory already
             awaitCallerWork();
             long t1 = System.nanoTime();
             stats.phase("prepare", t1 - t0);

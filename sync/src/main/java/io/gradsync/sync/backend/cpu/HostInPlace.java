@@ -13,8 +13,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Replicas on JVM devices are host memory already: staging would copy them into host memory and
- * back. Here every chunk is averaged where the replicas are, by the staging workers, into one
- * replica's memory (the average's inputs may include its output), then copied to the others; a
+ * back. Here every chunk is averaged where the replicas are, by the staging workers, into every
+ * replica's memory ({@link HostAverage#averageIntoAll}); a
  * reduce-scatter averages each shard into its owner's memory alone, and the copy collectives copy
  * from the owner or the root. The same chunks as staging, so the same work split; the same
  * {@link HostAverage}, so the same bits.
@@ -27,7 +27,7 @@ final class HostInPlace {
     }
 
     /** True where every gradient lies in a JVM device's memory and no replica names a stream (whose queued work would have to be waited for on the device). */
-    static boolean applies(List<Replica> replicas) {
+    private static boolean applies(List<Replica> replicas) {
         for (Replica r : replicas) {
             if (r.stream() != null) {
                 return false;
@@ -42,64 +42,69 @@ final class HostInPlace {
     }
 
     /**
-     * Every replica's gradients as views of their own elements, kept while the call's replicas are
-     * the objects of the last call (a training loop's are): a piece then slices nothing, which is
-     * most of what a small tensor costs. One call at a time, as the class.
+     * What a call's replicas give this class, kept while they are the objects of the last call (a
+     * training loop's are: records of immutable lists, so nothing below can change): whether they
+     * {@link #applies apply}, and every gradient's views of its own elements in every replica. A
+     * piece then looks nothing up and slices nothing, which is most of what a small tensor costs.
+     * One call at a time, as the class.
      */
     static final class Views {
         private Replica[] replicas = new Replica[0];
-        private MemorySegment[][] views;
+        private boolean applies;
+        /** {@code byGradient[g][r]}: gradient {@code g}'s elements in replica {@code r}'s memory. */
+        private MemorySegment[][] byGradient;
 
-        MemorySegment[][] of(List<Replica> now) {
+        /** Whether the replicas are all host memory here (see the class), for these replicas. */
+        boolean applies(List<Replica> now) {
             if (!ReplicaCheck.sameObjects(replicas, now)) {
-                MemorySegment[][] v = new MemorySegment[now.size()][];
-                for (int r = 0; r < v.length; r++) {
-                    List<Gradient> grads = now.get(r).gradients();
-                    v[r] = new MemorySegment[grads.size()];
-                    for (int g = 0; g < grads.size(); g++) {
-                        Gradient grad = grads.get(g);
-                        v[r][g] = ((JvmBuffer) grad.buffer()).segment().asSlice(grad.byteOffset(), grad.byteSize());
-                    }
-                }
-                views = v;
+                applies = HostInPlace.applies(now);
+                byGradient = applies ? views(now) : null;
                 replicas = now.toArray(Replica[]::new);
             }
-            return views;
+            return applies;
+        }
+
+        private static MemorySegment[][] views(List<Replica> now) {
+            int gradients = now.getFirst().gradients().size();
+            MemorySegment[][] v = new MemorySegment[gradients][now.size()];
+            for (int r = 0; r < now.size(); r++) {
+                List<Gradient> grads = now.get(r).gradients();
+                for (int g = 0; g < gradients; g++) {
+                    Gradient grad = grads.get(g);
+                    v[g][r] = ((JvmBuffer) grad.buffer()).segment().asSlice(grad.byteOffset(), grad.byteSize());
+                }
+            }
+            return v;
         }
     }
 
-    /** {@code op} on every chunk, on the workers; returns the first failure, or null. */
+    /** {@code op} on every chunk, on the workers, for replicas that {@link Views#applies}; returns the first failure, or null. */
     static RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, StagingWorkers workers,
             Views cached) {
-        MemorySegment[][] views = cached.of(replicas);
+        if (!cached.applies(replicas)) {
+            throw new IllegalStateException("the replicas are not all in JVM devices' memory");
+        }
+        MemorySegment[][] views = cached.byGradient;
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
-            MemorySegment[] in = new MemorySegment[replicas.size()];
             for (int k = next.getAndIncrement(); k < chunks.size() && !workers.failed(); k = next.getAndIncrement()) {
                 for (StagingPlan.Piece p : chunks.get(k).pieces()) {
-                    piece(replicas, views, p, op, in);
+                    piece(views[p.gradient()], p, op);
                 }
             }
         });
     }
 
-    private static void piece(List<Replica> replicas, MemorySegment[][] views, StagingPlan.Piece p, Collective op, MemorySegment[] in) {
-        int n = replicas.size();
-        long count = replicas.getFirst().gradients().get(p.gradient()).count();
+    /** Piece {@code p} of a gradient whose views in each replica are {@code views}. */
+    private static void piece(MemorySegment[] views, StagingPlan.Piece p, Collective op) {
+        int n = views.length;
         long from = p.first();
         long to = p.first() + p.count();
         switch (op.kind()) {
-            case ALL_REDUCE -> {
-                for (int r = 0; r < n; r++) {
-                    in[r] = views[r][p.gradient()];
-                }
-                HostAverage.average(p.dtype(), in, in[0], from, to); // into replica 0's memory, then to the others
-                long size = p.dtype().bytes();
-                for (int r = 1; r < n; r++) {
-                    MemorySegment.copy(in[0], from * size, in[r], from * size, p.count() * size);
-                }
-            }
+            case ALL_REDUCE -> HostAverage.averageIntoAll(p.dtype(), views, from, to);
             case REDUCE_SCATTER -> {
+                long count = views[0].byteSize() / p.dtype().bytes();
+                MemorySegment[] in = new MemorySegment[n];
                 for (int h = 0; h < n; h++) {
                     Shards s = Shards.range(count, n, h);
                     long lo = Math.max(from, s.offset());
@@ -113,6 +118,7 @@ final class HostInPlace {
                 }
             }
             case ALL_GATHER -> {
+                long count = views[0].byteSize() / p.dtype().bytes();
                 for (int h = 0; h < n; h++) {
                     Shards s = Shards.range(count, n, h);
                     copyFrom(views, h, p, Math.max(from, s.offset()), Math.min(to, s.end()));
@@ -123,7 +129,7 @@ final class HostInPlace {
     }
 
     /** Elements {@code [lo, hi)} of replica {@code source}'s gradient copied into every other replica's. */
-    private static void copyFrom(MemorySegment[][] views, int source, StagingPlan.Piece p, long lo, long hi) {
+    private static void copyFrom(MemorySegment[] views, int source, StagingPlan.Piece p, long lo, long hi) {
         if (lo >= hi) {
             return;
         }
@@ -136,8 +142,8 @@ final class HostInPlace {
     }
 
     /** Elements {@code [lo, hi)} of piece {@code p}'s gradient in replica {@code r}'s memory. */
-    private static MemorySegment view(MemorySegment[][] views, int r, StagingPlan.Piece p, long lo, long hi) {
+    private static MemorySegment view(MemorySegment[] views, int r, StagingPlan.Piece p, long lo, long hi) {
         int size = p.dtype().bytes();
-        return views[r][p.gradient()].asSlice(lo * size, (hi - lo) * size);
+        return views[r].asSlice(lo * size, (hi - lo) * size);
     }
 }

@@ -39,6 +39,9 @@ final class StagingPlan {
 
     /** True when {@code gradients} have the counts and dtypes this plan was made for. */
     boolean fits(List<Gradient> gradients) {
+        if (gradients == layoutOf) { // the very list (a replica's is immutable, and List.copyOf keeps it)
+            return true;
+        }
         if (gradients.size() != layoutOf.size()) {
             return false;
         }
