@@ -10,7 +10,6 @@ module io.gradsync.sync {
     requires transitive io.gradsync.tasks.kernels;
     requires io.gradsync.nccl;
     requires jcuda;
-    requires static jdk.incubator.vector; // the host average's SIMD lanes, where the JVM adds the module
 
     exports io.gradsync.sync;
     exports io.gradsync.sync.bucket;

@@ -12,6 +12,7 @@ module io.gradsync.tasks.kernels {
     requires transitive io.gradsync.tasks.runtime;
     requires jcuda;
     requires jocl;
+    requires static jdk.incubator.vector; // the averages' SIMD lanes, where the JVM adds the module (internal.Lanes)
 
     exports io.gradsync.tasks.kernels;
     exports io.gradsync.tasks.kernels.launch to io.gradsync.sync, io.gradsync.bench;

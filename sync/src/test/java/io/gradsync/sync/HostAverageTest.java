@@ -123,7 +123,7 @@ class HostAverageTest {
     void lanesRunWhereTheVectorModuleIs() {
         org.junit.jupiter.api.Assumptions.assumeTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
                 "this JVM runs without --add-modules jdk.incubator.vector: the plain loops are what is checked");
-        assertTrue(HostAverage.lanes(), "the vector module is loaded but the host average has no lanes");
+        assertTrue(io.gradsync.tasks.kernels.internal.Lanes.available(), "the vector module is loaded but the averages have no lanes");
     }
 
     @ParameterizedTest(name = "{0}")

@@ -13,6 +13,7 @@ import io.gradsync.tasks.kernels.JvmFastForm;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.kernels.ReductionKernels;
 import io.gradsync.tasks.kernels.internal.CoreSpread;
+import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -39,8 +40,6 @@ public final class HostAverage {
     /** The fewest elements the kernels' forms take (one of their chunks): fewer are as quick here. */
     private static final int FORM_MIN = 512;
     private static final JvmFastForm[][] FORMS = forms();
-    /** Whether {@link LaneAverage} runs here: see {@link #lanes()}. */
-    private static final boolean LANES = lanesHere();
 
     private HostAverage() {
     }
@@ -99,17 +98,18 @@ public final class HostAverage {
 
     /**
      * Averages elements {@code [from, to)} of the inputs into every input (the all-reduce's result
-     * on host memory), with {@link #average}'s bits: in SIMD lanes where {@link #lanes()} (fp32, and
-     * bf16 pieces shorter than the kernels' forms take), else into {@code in[0]} and copied to the others.
+     * on host memory), with {@link #average}'s bits: in SIMD lanes where {@link Lanes#available()}
+     * (fp32, and bf16 pieces shorter than the kernels' forms take), else into {@code in[0]} and
+     * copied to the others.
      */
     public static void averageIntoAll(DType dtype, MemorySegment[] in, long from, long to) {
         long done = from;
         // fp32 at any length (one pass writing every replica beats the form and its copies); bf16
         // where the form does not run: its lanes convert more slowly than the form's passes
-        if (LANES && in.length >= 2 && (dtype == DType.FP32 || dtype == DType.BF16 && to - from < FORM_MIN)) {
-            long steps = (to - from) / LaneAverage.LANES;
-            LaneAverage.averageIntoAll(dtype, in, from, steps);
-            done = from + steps * LaneAverage.LANES;
+        if (Lanes.available() && in.length >= 2 && (dtype == DType.FP32 || dtype == DType.BF16 && to - from < FORM_MIN)) {
+            long steps = (to - from) / Lanes.width();
+            Lanes.average(dtype == DType.BF16, in, in, from, steps, in.length);
+            done = from + steps * Lanes.width();
         }
         if (done < to) {
             average(dtype, in, in[0], done, to);
@@ -117,28 +117,6 @@ public final class HostAverage {
             for (int r = 1; r < in.length; r++) {
                 MemorySegment.copy(in[0], done * size, in[r], done * size, (to - done) * size);
             }
-        }
-    }
-
-    /**
-     * Whether the host average has SIMD lanes: the JVM runs with {@code --add-modules
-     * jdk.incubator.vector} (the {@code gradsync} launcher and the builds' tests add it), its vectors
-     * have 4 float64 lanes or more, and {@code -Dgradsync.lanes=false} does not turn them off (to
-     * time both in one run). Without them the same bits come from plain loops.
-     */
-    public static boolean lanes() {
-        return LANES;
-    }
-
-    private static boolean lanesHere() {
-        if (!Boolean.parseBoolean(System.getProperty("gradsync.lanes", "true"))
-                || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
-            return false;
-        }
-        try {
-            return LaneAverage.suits();
-        } catch (LinkageError e) { // the module is there but not readable from here
-            return false;
         }
     }
 

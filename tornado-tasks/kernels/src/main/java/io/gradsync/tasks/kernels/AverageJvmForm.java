@@ -4,9 +4,11 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
 import io.gradsync.tasks.kernels.JvmFastForms.Type;
+import io.gradsync.tasks.kernels.internal.Lanes;
 import io.gradsync.tasks.kernels.internal.Quotients;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
 import static io.gradsync.tasks.kernels.JvmFastForms.fits;
@@ -40,6 +42,10 @@ final class AverageJvmForm {
             return false;
         }
         Type t = Type.of(out);
+        if (t == Type.F32 && Lanes.available()) {
+            inLanes(out, in, (float) k);
+            return true;
+        }
         Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;
         boolean halves = t != JvmFastForms.Type.F32 && sum == Sum.TWO && k == 2;
         Chunk c = Chunk.ofThisThread();
@@ -73,6 +79,29 @@ final class AverageJvmForm {
             }
         }
         return true;
+    }
+
+    /**
+     * The fp32 average in SIMD lanes ({@link Lanes}), reading every input straight from its memory,
+     * and the few elements past the last whole step as the kernel does each.
+     */
+    private static void inLanes(KernelArray out, KernelArray[] in, float k) {
+        MemorySegment[] from = new MemorySegment[in.length];
+        for (int j = 0; j < in.length; j++) {
+            from[j] = in[j].segment();
+        }
+        MemorySegment to = out.segment();
+        int n = out.getSize();
+        long steps = n / Lanes.width();
+        Lanes.average(false, from, new MemorySegment[] {to}, 0, steps, k);
+        double r = 1.0 / k;
+        for (long i = steps * Lanes.width(); i < n; i++) {
+            double sum = from[0].getAtIndex(ValueLayout.JAVA_FLOAT, i); // not 0 + ...: a sum of -0 stays -0
+            for (int j = 1; j < from.length; j++) {
+                sum += from[j].getAtIndex(ValueLayout.JAVA_FLOAT, i);
+            }
+            to.setAtIndex(ValueLayout.JAVA_FLOAT, i, (float) Quotients.divide(sum, k, r));
+        }
     }
 
     /** {@code 1 / k} where multiplying by it rounds as dividing by {@code k} does (a power of two), else 0. */

@@ -46,6 +46,14 @@ class JvmFastFormsTest {
         }
     }
 
+    /** The fp32 averages' forms below run in SIMD lanes where the JVM has the vector module (the build's test.argLine adds it). */
+    @Test
+    void lanesRunWhereTheVectorModuleIs() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ModuleLayer.boot().findModule("jdk.incubator.vector").isPresent(),
+                "this JVM runs without --add-modules jdk.incubator.vector: the plain forms are what is checked");
+        assertTrue(io.gradsync.tasks.kernels.internal.Lanes.available(), "the vector module is loaded but the averages have no lanes");
+    }
+
     /**
      * Lengths around chunk boundaries, odd and even, and slices that start at odd elements; the
      * longest is shared by the cores, a slice each.

@@ -1,0 +1,52 @@
+package io.gradsync.tasks.kernels.internal;
+
+import java.lang.foreign.MemorySegment;
+
+/**
+ * SIMD lanes for the JVM forms of the averages and the host average, where the JVM has the
+ * incubating vector module: {@code java --add-modules jdk.incubator.vector} (the {@code gradsync}
+ * launcher, the build's tests and the benchmarks add it). Without it, or with
+ * {@code -Dgradsync.lanes=false} (to time both in one run), {@link #available()} is false and the
+ * callers' plain loops give the same bits. This class names no vector type, so that it loads
+ * everywhere; {@link LaneKernels} holds the lanes.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class Lanes {
+    private static final boolean AVAILABLE = availableHere();
+
+    private Lanes() {
+    }
+
+    /** Whether the lanes run here (see the class). */
+    public static boolean available() {
+        return AVAILABLE;
+    }
+
+    /** Elements per step of {@link #average}: a multiple of it is done there, the rest is the caller's. */
+    public static int width() {
+        return AVAILABLE ? LaneKernels.LANES : 1;
+    }
+
+    /**
+     * Elements {@code [from, from + steps * width())} of the average kernels: the float64 sum of
+     * {@code in} in order, divided by {@code k} as they divide, rounded once to fp32 or bf16, written
+     * into every segment of {@code out} (which may be some of {@code in}). Segments are views from
+     * element 0, fp32 or bf16 as {@code bf16} says, and at least that long; only if {@link #available()}.
+     */
+    public static void average(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+        LaneKernels.average(bf16, in, out, from, steps, k);
+    }
+
+    private static boolean availableHere() {
+        if (!Boolean.parseBoolean(System.getProperty("gradsync.lanes", "true"))
+                || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
+            return false;
+        }
+        try {
+            return LaneKernels.suits();
+        } catch (LinkageError e) { // the module is there but this module does not read it
+            return false;
+        }
+    }
+}
