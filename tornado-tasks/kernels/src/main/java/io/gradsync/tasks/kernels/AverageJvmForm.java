@@ -46,6 +46,10 @@ final class AverageJvmForm {
             inLanes(out, in, (float) k);
             return true;
         }
+        if (t == Type.BF16 && in.length == 2 && k == 2 && Lanes.available()) {
+            Lanes.averageTwoBf16(out.segment(), in[0].segment(), in[1].segment(), out.getSize());
+            return true;
+        }
         Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;
         boolean halves = t != JvmFastForms.Type.F32 && sum == Sum.TWO && k == 2;
         Chunk c = Chunk.ofThisThread();

@@ -4,6 +4,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
 import io.gradsync.tasks.kernels.JvmFastForms.Type;
+import io.gradsync.tasks.kernels.internal.Lanes;
 
 import java.lang.foreign.MemorySegment;
 
@@ -63,7 +64,7 @@ final class ConversionJvmForm {
     }
 
     /**
-     * A bf16 conversion a chunk at a time: the input's elements into the chunk's longs (floats) or
+     * A bf16 conversion in SIMD lanes where there are ({@link Lanes}), else a chunk at a time: the input's elements into the chunk's longs (floats) or
      * words (bf16), {@link #narrow} or {@link #widen}, the other array out. An odd last element
      * leaves the upper half of the last long or word unused: it is not stored.
      */
@@ -72,6 +73,14 @@ final class ConversionJvmForm {
         KernelArray out = (KernelArray) args[1];
         if (!fits(out, in)) {
             return false;
+        }
+        if (Lanes.available()) {
+            if (narrowing) {
+                Lanes.f32ToBf16(in.segment(), out.segment(), out.getSize());
+            } else {
+                Lanes.bf16ToF32(in.segment(), out.segment(), out.getSize());
+            }
+            return true;
         }
         Chunk c = Chunk.ofThisThread();
         MemorySegment from = narrowing ? c.longsView : c.wordsView;

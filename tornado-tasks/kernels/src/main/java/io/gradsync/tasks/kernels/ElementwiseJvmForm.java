@@ -3,6 +3,7 @@ package io.gradsync.tasks.kernels;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.kernels.JvmFastForms.Chunk;
 import io.gradsync.tasks.kernels.JvmFastForms.Type;
+import io.gradsync.tasks.kernels.internal.Lanes;
 
 import java.lang.foreign.MemorySegment;
 
@@ -37,6 +38,10 @@ final class ElementwiseJvmForm {
             return false;
         }
         Type t = Type.of(acc);
+        if (t == Type.BF16 && Lanes.available()) {
+            Lanes.sumIntoBf16(acc.segment(), x.segment(), acc.getSize());
+            return true;
+        }
         Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < acc.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, acc.getSize() - at);
@@ -55,6 +60,10 @@ final class ElementwiseJvmForm {
             return false;
         }
         Type t = Type.of(x);
+        if (t == Type.BF16 && Lanes.available()) {
+            Lanes.scaleBf16(x.segment(), s, x.getSize());
+            return true;
+        }
         Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < x.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, x.getSize() - at);

@@ -8,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * launcher, the build's tests and the benchmarks add it). Without it, or with
  * {@code -Dgradsync.lanes=false} (to time both in one run), {@link #available()} is false and the
  * callers' plain loops give the same bits. This class names no vector type, so that it loads
- * everywhere; {@link LaneKernels} holds the lanes.
+ * everywhere; {@link LaneKernels} (the averages) and {@link LaneWords} (bf16 element-wise) hold
+ * the lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
  *
  * <p>Thread-safety: stateless.
  */
@@ -38,13 +39,38 @@ public final class Lanes {
         LaneKernels.average(bf16, in, out, from, steps, k);
     }
 
+    /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
+    public static void sumIntoBf16(MemorySegment acc, MemorySegment x, int n) {
+        LaneWords.sumInto(acc, x, n);
+    }
+
+    /** {@code x[i] = bf16(x[i] * s)}: {@code scaleBf16}. Only if {@link #available()}. */
+    public static void scaleBf16(MemorySegment x, float s, int n) {
+        LaneWords.scale(x, s, n);
+    }
+
+    /** {@code average2Bf16} with {@code k = 2}. Only if {@link #available()}. */
+    public static void averageTwoBf16(MemorySegment out, MemorySegment a, MemorySegment b, int n) {
+        LaneWords.averageTwo(out, a, b, n);
+    }
+
+    /** {@code f32ToBf16}. Only if {@link #available()}. */
+    public static void f32ToBf16(MemorySegment in, MemorySegment out, int n) {
+        LaneWords.toBf16(in, out, n);
+    }
+
+    /** {@code bf16ToF32}. Only if {@link #available()}. */
+    public static void bf16ToF32(MemorySegment in, MemorySegment out, int n) {
+        LaneWords.fromBf16(in, out, n);
+    }
+
     private static boolean availableHere() {
         if (!Boolean.parseBoolean(System.getProperty("gradsync.lanes", "true"))
                 || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
             return false;
         }
         try {
-            return LaneKernels.suits();
+            return LaneKernels.suits() && LaneWords.suits();
         } catch (LinkageError e) { // the module is there but this module does not read it
             return false;
         }
