@@ -6,6 +6,7 @@ import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
 
+import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.stream.IntStream;
@@ -61,7 +62,15 @@ final class ReductionJvmForm {
         int tasks = tasks(chunks);
         double[] parts = new double[tasks];
         MemorySegment seg = x.segment();
+        JvmFastForms.Type type = JvmFastForms.Type.of(x);
+        boolean inLanes = Lanes.available() && type != JvmFastForms.Type.F16;
         IntStream.range(0, tasks).parallel().forEach(task -> {
+            if (inLanes) {
+                long from = (long) chunks * task / tasks * CHUNK;
+                long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
+                parts[task] = Lanes.sumOfSquares(type == JvmFastForms.Type.BF16, seg, from, to);
+                return;
+            }
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();
             double[] lanes = c.acc; // lane i sums the squares of every chunk's place i
             java.util.Arrays.fill(lanes, 0.0);

@@ -1,6 +1,8 @@
 package io.gradsync.tasks.kernels.internal;
 
+import io.gradsync.tasks.api.HalfFloats;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
@@ -51,6 +53,38 @@ final class LaneKernels {
         } else {
             anyCount(bf16, in, out, from, steps, k);
         }
+    }
+
+    /**
+     * The float64 sum of the squares of elements {@code [from, to)}, fp32 or bf16, in no fixed
+     * order (two running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}.
+     */
+    static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
+        DoubleVector a0 = DoubleVector.zero(D);
+        DoubleVector a1 = DoubleVector.zero(D);
+        int step = 2 * LANES;
+        long end = to - (to - from) % step;
+        for (long i = from; i < end; i += step) {
+            DoubleVector v0;
+            DoubleVector v1;
+            if (bf16) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+                v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            } else {
+                v0 = load(false, x, i);
+                v1 = load(false, x, i + LANES);
+            }
+            a0 = v0.fma(v0, a0);
+            a1 = v1.fma(v1, a1);
+        }
+        double sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
+        for (long i = end; i < to; i++) {
+            double v = bf16 ? HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i))
+                    : x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            sum += v * v;
+        }
+        return sum;
     }
 
     /** Any inputs and outputs: a loop over each per step. */

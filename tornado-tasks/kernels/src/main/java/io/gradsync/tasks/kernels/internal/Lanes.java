@@ -39,6 +39,11 @@ public final class Lanes {
         LaneKernels.average(bf16, in, out, from, steps, k);
     }
 
+    /** The float64 sum of squares of fp32 or bf16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
+    public static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
+        return LaneKernels.sumOfSquares(bf16, x, from, to);
+    }
+
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
     public static void sumIntoBf16(MemorySegment acc, MemorySegment x, int n) {
         LaneWords.sumInto(acc, x, n);
