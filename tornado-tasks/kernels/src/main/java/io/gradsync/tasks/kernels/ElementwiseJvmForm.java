@@ -12,9 +12,10 @@ import static io.gradsync.tasks.kernels.JvmFastForms.fits;
 
 /**
  * The JVM fast forms of the element-wise kernels ({@link ElementwiseKernels}): the 16-bit kernels'
- * fp32 arithmetic a chunk at a time ({@link JvmFastForms}), and the copies as bulk copies. The other
- * fp32 kernels and {@code scaleF16} have none: each reads one segment besides the one it writes, or
- * only that one, which C2 vectorizes in the kernel itself.
+ * fp32 arithmetic a chunk at a time ({@link JvmFastForms}), or for bf16 in SIMD lanes where there
+ * are ({@link Lanes}), and the copies as bulk copies. fp32 {@code scale} has a form in lanes alone;
+ * the other fp32 kernels and {@code scaleF16} have none: each reads one segment besides the one it
+ * writes, or only that one, which C2 vectorizes in the kernel itself.
  */
 final class ElementwiseJvmForm {
     private ElementwiseJvmForm() {
@@ -25,6 +26,7 @@ final class ElementwiseJvmForm {
         return switch (name) {
             case "sumIntoBf16", "sumIntoF16" -> ElementwiseJvmForm::sumInto;
             case "scaleBf16" -> ElementwiseJvmForm::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
+            case "scale" -> args -> Lanes.available() && scale(args); // as for scaleF16, but in lanes where there are
             case "copy", "copyBf16", "copyF16" -> ElementwiseJvmForm::copy;
             default -> null;
         };
@@ -62,6 +64,10 @@ final class ElementwiseJvmForm {
         Type t = Type.of(x);
         if (t == Type.BF16 && Lanes.available()) {
             Lanes.scaleBf16(x.segment(), s, x.getSize());
+            return true;
+        }
+        if (t == Type.F32 && Lanes.available()) {
+            Lanes.scaleF32(x.segment(), s, x.getSize());
             return true;
         }
         Chunk c = Chunk.ofThisThread();

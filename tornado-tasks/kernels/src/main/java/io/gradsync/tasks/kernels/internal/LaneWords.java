@@ -12,7 +12,7 @@ import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The bf16 element-wise kernels in SIMD lanes, two elements to a 32-bit word: a word's low half
+ * The bf16 element-wise kernels in SIMD lanes (and fp32 {@code scale}), two elements to a 32-bit word: a word's low half
  * shifted up is its even element's float, its high half masked its odd one's, and a result word is
  * the two rounded floats' upper halves put back (little-endian: element order). No lane changes
  * shape but in the conversions (a word beside the long of its two floats). fp32 arithmetic
@@ -26,6 +26,7 @@ final class LaneWords {
     private static final VectorSpecies<Integer> WORDS = IntVector.SPECIES_PREFERRED;
     /** Elements a step: two per word. */
     private static final int STEP = 2 * WORDS.length();
+    private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Long> LONGS = LongVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Integer> HALF_WORDS = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LONGS.length()));
     /** Elements a conversion step: two per long. */
@@ -64,6 +65,17 @@ final class LaneWords {
         }
         for (long i = whole; i < n; i++) {
             x.set(SHORT, 2 * i, HalfFloats.floatToBf16(bf16(x, i) * s));
+        }
+    }
+
+    /** {@code x[i] *= s} in fp32 (a word is one element here), for {@code n} elements. */
+    static void scaleF32(MemorySegment x, float s, int n) {
+        long whole = n - n % WORDS.length();
+        for (long i = 0; i < whole; i += WORDS.length()) {
+            FloatVector.fromMemorySegment(FLOATS, x, 4 * i, ORDER).mul(s).intoMemorySegment(x, 4 * i, ORDER);
+        }
+        for (long i = whole; i < n; i++) {
+            x.set(FLOAT, 4 * i, x.get(FLOAT, 4 * i) * s);
         }
     }
 

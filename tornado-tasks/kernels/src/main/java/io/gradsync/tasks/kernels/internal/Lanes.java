@@ -49,6 +49,11 @@ public final class Lanes {
         LaneWords.sumInto(acc, x, n);
     }
 
+    /** {@code x[i] *= s} in fp32: {@code scale}. Only if {@link #available()}. */
+    public static void scaleF32(MemorySegment x, float s, int n) {
+        LaneWords.scaleF32(x, s, n);
+    }
+
     /** {@code x[i] = bf16(x[i] * s)}: {@code scaleBf16}. Only if {@link #available()}. */
     public static void scaleBf16(MemorySegment x, float s, int n) {
         LaneWords.scale(x, s, n);
