@@ -30,6 +30,8 @@ final class LaneKernels {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    /** Elements of a block of {@link #inBlocks}: its sums 4 KiB, in L1 beside the lines streaming through. */
+    private static final int BLOCK = 512;
 
     private LaneKernels() {
     }
@@ -49,36 +51,24 @@ final class LaneKernels {
                 twoFp32(in[0], in[1], out[0], second, from, steps);
             }
         } else if (!bf16 && out.length == 1 && in.length <= 8) {
-            upToEightFp32(in, out[0], from, steps, k);
+            fixedCount(in, out[0], from, steps, k);
+        } else if (!bf16) {
+            inBlocks(in, out, from, steps, k);
         } else {
-            anyCount(bf16, in, out, from, steps, k);
+            anyCount(in, out, from, steps, k);
         }
     }
 
     /**
      * The float64 sum of the squares of elements {@code [from, to)}, fp32 or bf16, in no fixed
-     * order (two running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}.
+     * order (two running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}. A loop
+     * per type: one loop testing the type, first compiled for one, fell to a tenth of its speed
+     * when the other came (see {@link #fixedCount}).
      */
     static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
-        DoubleVector a0 = DoubleVector.zero(D);
-        DoubleVector a1 = DoubleVector.zero(D);
         int step = 2 * LANES;
         long end = to - (to - from) % step;
-        for (long i = from; i < end; i += step) {
-            DoubleVector v0;
-            DoubleVector v1;
-            if (bf16) {
-                IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-                v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            } else {
-                v0 = load(false, x, i);
-                v1 = load(false, x, i + LANES);
-            }
-            a0 = v0.fma(v0, a0);
-            a1 = v1.fma(v1, a1);
-        }
-        double sum = a0.add(a1).reduceLanes(VectorOperators.ADD);
+        double sum = bf16 ? squaresBf16(x, from, end) : squaresF32(x, from, end);
         for (long i = end; i < to; i++) {
             double v = bf16 ? HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i))
                     : x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
@@ -87,27 +77,44 @@ final class LaneKernels {
         return sum;
     }
 
-    /** Any inputs and outputs: a loop over each per step. */
-    private static void anyCount(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+    private static double squaresF32(MemorySegment x, long from, long end) {
+        DoubleVector a0 = DoubleVector.zero(D);
+        DoubleVector a1 = DoubleVector.zero(D);
+        for (long i = from; i < end; i += 2 * LANES) {
+            DoubleVector v0 = load(false, x, i);
+            DoubleVector v1 = load(false, x, i + LANES);
+            a0 = v0.fma(v0, a0);
+            a1 = v1.fma(v1, a1);
+        }
+        return a0.add(a1).reduceLanes(VectorOperators.ADD);
+    }
+
+    private static double squaresBf16(MemorySegment x, long from, long end) {
+        DoubleVector a0 = DoubleVector.zero(D);
+        DoubleVector a1 = DoubleVector.zero(D);
+        for (long i = from; i < end; i += 2 * LANES) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            DoubleVector v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = v0.fma(v0, a0);
+            a1 = v1.fma(v1, a1);
+        }
+        return a0.add(a1).reduceLanes(VectorOperators.ADD);
+    }
+
+    /** bf16, any inputs and outputs: a loop over each per step (small pieces of the host average). */
+    private static void anyCount(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
         DoubleVector kv = DoubleVector.broadcast(D, k);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / k);
         long end = from + steps * LANES;
         for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = load(bf16, in[0], i);
+            DoubleVector sum = load(true, in[0], i);
             for (int r = 1; r < in.length; r++) {
-                sum = sum.add(load(bf16, in[r], i));
+                sum = sum.add(load(true, in[r], i));
             }
-            DoubleVector q = divide(sum, kv, rv);
-            if (bf16) {
-                ShortVector b = bf16(q);
-                for (MemorySegment m : out) {
-                    b.intoMemorySegment(m, 2 * i, ORDER);
-                }
-            } else {
-                FloatVector f = (FloatVector) q.convertShape(VectorOperators.D2F, F, 0);
-                for (MemorySegment m : out) {
-                    f.intoMemorySegment(m, 4 * i, ORDER);
-                }
+            ShortVector b = bf16(divide(sum, kv, rv));
+            for (MemorySegment m : out) {
+                b.intoMemorySegment(m, 2 * i, ORDER);
             }
         }
     }
@@ -128,37 +135,132 @@ final class LaneKernels {
     }
 
     /**
-     * fp32, 2 to 8 inputs, one output: each input a local of its own and the sum written out, so
-     * that no loop over the inputs runs per step (one ran at 3/4 of this speed).
+     * fp32, 2 to 8 inputs (2 with any {@code k} but 2), one output: a loop of its own per input count, each input read straight
+     * into the sum. A test on the count inside one loop had C2 recompile it at every new count
+     * until its vector helpers no longer inlined (too many nodes), which boxed every vector and ran
+     * a tenth as fast; the blocks below run at 3/4 of this speed.
      */
-    private static void upToEightFp32(MemorySegment[] in, MemorySegment out, long from, long steps, float divisor) {
+    private static void fixedCount(MemorySegment[] in, MemorySegment out, long from, long steps, float divisor) {
         DoubleVector kv = DoubleVector.broadcast(D, divisor);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / divisor);
-        int k = in.length;
-        MemorySegment m0 = in[0], m1 = in[1], m2 = in[Math.min(2, k - 1)], m3 = in[Math.min(3, k - 1)];
-        MemorySegment m4 = in[Math.min(4, k - 1)], m5 = in[Math.min(5, k - 1)], m6 = in[Math.min(6, k - 1)], m7 = in[k - 1];
         long end = from + steps * LANES;
+        switch (in.length) { // a method per count: C2 compiles each loop apart
+            case 2 -> two(in, out, from, end, kv, rv);
+            case 3 -> three(in, out, from, end, kv, rv);
+            case 4 -> four(in, out, from, end, kv, rv);
+            case 5 -> five(in, out, from, end, kv, rv);
+            case 6 -> six(in, out, from, end, kv, rv);
+            case 7 -> seven(in, out, from, end, kv, rv);
+            default -> eight(in, out, from, end, kv, rv);
+        }
+    }
+
+    private static void two(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1];
         for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = load(false, m0, i).add(load(false, m1, i));
-            if (k > 2) {
-                sum = sum.add(load(false, m2, i));
+            store(divide(f64(a, i).add(f64(b, i)), kv, rv), out, i);
+        }
+    }
+
+    private static void three(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2];
+        for (long i = from; i < end; i += LANES) {
+            store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)), kv, rv), out, i);
+        }
+    }
+
+    private static void four(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3];
+        for (long i = from; i < end; i += LANES) {
+            store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)), kv, rv), out, i);
+        }
+    }
+
+    private static void five(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4];
+        for (long i = from; i < end; i += LANES) {
+            store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)), kv, rv), out, i);
+        }
+    }
+
+    private static void six(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5];
+        for (long i = from; i < end; i += LANES) {
+            store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)), kv, rv), out, i);
+        }
+    }
+
+    private static void seven(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6];
+        for (long i = from; i < end; i += LANES) {
+            DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i));
+            store(divide(sum, kv, rv), out, i);
+        }
+    }
+
+    private static void eight(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6], h = in[7];
+        for (long i = from; i < end; i += LANES) {
+            DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i))
+                    .add(f64(h, i));
+            store(divide(sum, kv, rv), out, i);
+        }
+    }
+
+    private static DoubleVector f64(MemorySegment m, long i) {
+        return load(false, m, i);
+    }
+
+    private static void store(DoubleVector q, MemorySegment out, long i) {
+        ((FloatVector) q.convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * i, ORDER);
+    }
+
+    /**
+     * fp32, any inputs and outputs, a block at a time: the first two inputs' sum into an L1 block of
+     * doubles, each further input added in a pass of its own, then the quotients, rounded, into
+     * every output (the host's average into every replica, and more than 8 inputs).
+     */
+    private static void inBlocks(MemorySegment[] in, MemorySegment[] out, long from, long steps, float divisor) {
+        DoubleVector kv = DoubleVector.broadcast(D, divisor);
+        DoubleVector rv = DoubleVector.broadcast(D, 1.0 / divisor);
+        long end = from + steps * LANES;
+        int size = (int) Math.min(BLOCK, end - from);
+        double[] sums = new double[size];
+        float[] means = out.length > 1 ? new float[size] : null;
+        for (long base = from; base < end; base += BLOCK) {
+            int m = (int) Math.min(BLOCK, end - base);
+            sumOfTwo(in[0], in[1], sums, base, m);
+            for (int r = 2; r < in.length; r++) {
+                addInto(in[r], sums, base, m);
             }
-            if (k > 3) {
-                sum = sum.add(load(false, m3, i));
+            if (means == null) {
+                quotients(sums, kv, rv, out[0], base, m);
+            } else {
+                quotients(sums, kv, rv, MemorySegment.ofArray(means), 0, m);
+                for (MemorySegment o : out) {
+                    MemorySegment.copy(means, 0, o, ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * base, m);
+                }
             }
-            if (k > 4) {
-                sum = sum.add(load(false, m4, i));
-            }
-            if (k > 5) {
-                sum = sum.add(load(false, m5, i));
-            }
-            if (k > 6) {
-                sum = sum.add(load(false, m6, i));
-            }
-            if (k > 7) {
-                sum = sum.add(load(false, m7, i));
-            }
-            ((FloatVector) divide(sum, kv, rv).convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * i, ORDER);
+        }
+    }
+
+    private static void sumOfTwo(MemorySegment a, MemorySegment b, double[] sums, long base, int m) {
+        for (int t = 0; t < m; t += LANES) {
+            load(false, a, base + t).add(load(false, b, base + t)).intoArray(sums, t);
+        }
+    }
+
+    private static void addInto(MemorySegment x, double[] sums, long base, int m) {
+        for (int t = 0; t < m; t += LANES) {
+            DoubleVector.fromArray(D, sums, t).add(load(false, x, base + t)).intoArray(sums, t);
+        }
+    }
+
+    /** The block's quotients, rounded to fp32, into {@code out} from element {@code at}. */
+    private static void quotients(double[] sums, DoubleVector kv, DoubleVector rv, MemorySegment out, long at, int m) {
+        for (int t = 0; t < m; t += LANES) {
+            DoubleVector q = divide(DoubleVector.fromArray(D, sums, t), kv, rv);
+            ((FloatVector) q.convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * (at + t), ORDER);
         }
     }
 
