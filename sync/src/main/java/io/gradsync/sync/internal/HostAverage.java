@@ -99,14 +99,15 @@ public final class HostAverage {
     /**
      * Averages elements {@code [from, to)} of the inputs into every input (the all-reduce's result
      * on host memory), with {@link #average}'s bits: in SIMD lanes where {@link Lanes#available()}
-     * (fp32, and bf16 pieces shorter than the kernels' forms take), else into {@code in[0]} and
+     * (fp32 and bf16 pieces shorter than the kernels' forms take), else into {@code in[0]} and
      * copied to the others.
      */
     public static void averageIntoAll(DType dtype, MemorySegment[] in, long from, long to) {
         long done = from;
-        // fp32 at any length (one pass writing every replica beats the form and its copies); bf16
-        // where the form does not run: its lanes convert more slowly than the form's passes
-        if (Lanes.available() && in.length >= 2 && (dtype == DType.FP32 || dtype == DType.BF16 && to - from < FORM_MIN)) {
+        // pieces the forms do not take (a model's many small tensors); longer ones run the form,
+        // whose lanes start at element 0: a loop over one replica set's views from varying starts
+        // kept failing C2's speculation until it ran unoptimized, at a quarter of the form's speed
+        if (Lanes.available() && in.length >= 2 && dtype != DType.FP16 && to - from < FORM_MIN) {
             long steps = (to - from) / Lanes.width();
             Lanes.average(dtype == DType.BF16, in, in, from, steps, in.length);
             done = from + steps * Lanes.width();

@@ -44,11 +44,17 @@ final class LaneKernels {
     /** See {@link Lanes#average}. A dispatch small enough for C2 to inline: the loops are methods of their own. */
     static void average(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
         if (in.length == 2 && k == 2 && out.length <= 2) {
-            MemorySegment second = out.length == 2 ? out[1] : null;
-            if (bf16) {
-                twoBf16(in[0], in[1], out[0], second, from, steps);
+            // a method per output count and type: no test inside a loop (see fixedCount)
+            if (out.length == 1) {
+                if (bf16) {
+                    twoBf16(in[0], in[1], out[0], from, steps);
+                } else {
+                    twoFp32(in[0], in[1], out[0], from, steps);
+                }
+            } else if (bf16) {
+                twoBf16IntoBoth(in[0], in[1], out[0], out[1], from, steps);
             } else {
-                twoFp32(in[0], in[1], out[0], second, from, steps);
+                twoFp32IntoBoth(in[0], in[1], out[0], out[1], from, steps);
             }
         } else if (!bf16 && out.length == 1 && in.length <= 8) {
             fixedCount(in, out[0], from, steps, k);
@@ -119,19 +125,27 @@ final class LaneKernels {
         }
     }
 
-    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. One output,
-    // or two (null: none); C2 takes the test out of the loop, which a loop over outputs cost a third.
+    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. Into one
+    // output (a kernel's), or into both inputs (the host's all-reduce).
 
-    private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, MemorySegment second, long from, long steps) {
+    private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
         long end = from + steps * LANES;
         for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = load(false, a, i).add(load(false, b, i));
-            FloatVector f = (FloatVector) sum.mul(0.5).convertShape(VectorOperators.D2F, F, 0);
-            f.intoMemorySegment(out, 4 * i, ORDER);
-            if (second != null) {
-                f.intoMemorySegment(second, 4 * i, ORDER);
-            }
+            halfSum(a, b, i).intoMemorySegment(out, 4 * i, ORDER);
         }
+    }
+
+    private static void twoFp32IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
+        long end = from + steps * LANES;
+        for (long i = from; i < end; i += LANES) {
+            FloatVector f = halfSum(a, b, i);
+            f.intoMemorySegment(outA, 4 * i, ORDER);
+            f.intoMemorySegment(outB, 4 * i, ORDER);
+        }
+    }
+
+    private static FloatVector halfSum(MemorySegment a, MemorySegment b, long i) {
+        return (FloatVector) load(false, a, i).add(load(false, b, i)).mul(0.5).convertShape(VectorOperators.D2F, F, 0);
     }
 
     /**
@@ -268,16 +282,24 @@ final class LaneKernels {
      * Two bf16 replicas in float lanes: {@code a * 0.5f + b * 0.5f} rounds to bf16 as their float64
      * mean does (the halves are exact; see the average kernels' JVM form), then to nearest-even.
      */
-    private static void twoBf16(MemorySegment a, MemorySegment b, MemorySegment out, MemorySegment second, long from, long steps) {
+    private static void twoBf16(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
         long end = from + steps * LANES;
         for (long i = from; i < end; i += LANES) {
-            FloatVector mean = bf16Floats(a, i).mul(0.5f).add(bf16Floats(b, i).mul(0.5f));
-            ShortVector m = nearestBf16(mean.reinterpretAsInts());
-            m.intoMemorySegment(out, 2 * i, ORDER);
-            if (second != null) {
-                m.intoMemorySegment(second, 2 * i, ORDER);
-            }
+            halfSumBf16(a, b, i).intoMemorySegment(out, 2 * i, ORDER);
         }
+    }
+
+    private static void twoBf16IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
+        long end = from + steps * LANES;
+        for (long i = from; i < end; i += LANES) {
+            ShortVector m = halfSumBf16(a, b, i);
+            m.intoMemorySegment(outA, 2 * i, ORDER);
+            m.intoMemorySegment(outB, 2 * i, ORDER);
+        }
+    }
+
+    private static ShortVector halfSumBf16(MemorySegment a, MemorySegment b, long i) {
+        return nearestBf16(bf16Floats(a, i).mul(0.5f).add(bf16Floats(b, i).mul(0.5f)).reinterpretAsInts());
     }
 
     private static DoubleVector load(boolean bf16, MemorySegment m, long i) {
