@@ -26,7 +26,8 @@ final class ElementwiseJvmForm {
         return switch (name) {
             case "sumIntoBf16", "sumIntoF16" -> ElementwiseJvmForm::sumInto;
             case "scaleBf16" -> ElementwiseJvmForm::scale; // scaleF16 reads one segment: C2 vectorizes the kernel itself
-            case "scale" -> args -> Lanes.available() && scale(args); // as for scaleF16, but in lanes where there are
+            // as for scaleF16 without lanes: the form must take every slice of arrays it takes whole
+            case "scale" -> Lanes.available() ? ElementwiseJvmForm::scale : null;
             case "copy", "copyBf16", "copyF16" -> ElementwiseJvmForm::copy;
             default -> null;
         };
