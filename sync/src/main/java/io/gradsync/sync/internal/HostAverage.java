@@ -104,9 +104,9 @@ public final class HostAverage {
      */
     public static void averageIntoAll(DType dtype, MemorySegment[] in, long from, long to) {
         long done = from;
-        // pieces the forms do not take (a model's many small tensors); longer ones run the form,
-        // whose lanes start at element 0: a loop over one replica set's views from varying starts
-        // kept failing C2's speculation until it ran unoptimized, at a quarter of the form's speed
+        // pieces the forms do not take (a model's many small tensors); longer ones run the form (one
+        // output) and a copy: lanes writing both replicas of a long piece kept failing C2's
+        // speculation until they ran unoptimized, at a quarter of the form's speed (RESULTS)
         if (Lanes.available() && in.length >= 2 && dtype != DType.FP16 && to - from < FORM_MIN) {
             long steps = (to - from) / Lanes.width();
             Lanes.average(dtype == DType.BF16, in, in, from, steps, in.length);
