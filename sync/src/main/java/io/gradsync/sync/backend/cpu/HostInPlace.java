@@ -87,16 +87,17 @@ final class HostInPlace {
         MemorySegment[][] views = cached.byGradient;
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
+            MemorySegment[] shard = new MemorySegment[replicas.size()]; // a worker's scratch for a reduce-scatter's shards
             for (int k = next.getAndIncrement(); k < chunks.size() && !workers.failed(); k = next.getAndIncrement()) {
                 for (StagingPlan.Piece p : chunks.get(k).pieces()) {
-                    piece(views[p.gradient()], p, op);
+                    piece(views[p.gradient()], p, op, shard);
                 }
             }
         });
     }
 
     /** Piece {@code p} of a gradient whose views in each replica are {@code views}. */
-    private static void piece(MemorySegment[] views, StagingPlan.Piece p, Collective op) {
+    private static void piece(MemorySegment[] views, StagingPlan.Piece p, Collective op, MemorySegment[] in) {
         int n = views.length;
         long from = p.first();
         long to = p.first() + p.count();
@@ -104,7 +105,6 @@ final class HostInPlace {
             case ALL_REDUCE -> HostAverage.averageIntoAll(p.dtype(), views, from, to);
             case REDUCE_SCATTER -> {
                 long count = views[0].byteSize() / p.dtype().bytes();
-                MemorySegment[] in = new MemorySegment[n];
                 for (int h = 0; h < n; h++) {
                     Shards s = Shards.range(count, n, h);
                     long lo = Math.max(from, s.offset());

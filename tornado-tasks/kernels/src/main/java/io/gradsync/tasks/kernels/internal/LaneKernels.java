@@ -30,8 +30,6 @@ final class LaneKernels {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    /** Elements of a block of {@link #inBlocks}: its sums 4 KiB, in L1 beside the lines streaming through. */
-    private static final int BLOCK = 512;
 
     private LaneKernels() {
     }
@@ -43,14 +41,10 @@ final class LaneKernels {
 
     /** See {@link Lanes#average}. A dispatch small enough for C2 to inline: the loops are methods of their own. */
     static void average(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
-        if (in.length == 2 && k == 2 && out.length <= 2) {
+        if (in.length == 2 && k == 2 && (out.length == 2 || !bf16 && out.length == 1)) {
             // a method per output count and type: no test inside a loop (see fixedCount)
             if (out.length == 1) {
-                if (bf16) {
-                    twoBf16(in[0], in[1], out[0], from, steps);
-                } else {
-                    twoFp32(in[0], in[1], out[0], from, steps);
-                }
+                twoFp32(in[0], in[1], out[0], from, steps);
             } else if (bf16) {
                 twoBf16IntoBoth(in[0], in[1], out[0], out[1], from, steps);
             } else {
@@ -58,10 +52,10 @@ final class LaneKernels {
             }
         } else if (!bf16 && out.length == 1 && in.length <= 8) {
             fixedCount(in, out[0], from, steps, k);
-        } else if (!bf16) {
-            inBlocks(in, out, from, steps, k);
+        } else if (bf16) {
+            anyCountBf16(in, out, from, steps, k);
         } else {
-            anyCount(in, out, from, steps, k);
+            anyCountF32(in, out, from, steps, k);
         }
     }
 
@@ -100,16 +94,34 @@ final class LaneKernels {
         DoubleVector a1 = DoubleVector.zero(D);
         for (long i = from; i < end; i += 2 * LANES) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            DoubleVector v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v0 = (DoubleVector) LaneWords.even(w).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) LaneWords.odd(w).convertShape(VectorOperators.F2D, D, 0);
             a0 = v0.fma(v0, a0);
             a1 = v1.fma(v1, a1);
         }
         return a0.add(a1).reduceLanes(VectorOperators.ADD);
     }
 
-    /** bf16, any inputs and outputs: a loop over each per step (small pieces of the host average). */
-    private static void anyCount(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+    // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece
+    // among 3 or more replicas (a method per type, see fixedCount).
+
+    private static void anyCountF32(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+        DoubleVector kv = DoubleVector.broadcast(D, k);
+        DoubleVector rv = DoubleVector.broadcast(D, 1.0 / k);
+        long end = from + steps * LANES;
+        for (long i = from; i < end; i += LANES) {
+            DoubleVector sum = load(false, in[0], i);
+            for (int r = 1; r < in.length; r++) {
+                sum = sum.add(load(false, in[r], i));
+            }
+            FloatVector f = (FloatVector) divide(sum, kv, rv).convertShape(VectorOperators.D2F, F, 0);
+            for (MemorySegment m : out) {
+                f.intoMemorySegment(m, 4 * i, ORDER);
+            }
+        }
+    }
+
+    private static void anyCountBf16(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
         DoubleVector kv = DoubleVector.broadcast(D, k);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / k);
         long end = from + steps * LANES;
@@ -125,8 +137,8 @@ final class LaneKernels {
         }
     }
 
-    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. Into one
-    // output (a kernel's), or into both inputs (the host's all-reduce).
+    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. fp32 into one
+    // output (a kernel's; bf16 kernels take LaneWords), or into both inputs (the host's all-reduce).
 
     private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
         long end = from + steps * LANES;
@@ -149,10 +161,10 @@ final class LaneKernels {
     }
 
     /**
-     * fp32, 2 to 8 inputs (2 with any {@code k} but 2), one output: a loop of its own per input count, each input read straight
-     * into the sum. A test on the count inside one loop had C2 recompile it at every new count
+     * fp32, 2 to 8 inputs (2 with any {@code k} but 2), one output: a loop of its own per input
+     * count, each input read straight into the sum. A test on the count inside one loop had C2 recompile it at every new count
      * until its vector helpers no longer inlined (too many nodes), which boxed every vector and ran
-     * a tenth as fast; the blocks below run at 3/4 of this speed.
+     * a tenth as fast; a loop over the inputs per step ran at 3/4 of this speed.
      */
     private static void fixedCount(MemorySegment[] in, MemorySegment out, long from, long steps, float divisor) {
         DoubleVector kv = DoubleVector.broadcast(D, divisor);
@@ -230,65 +242,9 @@ final class LaneKernels {
     }
 
     /**
-     * fp32, any inputs and outputs, a block at a time: the first two inputs' sum into an L1 block of
-     * doubles, each further input added in a pass of its own, then the quotients, rounded, into
-     * every output (the host's average into every replica, and more than 8 inputs).
+     * Two bf16 replicas into both, in float lanes: {@code a * 0.5f + b * 0.5f} rounds to bf16 as their
+     * float64 mean does (the halves are exact; see the average kernels' JVM form), then to nearest-even.
      */
-    private static void inBlocks(MemorySegment[] in, MemorySegment[] out, long from, long steps, float divisor) {
-        DoubleVector kv = DoubleVector.broadcast(D, divisor);
-        DoubleVector rv = DoubleVector.broadcast(D, 1.0 / divisor);
-        long end = from + steps * LANES;
-        int size = (int) Math.min(BLOCK, end - from);
-        double[] sums = new double[size];
-        float[] means = out.length > 1 ? new float[size] : null;
-        for (long base = from; base < end; base += BLOCK) {
-            int m = (int) Math.min(BLOCK, end - base);
-            sumOfTwo(in[0], in[1], sums, base, m);
-            for (int r = 2; r < in.length; r++) {
-                addInto(in[r], sums, base, m);
-            }
-            if (means == null) {
-                quotients(sums, kv, rv, out[0], base, m);
-            } else {
-                quotients(sums, kv, rv, MemorySegment.ofArray(means), 0, m);
-                for (MemorySegment o : out) {
-                    MemorySegment.copy(means, 0, o, ValueLayout.JAVA_FLOAT_UNALIGNED, 4 * base, m);
-                }
-            }
-        }
-    }
-
-    private static void sumOfTwo(MemorySegment a, MemorySegment b, double[] sums, long base, int m) {
-        for (int t = 0; t < m; t += LANES) {
-            load(false, a, base + t).add(load(false, b, base + t)).intoArray(sums, t);
-        }
-    }
-
-    private static void addInto(MemorySegment x, double[] sums, long base, int m) {
-        for (int t = 0; t < m; t += LANES) {
-            DoubleVector.fromArray(D, sums, t).add(load(false, x, base + t)).intoArray(sums, t);
-        }
-    }
-
-    /** The block's quotients, rounded to fp32, into {@code out} from element {@code at}. */
-    private static void quotients(double[] sums, DoubleVector kv, DoubleVector rv, MemorySegment out, long at, int m) {
-        for (int t = 0; t < m; t += LANES) {
-            DoubleVector q = divide(DoubleVector.fromArray(D, sums, t), kv, rv);
-            ((FloatVector) q.convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * (at + t), ORDER);
-        }
-    }
-
-    /**
-     * Two bf16 replicas in float lanes: {@code a * 0.5f + b * 0.5f} rounds to bf16 as their float64
-     * mean does (the halves are exact; see the average kernels' JVM form), then to nearest-even.
-     */
-    private static void twoBf16(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
-        long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
-            halfSumBf16(a, b, i).intoMemorySegment(out, 2 * i, ORDER);
-        }
-    }
-
     private static void twoBf16IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
         long end = from + steps * LANES;
         for (long i = from; i < end; i += LANES) {
@@ -337,9 +293,6 @@ final class LaneKernels {
 
     /** Float bits rounded to the nearest bf16 (ties to even; a NaN made quiet), as {@code HalfFloats.floatToBf16}. */
     private static ShortVector nearestBf16(IntVector bits) {
-        VectorMask<Integer> nan = bits.and(0x7FFF_FFFF).compare(VectorOperators.GT, 0x7F80_0000);
-        IntVector bias = bits.lanewise(VectorOperators.LSHR, 16).and(1).add(0x7FFF);
-        IntVector rounded = bits.add(bias.blend(0, nan)).or(IntVector.zero(I).blend(0x0040_0000, nan));
-        return (ShortVector) rounded.lanewise(VectorOperators.LSHR, 16).convertShape(VectorOperators.I2S, S, 0);
+        return (ShortVector) LaneWords.nearest(bits).lanewise(VectorOperators.LSHR, 16).convertShape(VectorOperators.I2S, S, 0);
     }
 }

@@ -1,6 +1,5 @@
 package io.gradsync.tasks.kernels.internal;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -75,48 +74,13 @@ public final class Lanes {
         LaneWords.fromBf16(in, out, n);
     }
 
-    /**
-     * Runs every lane loop once on a few elements, so that the vector classes they need are loaded
-     * before C2 compiles anything that uses memory segments: a class loaded later throws compiled
-     * code away (as {@code JvmFastForms} explains), and in a long run of many kernels the forms
-     * were then left at a tenth of their speed.
-     */
-    private static void loadEveryClass() {
-        int n = 64;
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment a = arena.allocate(4L * n, 64);
-            MemorySegment b = arena.allocate(4L * n, 64);
-            MemorySegment c = arena.allocate(4L * n, 64);
-            long steps = n / LaneKernels.LANES;
-            for (int k = 2; k <= 3; k++) {
-                MemorySegment[] in = k == 2 ? new MemorySegment[] {a, b} : new MemorySegment[] {a, b, c};
-                for (boolean bf16 : new boolean[] {false, true}) {
-                    LaneKernels.average(bf16, in, new MemorySegment[] {c}, 0, steps, k);
-                    LaneKernels.average(bf16, in, in, 0, steps, k);
-                }
-            }
-            LaneKernels.sumOfSquares(false, a, 0, n);
-            LaneKernels.sumOfSquares(true, a, 0, n);
-            LaneWords.sumInto(a, b, n);
-            LaneWords.scale(a, 2f, n);
-            LaneWords.scaleF32(a, 2f, n);
-            LaneWords.averageTwo(c, a, b, n);
-            LaneWords.toBf16(a, b, n);
-            LaneWords.fromBf16(b, a, n);
-        }
-    }
-
     private static boolean availableHere() {
         if (!Boolean.parseBoolean(System.getProperty("gradsync.lanes", "true"))
                 || ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {
             return false;
         }
         try {
-            if (!LaneKernels.suits() || !LaneWords.suits()) {
-                return false;
-            }
-            loadEveryClass();
-            return true;
+            return LaneKernels.suits() && LaneWords.suits();
         } catch (LinkageError e) { // the module is there but this module does not read it
             return false;
         }
