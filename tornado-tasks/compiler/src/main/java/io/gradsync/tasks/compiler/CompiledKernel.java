@@ -258,11 +258,18 @@ public final class CompiledKernel {
     /**
      * The options {@link #openCl()}'s programs are built with on a device: Java's f32 division and
      * sqrt are correctly rounded, OpenCL's only when asked for (where {@code ieeeDivideSqrt} says
-     * the device can); NVIDIA's GPUs also take their float atomic adds as inline PTX.
+     * the device can); NVIDIA's GPUs also take their float atomic adds as inline PTX, and from
+     * compute capability 9.0 ({@code ptxBf16}) their rounding of a double to bf16.
      */
-    public static String openClBuildOptions(boolean ieeeDivideSqrt, boolean nvidiaGpu) {
+    public static String openClBuildOptions(boolean ieeeDivideSqrt, boolean nvidiaGpu, boolean ptxBf16) {
         String options = ieeeDivideSqrt ? OpenClEmitter.BUILD_OPTIONS_IEEE_DIV_SQRT : "";
-        return nvidiaGpu ? (options + " " + OpenClEmitter.BUILD_OPTION_PTX_ATOMICS).trim() : options;
+        if (nvidiaGpu) {
+            options += " " + OpenClEmitter.BUILD_OPTION_PTX_ATOMICS;
+        }
+        if (nvidiaGpu && ptxBf16) {
+            options += " " + OpenClEmitter.BUILD_OPTION_PTX_BF16;
+        }
+        return options.trim();
     }
 
     /** Set {@code -Dgradsync.printKernels=true} to print every kernel's device code when it is generated. */

@@ -53,6 +53,7 @@ public final class OpenClDevice implements Device {
     private final boolean gpu;
     private final boolean correctlyRoundedDivSqrt;
     private final boolean nvidiaGpu;
+    private final int computeMajor;
     private final List<OpenClQueue> queues = new CopyOnWriteArrayList<>();
 
     static {
@@ -100,6 +101,19 @@ public final class OpenClDevice implements Device {
         clGetDeviceInfo(id, CL.CL_DEVICE_SINGLE_FP_CONFIG, Sizeof.cl_ulong, Pointer.to(fp), null);
         this.correctlyRoundedDivSqrt = (fp[0] & CL.CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT) != 0;
         this.nvidiaGpu = gpu && stringInfo(id, CL.CL_DEVICE_VENDOR).toUpperCase(java.util.Locale.ROOT).contains("NVIDIA");
+        this.computeMajor = nvidiaGpu ? nvidiaComputeMajor(id) : 0;
+    }
+
+    /** CL_DEVICE_COMPUTE_CAPABILITY_MAJOR_NV (cl_nv_device_attribute_query), 0 where the query fails. */
+    private static int nvidiaComputeMajor(cl_device_id id) {
+        int[] major = {0};
+        int rc = clGetDeviceInfo(id, 0x4000, Sizeof.cl_uint, Pointer.to(major), null);
+        return rc == CL.CL_SUCCESS ? major[0] : 0;
+    }
+
+    /** Whether this NVIDIA GPU's inline PTX rounds a double to bf16 in one instruction (compute capability 9.0 and up). */
+    public boolean hasPtxBf16() {
+        return nvidiaGpu && computeMajor >= 9;
     }
 
     /** Whether this is an NVIDIA GPU (whose OpenCL C compiler also takes inline PTX). */

@@ -42,6 +42,11 @@ public final class OpenClEmitter {
     public static final String BUILD_OPTIONS_IEEE_DIV_SQRT = "-cl-fp32-correctly-rounded-divide-sqrt";
     /** The build option that gives float atomic adds as PTX instructions, for NVIDIA's OpenCL (which takes inline PTX). */
     public static final String BUILD_OPTION_PTX_ATOMICS = "-D GS_PTX_ATOMICS";
+    /**
+     * The build option that rounds a double to bf16 with PTX's one {@code cvt.rn.bf16.f64}, for
+     * NVIDIA's GPUs from compute capability 9.0 (OpenCL C has no bf16 conversion).
+     */
+    public static final String BUILD_OPTION_PTX_BF16 = "-D GS_PTX_CVT_BF16";
 
     private final StringBuilder out = new StringBuilder();
 
@@ -533,12 +538,10 @@ public final class OpenClEmitter {
         if (s.rawBits()) {
             return "((__global short*)" + ptr(a) + ")[" + i + "] = (short)" + v;
         }
-        if (a.element() == ElementKind.BF16 && s.value().type() == IrType.F64) {
-            v = "gs_round_to_odd(" + v + ")"; // folded into the store (SingleRounding): bf16 has no conversion from double
-        }
+        boolean fromDouble = s.value().type() == IrType.F64; // folded into the store (SingleRounding)
         return switch (a.element()) {
             case F16 -> "vstore_half_rte(" + v + ", " + i + ", " + ptr(a) + ")"; // from a float, or once from a double
-            case BF16 -> ptr(a) + "[" + i + "] = (ushort)gs_f32_to_bf16(" + v + ")";
+            case BF16 -> ptr(a) + "[" + i + "] = (ushort)" + (fromDouble ? "gs_f64_to_bf16(" : "gs_f32_to_bf16(") + v + ")";
             default -> ptr(a) + "[" + i + "] = " + v;
         };
     }

@@ -135,6 +135,21 @@ final class OpenClPrelude {
             }
             """;
 
+    /** After {@link #PREAMBLE}, whose float rounding it may take. */
+    private static final String PREAMBLE_F64_TO_BF16 = """
+            /* double -> bf16 bits (sign-extended), rounded once to nearest even: one PTX instruction where
+               the runtime says the GPU has it, else through the float rounded to odd (the same bits). */
+            #ifdef GS_PTX_CVT_BF16
+            static inline int gs_f64_to_bf16(double d) {
+                uint r;
+                asm("{ .reg .b16 t; cvt.rn.bf16.f64 t, %1; cvt.u32.u16 %0, t; }" : "=r"(r) : "d"(d));
+                return (int)(short)(ushort)r;
+            }
+            #else
+            static inline int gs_f64_to_bf16(double d) { return gs_f32_to_bf16(gs_round_to_odd(d)); }
+            #endif
+            """;
+
     private OpenClPrelude() {
     }
 
@@ -145,6 +160,9 @@ final class OpenClPrelude {
             b.append(PREAMBLE_F64);
         }
         b.append(PREAMBLE);
+        if (kernels.stream().anyMatch(KernelIr::usesF64)) {
+            b.append(PREAMBLE_F64_TO_BF16);
+        }
         if (kernels.stream().anyMatch(k -> uses(k, a -> true))) {
             b.append(PREAMBLE_ATOMICS);
         }

@@ -120,7 +120,7 @@ final class OpenClVectorForm {
         }
         boolean fromDouble = s.value().type() == IrType.F64;
         if (k == ElementKind.BF16) {
-            return "(uint)(ushort)gs_f32_to_bf16(" + (fromDouble ? "gs_round_to_odd(" + v + ")" : v) + ")";
+            return "(uint)(ushort)" + (fromDouble ? "gs_f64_to_bf16(" : "gs_f32_to_bf16(") + v + ")";
         }
         return "(uint)(ushort)" + (fromDouble ? "gs_f64_to_half(" : "gs_f32_to_half(") + v + ")";
     }

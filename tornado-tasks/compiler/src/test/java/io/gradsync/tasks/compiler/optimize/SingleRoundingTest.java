@@ -68,7 +68,10 @@ public class SingleRoundingTest {
         assertEquals(1, count(sm80, "cvt.rn.bf16.f32 "));
         assertEquals(1, count(sm80, "cvt.rn.f16.f32 "));
         String cl = k.openCl();
-        assertEquals(2, cl.split("gs_f32_to_bf16\\(gs_round_to_odd\\(", -1).length, cl); // bf16 through the float rounded to odd
+        // bf16 through one helper: one PTX instruction on NVIDIA's GPUs from sm_90, else the float rounded to odd
+        assertEquals(2, cl.split("= \\(ushort\\)gs_f64_to_bf16\\(", -1).length, cl);
+        assertTrue(cl.contains("return gs_f32_to_bf16(gs_round_to_odd(d));"), cl);
+        assertTrue(cl.contains("cvt.rn.bf16.f64"), cl);
         assertTrue(!cl.contains("vstore_half_rte(gs_round_to_odd("), cl); // fp16 straight from the double
     }
 
@@ -80,5 +83,13 @@ public class SingleRoundingTest {
         String sm90 = new KernelCompiler().compile(SingleRoundingTest.class, "kept").ptx(90);
         assertEquals(1, count(sm90, "cvt.rz.f32.f64 "));
         assertEquals(1, count(sm90, "cvt.rn.bf16.f32 "));
+    }
+
+    @Test
+    void nvidiasGpusFromSm90RoundADoubleToBf16InPtx() {
+        String bf16 = io.gradsync.tasks.compiler.opencl.OpenClEmitter.BUILD_OPTION_PTX_BF16;
+        assertTrue(io.gradsync.tasks.compiler.CompiledKernel.openClBuildOptions(false, true, true).contains(bf16));
+        assertTrue(!io.gradsync.tasks.compiler.CompiledKernel.openClBuildOptions(false, true, false).contains(bf16));
+        assertTrue(!io.gradsync.tasks.compiler.CompiledKernel.openClBuildOptions(true, false, true).contains(bf16)); // PoCL
     }
 }

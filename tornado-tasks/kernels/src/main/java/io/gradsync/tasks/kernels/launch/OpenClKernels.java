@@ -49,7 +49,7 @@ public final class OpenClKernels {
         OpenClDevice device = queue.device();
         return PROGRAMS.computeIfAbsent(new Key(device, kernel, vectorized),
                 k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(vectorized),
-                        CompiledKernel.openClBuildOptions(device.correctlyRoundedDivideSqrt(), device.isNvidiaGpu()), kernel.entryName()), device))
+                        CompiledKernel.openClBuildOptions(device.correctlyRoundedDivideSqrt(), device.isNvidiaGpu(), device.hasPtxBf16()), kernel.entryName()), device))
                 .program();
     }
 
