@@ -23,7 +23,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The {@code cpu} backend on the caller's CUDA streams while those streams are still busy with
+ * The {@code cpu} and {@code ptx} backends on the caller's CUDA streams while those streams are still busy with
  * earlier work, with replicas sharing the GPUs (so every stream of a call shares the GPU's
  * hardware queues: {@code CUDA_DEVICE_MAX_CONNECTIONS}, 8 unless set). A wait queued ahead of a
  * copy that its release needs would hang the round: each configuration must finish its rounds
@@ -51,15 +51,38 @@ class CallerStreamsGpuTest {
         return cases.stream();
     }
 
+    /** ptx: its recorded graph waits for the caller's streams itself, at every replay. */
+    static Stream<Arguments> ptxCases() {
+        List<Arguments> cases = new ArrayList<>();
+        for (int n : new int[] {2, 4, 8}) {
+            for (long bytes : new long[] {4L << 10, 4L << 20}) {
+                for (boolean async : new boolean[] {false, true}) {
+                    cases.add(Arguments.of(n, bytes, async));
+                }
+            }
+        }
+        return cases.stream();
+    }
+
     @ParameterizedTest(name = "{0} replicas, {1} bytes, async {2}")
     @MethodSource("cases")
     void busyCallerStreamsNeverHoldUpTheAverage(int n, long bytes, boolean async) {
+        rounds(SyncBackend.CPU, n, bytes, async);
+    }
+
+    @ParameterizedTest(name = "{0} replicas, {1} bytes, async {2}")
+    @MethodSource("ptxCases")
+    void busyCallerStreamsNeverHoldUpPtx(int n, long bytes, boolean async) {
+        rounds(SyncBackend.PTX, n, bytes, async);
+    }
+
+    private static void rounds(SyncBackend backend, int n, long bytes, boolean async) {
         assumeTrue(!DeviceCatalog.gpus(DeviceRuntime.CUDA).isEmpty(),
                 () -> "a CUDA GPU needed: " + DeviceCatalog.status(DeviceRuntime.CUDA).describe());
         List<? extends Device> devices = DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
         long count = bytes / 4;
         List<AutoCloseable> open = new ArrayList<>();
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices)) {
+        try (GradientSynchronizer sync = Synchronizers.create(backend, devices)) {
             List<DeviceStream> callers = new ArrayList<>();
             List<DeviceBuffer> grads = new ArrayList<>();
             List<DeviceBuffer> busy = new ArrayList<>();
@@ -112,7 +135,7 @@ class CallerStreamsGpuTest {
                         assertAverage(seen.get(r).segment(), count, n, parity, round, r);
                     }
                 }
-            }, () -> n + " replicas, " + bytes + " bytes, async " + async + ": the rounds did not finish (a deadlock?)");
+            }, () -> backend + ", " + n + " replicas, " + bytes + " bytes, async " + async + ": the rounds did not finish (a deadlock?)");
         } finally {
             for (int i = open.size() - 1; i >= 0; i--) {
                 Resources.closeQuietly(open.get(i));

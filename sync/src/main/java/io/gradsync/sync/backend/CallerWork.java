@@ -59,6 +59,26 @@ final class CallerWork {
         }
     }
 
+    /**
+     * Every replica's event of its caller stream, made now where missing: what a recorded call's
+     * start waits for at each replay (an event never recorded is waited for at once).
+     */
+    DeviceEvent[] readyEvents() {
+        for (int r = 0; r < devices.size(); r++) {
+            if (ready[r] == null) {
+                ready[r] = devices.get(r).createEvent();
+            }
+        }
+        return ready.clone();
+    }
+
+    /** Each caller stream marked now (its event recorded; no stream: the device waited for where asked), for a start that waits for {@link #readyEvents} itself. */
+    void mark() {
+        for (int r = 0; r < devices.size(); r++) {
+            callerReady(r);
+        }
+    }
+
     /** Replica r's caller stream marked now, or (no stream) its device waited for where asked and null. */
     private DeviceEvent callerReady(int r) {
         DeviceStream caller = current.get(r).stream();

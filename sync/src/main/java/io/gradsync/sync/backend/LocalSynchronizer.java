@@ -63,6 +63,19 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         callerWork.awaitOn(start);
     }
 
+    /**
+     * For a backend whose recorded schedule waits for the caller's work itself: the events it waits
+     * for (one per replica, made now where missing; see {@link #markCallerWork}).
+     */
+    protected final DeviceEvent[] callerReadyEvents() {
+        return callerWork.readyEvents();
+    }
+
+    /** Marks each replica's caller stream now on its {@link #callerReadyEvents} event (no stream: waits for the device where asked). */
+    protected final void markCallerWork() {
+        callerWork.mark();
+    }
+
     @Override
     public final int localRank() {
         return 0;

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.kernels.KernelSpec;
 
@@ -30,6 +31,15 @@ final class PtxLaunches {
     @FunctionalInterface
     interface Recorder {
         Replay record(DeviceStream origin, Runnable enqueue);
+
+        /**
+         * In {@code enqueue}: {@code stream} waits, at each replay, for {@code event}'s latest record
+         * made outside the recording (a CUDA graph's external wait node). Enqueued again on JVM
+         * streams, a plain wait.
+         */
+        default void waitOutside(DeviceStream stream, DeviceEvent event) {
+            stream.waitFor(event);
+        }
     }
 
     /** A recorded schedule: {@link #replay} enqueues all of it behind {@code origin}'s prior work. */

@@ -12,6 +12,7 @@ import io.gradsync.sync.backend.SlicePlan;
 import io.gradsync.sync.backend.ptx.PtxLayouts.Layout;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.driver.CudaGraph;
+import io.gradsync.tasks.cuda.driver.CudaHandles;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -108,19 +109,27 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
             CudaKernels.PreparedLaunch launch = CudaKernels.prepare(gpus.get(device), spec, count, args);
             return stream -> launch.launch((CudaStream) stream);
         };
-        PtxLaunches.Recorder graphs = (origin, enqueue) -> {
-            CudaGraph graph = CudaGraph.capture((CudaStream) origin, enqueue);
-            return new PtxLaunches.Replay() {
-                @Override
-                public void replay(DeviceStream stream) {
-                    graph.launch((CudaStream) stream);
-                }
+        PtxLaunches.Recorder graphs = new PtxLaunches.Recorder() {
+            @Override
+            public PtxLaunches.Replay record(DeviceStream origin, Runnable enqueue) {
+                CudaGraph graph = CudaGraph.capture((CudaStream) origin, enqueue);
+                return new PtxLaunches.Replay() {
+                    @Override
+                    public void replay(DeviceStream stream) {
+                        graph.launch((CudaStream) stream);
+                    }
 
-                @Override
-                public void close() {
-                    graph.close();
-                }
-            };
+                    @Override
+                    public void close() {
+                        graph.close();
+                    }
+                };
+            }
+
+            @Override
+            public void waitOutside(DeviceStream stream, DeviceEvent event) {
+                CudaHandles.waitForExternal((CudaStream) stream, event);
+            }
         };
         return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null, waitForCaller);
     }
@@ -175,20 +184,32 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         if (runs.isEmpty()) {
             return null;
         }
-        long planned = System.nanoTime();
-        awaitCallerWorkOn(schedule.origin()); // every GPU forks from stream 0, and reads every replica
-        long waited = System.nanoTime();
         l.uses++;
         // Recording costs about as much as a few calls: only layouts that come back are recorded
-        // (buckets that go together by chance in one step are enqueued directly instead).
+        // (buckets that go together by chance in one step are enqueued directly instead). A
+        // recording starts with stream 0's waits for the caller's streams' events, made at each
+        // call: one call per replica fewer than waiting from the host each time.
+        DeviceStream origin = schedule.origin();
         if (recorder != null && l.replay == null && l.uses >= 2) {
-            l.replay = recorder.record(schedule.origin(), () -> schedule.enqueueForked(l));
+            DeviceEvent[] ready = callerReadyEvents();
+            l.replay = recorder.record(origin, () -> {
+                for (DeviceEvent e : ready) {
+                    recorder.waitOutside(origin, e);
+                }
+                schedule.enqueueForked(l);
+            });
+        }
+        long planned = System.nanoTime();
+        if (l.replay != null) {
+            markCallerWork();
+        } else {
+            awaitCallerWorkOn(origin); // every GPU forks from stream 0, and reads every replica
         }
         long t1 = System.nanoTime();
         // "prepare" is all of it; its parts show what a small call's fixed cost is made of
         stats.phase("prepare", t1 - t0);
         stats.phase("prepare: plan", planned - t0);
-        stats.phase("prepare: wait for caller", waited - planned);
+        stats.phase("prepare: wait for caller", t1 - planned);
         if (l.replay != null) {
             l.replay.replay(schedule.origin());
         } else {

@@ -69,6 +69,16 @@ public final class CudaDevice implements Device {
             public int onStream(CudaStream stream, java.util.function.ToIntFunction<jcuda.driver.CUstream> call) {
                 return stream.enqueue(call);
             }
+
+            @Override
+            public void recordExternal(CudaStream stream, io.gradsync.tasks.device.DeviceEvent event) {
+                stream.recordExternal(event);
+            }
+
+            @Override
+            public void waitForExternal(CudaStream stream, io.gradsync.tasks.device.DeviceEvent event) {
+                stream.waitForExternal(event);
+            }
         });
     }
 

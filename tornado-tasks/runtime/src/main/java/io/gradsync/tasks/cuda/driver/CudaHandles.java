@@ -3,6 +3,7 @@ package io.gradsync.tasks.cuda.driver;
 import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
+import io.gradsync.tasks.device.DeviceEvent;
 import java.util.function.ToIntFunction;
 import jcuda.driver.CUstream;
 
@@ -23,6 +24,12 @@ public final class CudaHandles {
 
         /** Runs a driver call on the stream's handle with the stream held open (its close waits); returns the result code. */
         int onStream(CudaStream stream, ToIntFunction<CUstream> call);
+
+        /** See {@link CudaHandles#recordExternal}. */
+        void recordExternal(CudaStream stream, DeviceEvent event);
+
+        /** See {@link CudaHandles#waitForExternal}. */
+        void waitForExternal(CudaStream stream, DeviceEvent event);
     }
 
     private static final Installed<Access> ACCESS = new Installed<>("CUDA handle", CudaDevice.class);
@@ -45,5 +52,21 @@ public final class CudaHandles {
 
     public static int onStream(CudaStream stream, ToIntFunction<CUstream> call) {
         return ACCESS.get().onStream(stream, call);
+    }
+
+    /**
+     * Records {@code event} on {@code stream}; while the stream is captured into a graph, as a node
+     * of it that work outside the graph may wait for.
+     */
+    public static void recordExternal(CudaStream stream, DeviceEvent event) {
+        ACCESS.get().recordExternal(stream, event);
+    }
+
+    /**
+     * {@code stream} waits for {@code event}; while the stream is captured into a graph, as a node
+     * of it that waits, at each launch, for the event's latest record made outside the graph.
+     */
+    public static void waitForExternal(CudaStream stream, DeviceEvent event) {
+        ACCESS.get().waitForExternal(stream, event);
     }
 }
