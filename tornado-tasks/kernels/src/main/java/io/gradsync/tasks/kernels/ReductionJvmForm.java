@@ -233,6 +233,9 @@ final class ReductionJvmForm {
             return false;
         }
         JvmFastForms.Type t = JvmFastForms.Type.of(x);
+        // fp32 rows in SIMD lanes, straight from the array's memory (bf16 in lanes measured slower than its chunks)
+        boolean direct = t == JvmFastForms.Type.F32 && Lanes.available();
+        MemorySegment seg = x.segment();
         int n = x.getSize();
         int slots = partials.getSize();
         int blocks = (slots + CHUNK - 1) / CHUNK;
@@ -265,6 +268,30 @@ final class ReductionJvmForm {
                 for (int j = 0; j < rows; j++) {
                     long start = (long) j * slots + p0;
                     int len = (int) Math.min(width, n - start);
+                    if (direct && j % 8 == 0 && j + 8 <= sharedCut) { // a whole group of eight rows, every slot in it
+                        if (j == 0) {
+                            for (double[] a : s) {
+                                java.util.Arrays.fill(a, 0.0);
+                            }
+                        }
+                        Lanes.addSquaresF32Group(seg, start, slots, s, width); // eight runs of memory read at once
+                        j += 7;
+                        continue;
+                    }
+                    if (direct) { // fp32 in SIMD lanes, straight from the array's memory: no chunk
+                        if (j < 8 && j < sharedCut) {
+                            java.util.Arrays.fill(s[j], 0.0);
+                            Lanes.addSquaresF32(seg, start, s[j], 0, len);
+                        } else if (j < sharedCut) {
+                            Lanes.addSquaresF32(seg, start, s[j & 7], 0, len);
+                        } else if (j < fullCut) { // the last row: `len` is the full slots' count
+                            Lanes.addSquaresF32(seg, start, s[j & 7], 0, Math.min(fullEnd, len));
+                            Lanes.addSquaresF32(seg, start, s[0], fullEnd, len);
+                        } else {
+                            Lanes.addSquaresF32(seg, start, s[0], 0, len);
+                        }
+                        continue;
+                    }
                     if (t == JvmFastForms.Type.BF16) {
                         loadBf16(x.segment(), Math.toIntExact(start), len, c.fView);
                     } else {

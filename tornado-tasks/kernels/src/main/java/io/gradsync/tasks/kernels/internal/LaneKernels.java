@@ -77,6 +77,44 @@ final class LaneKernels {
         return sum;
     }
 
+    /** See {@link Lanes#addSquaresF32}. */
+    static void addSquaresF32(MemorySegment x, long first, double[] sums, int from, int to) {
+        int k = from;
+        for (int end = to - (to - from) % LANES; k < end; k += LANES) {
+            DoubleVector v = load(false, x, first + k);
+            v.fma(v, DoubleVector.fromArray(D, sums, k)).intoArray(sums, k);
+        }
+        for (; k < to; k++) {
+            double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, first + k);
+            sums[k] = Math.fma(v, v, sums[k]);
+        }
+    }
+
+    /** See {@link Lanes#addSquaresF32Group}. */
+    static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
+        double[] s0 = sums[0], s1 = sums[1], s2 = sums[2], s3 = sums[3], s4 = sums[4], s5 = sums[5], s6 = sums[6], s7 = sums[7];
+        int k = 0;
+        for (int end = to - to % LANES; k < end; k += LANES) {
+            long e = first + k;
+            squareInto(x, e, s0, k);
+            squareInto(x, e + stride, s1, k);
+            squareInto(x, e + 2 * stride, s2, k);
+            squareInto(x, e + 3 * stride, s3, k);
+            squareInto(x, e + 4 * stride, s4, k);
+            squareInto(x, e + 5 * stride, s5, k);
+            squareInto(x, e + 6 * stride, s6, k);
+            squareInto(x, e + 7 * stride, s7, k);
+        }
+        for (int r = 0; r < 8; r++) {
+            addSquaresF32(x, first + r * stride, sums[r], k, to);
+        }
+    }
+
+    private static void squareInto(MemorySegment x, long e, double[] sums, int k) {
+        DoubleVector v = load(false, x, e);
+        v.fma(v, DoubleVector.fromArray(D, sums, k)).intoArray(sums, k);
+    }
+
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D);
         DoubleVector a1 = DoubleVector.zero(D);

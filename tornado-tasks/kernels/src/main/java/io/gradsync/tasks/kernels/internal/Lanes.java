@@ -44,6 +44,24 @@ public final class Lanes {
         return LaneKernels.sumOfSquares(bf16, x, from, to);
     }
 
+    /**
+     * {@code sums[k] += x[first + k]²} in float64 for {@code k} in {@code [from, to)}, fp32 elements
+     * read straight from {@code x} (the square is exact, so one fma rounds as the sum does): a row of
+     * {@code sumOfSquaresPartials}. Only if {@link #available()}.
+     */
+    public static void addSquaresF32(MemorySegment x, long first, double[] sums, int from, int to) {
+        LaneKernels.addSquaresF32(x, first, sums, from, to);
+    }
+
+    /**
+     * {@link #addSquaresF32} for eight rows {@code stride} apart, row {@code r} into
+     * {@code sums[r]}, {@code k} in {@code [0, to)}: eight runs of memory read at once. Only if
+     * {@link #available()}.
+     */
+    public static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
+        LaneKernels.addSquaresF32Group(x, first, stride, sums, to);
+    }
+
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
     public static void sumIntoBf16(MemorySegment acc, MemorySegment x, int n) {
         LaneWords.sumInto(acc, x, n);
