@@ -268,11 +268,24 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         }
     }
 
-    private static long bytesOf(List<Replica> replicas) {
+    /** The bytes of a replica's gradients, for the stats: a model's list of gradients, counted once. */
+    private record GradientBytes(List<Gradient> gradients, long bytes) {
+    }
+
+    /** The last list counted (a replica's list is immutable: the same list, the same bytes). */
+    private volatile GradientBytes lastBytes;
+
+    private long bytesOf(List<Replica> replicas) {
+        List<Gradient> gradients = replicas.getFirst().gradients();
+        GradientBytes last = lastBytes;
+        if (last != null && last.gradients() == gradients) {
+            return last.bytes();
+        }
         long bytes = 0;
-        for (Gradient g : replicas.getFirst().gradients()) {
+        for (Gradient g : gradients) {
             bytes += g.byteSize();
         }
+        lastBytes = new GradientBytes(gradients, bytes);
         return bytes;
     }
 
