@@ -211,7 +211,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
         stats.phase("prepare: plan", planned - t0);
         stats.phase("prepare: wait for caller", t1 - planned);
         if (l.replay != null) {
-            l.replay.replay(schedule.origin());
+            l.replay.replay(origin);
         } else {
             schedule.enqueueForked(l);
         }

@@ -233,7 +233,8 @@ final class ReductionJvmForm {
             return false;
         }
         JvmFastForms.Type t = JvmFastForms.Type.of(x);
-        // fp32 rows in SIMD lanes, straight from the array's memory (bf16 in lanes measured slower than its chunks)
+        // fp32 rows in whole groups of eight in SIMD lanes, straight from the array's memory (bf16 in
+        // lanes measured slower than its chunks); the rest a chunk at a time
         boolean direct = t == JvmFastForms.Type.F32 && Lanes.available();
         MemorySegment seg = x.segment();
         int n = x.getSize();
@@ -276,20 +277,6 @@ final class ReductionJvmForm {
                         }
                         Lanes.addSquaresF32Group(seg, start, slots, s, width); // eight runs of memory read at once
                         j += 7;
-                        continue;
-                    }
-                    if (direct) { // fp32 in SIMD lanes, straight from the array's memory: no chunk
-                        if (j < 8 && j < sharedCut) {
-                            java.util.Arrays.fill(s[j], 0.0);
-                            Lanes.addSquaresF32(seg, start, s[j], 0, len);
-                        } else if (j < sharedCut) {
-                            Lanes.addSquaresF32(seg, start, s[j & 7], 0, len);
-                        } else if (j < fullCut) { // the last row: `len` is the full slots' count
-                            Lanes.addSquaresF32(seg, start, s[j & 7], 0, Math.min(fullEnd, len));
-                            Lanes.addSquaresF32(seg, start, s[0], fullEnd, len);
-                        } else {
-                            Lanes.addSquaresF32(seg, start, s[0], 0, len);
-                        }
                         continue;
                     }
                     if (t == JvmFastForms.Type.BF16) {

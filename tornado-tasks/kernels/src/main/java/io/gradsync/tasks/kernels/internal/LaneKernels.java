@@ -77,19 +77,6 @@ final class LaneKernels {
         return sum;
     }
 
-    /** See {@link Lanes#addSquaresF32}. */
-    static void addSquaresF32(MemorySegment x, long first, double[] sums, int from, int to) {
-        int k = from;
-        for (int end = to - (to - from) % LANES; k < end; k += LANES) {
-            DoubleVector v = load(false, x, first + k);
-            v.fma(v, DoubleVector.fromArray(D, sums, k)).intoArray(sums, k);
-        }
-        for (; k < to; k++) {
-            double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, first + k);
-            sums[k] = Math.fma(v, v, sums[k]);
-        }
-    }
-
     /** See {@link Lanes#addSquaresF32Group}. */
     static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
         double[] s0 = sums[0], s1 = sums[1], s2 = sums[2], s3 = sums[3], s4 = sums[4], s5 = sums[5], s6 = sums[6], s7 = sums[7];
@@ -105,11 +92,15 @@ final class LaneKernels {
             squareInto(x, e + 6 * stride, s6, k);
             squareInto(x, e + 7 * stride, s7, k);
         }
-        for (int r = 0; r < 8; r++) {
-            addSquaresF32(x, first + r * stride, sums[r], k, to);
+        for (int r = 0; r < 8; r++) { // the columns past the last whole step
+            for (int i = k; i < to; i++) {
+                double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, first + r * stride + i);
+                sums[r][i] = Math.fma(v, v, sums[r][i]);
+            }
         }
     }
 
+    /** {@code sums[k ..]} plus the squares of the fp32 elements {@code e ..}, a step of lanes: one fma each (the square is exact). */
     private static void squareInto(MemorySegment x, long e, double[] sums, int k) {
         DoubleVector v = load(false, x, e);
         v.fma(v, DoubleVector.fromArray(D, sums, k)).intoArray(sums, k);

@@ -45,18 +45,10 @@ public final class Lanes {
     }
 
     /**
-     * {@code sums[k] += x[first + k]²} in float64 for {@code k} in {@code [from, to)}, fp32 elements
-     * read straight from {@code x} (the square is exact, so one fma rounds as the sum does): a row of
-     * {@code sumOfSquaresPartials}. Only if {@link #available()}.
-     */
-    public static void addSquaresF32(MemorySegment x, long first, double[] sums, int from, int to) {
-        LaneKernels.addSquaresF32(x, first, sums, from, to);
-    }
-
-    /**
-     * {@link #addSquaresF32} for eight rows {@code stride} apart, row {@code r} into
-     * {@code sums[r]}, {@code k} in {@code [0, to)}: eight runs of memory read at once. Only if
-     * {@link #available()}.
+     * {@code sums[r][k] += x[first + r * stride + k]²} in float64 for eight rows {@code r}
+     * {@code stride} apart and {@code k} in {@code [0, to)}: eight runs of fp32 elements read at once
+     * straight from {@code x} (a square is exact, so one fma rounds as the sum does), a group of rows
+     * of {@code sumOfSquaresPartials}. Only if {@link #available()}.
      */
     public static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
         LaneKernels.addSquaresF32Group(x, first, stride, sums, to);
