@@ -55,8 +55,8 @@ public final class KernelSources {
 
     /**
      * As {@link #emitAll(Target, Path)}, PTX for compute capability {@code sm} (e.g. 90). Beside
-     * each element-wise kernel's file, {@code <name>.vector.<ext>}: its vector form, which a launch
-     * whose arrays are all aligned runs.
+     * each file of a kernel with a vector form (element-wise, or in PTX merging adjacent loads),
+     * {@code <name>.vector.<ext>}: that form, which a launch whose arrays are all aligned runs.
      */
     public static List<Path> emitAll(Target target, Path dir, int sm) {
         List<CompiledKernel> kernels = compileAll();
@@ -66,7 +66,7 @@ public final class KernelSources {
             for (CompiledKernel k : kernels) {
                 String text = target == Target.PTX ? k.ptx(sm) : k.openCl();
                 written.add(Files.writeString(dir.resolve(k.entryName() + "." + target.extension()), text));
-                boolean vector = target == Target.PTX ? k.vectorWidth() > 1 : k.openClVectorWidth() > 1;
+                boolean vector = target == Target.PTX ? k.hasVectorForm() : k.openClVectorWidth() > 1;
                 if (vector) {
                     String v = target == Target.PTX ? k.ptx(sm, java.util.Set.of(), true) : k.openCl(true);
                     written.add(Files.writeString(dir.resolve(k.entryName() + ".vector." + target.extension()), v));

@@ -93,35 +93,45 @@ public final class ReductionKernels {
     }
 
     /**
-     * The largest of the low 15 bits (exponent and significand: the magnitude) of the 16-bit
-     * elements {@code first, first + stride, ...} of a bf16 or fp16 array, read as raw bits.
+     * The largest of the low 15 bits (exponent and significand: the magnitude) of a bf16 or fp16
+     * array's elements {@code 4q .. 4q + 3} for quads {@code q = first, first + stride, ...}, four
+     * quads in flight, plus the last {@code n mod 4} elements in thread 0, read as raw bits. A quad's
+     * elements lie side by side from a multiple of 4, so the kernel's vector form reads each quad in
+     * one 8-byte load (the compiler's {@code AdjacentLoads}).
      */
     private static int largestBits(SixteenBitFloatArray x, int first, int stride) {
         int n = x.getSize();
-        int pairs = n >> 1;
-        int count = first < pairs ? (pairs - first - 1) / stride + 1 : 0;
+        int quads = n >> 2;
+        int count = first < quads ? (quads - first - 1) / stride + 1 : 0;
         int m = 0;
-        int p = first;
-        for (int groups = count / 8; groups > 0; groups--) {
-            int v0 = Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff);
-            int v1 = Math.max(x.getBits(2 * (p + stride)) & 0x7fff, x.getBits(2 * (p + stride) + 1) & 0x7fff);
-            int v2 = Math.max(x.getBits(2 * (p + 2 * stride)) & 0x7fff, x.getBits(2 * (p + 2 * stride) + 1) & 0x7fff);
-            int v3 = Math.max(x.getBits(2 * (p + 3 * stride)) & 0x7fff, x.getBits(2 * (p + 3 * stride) + 1) & 0x7fff);
-            int v4 = Math.max(x.getBits(2 * (p + 4 * stride)) & 0x7fff, x.getBits(2 * (p + 4 * stride) + 1) & 0x7fff);
-            int v5 = Math.max(x.getBits(2 * (p + 5 * stride)) & 0x7fff, x.getBits(2 * (p + 5 * stride) + 1) & 0x7fff);
-            int v6 = Math.max(x.getBits(2 * (p + 6 * stride)) & 0x7fff, x.getBits(2 * (p + 6 * stride) + 1) & 0x7fff);
-            int v7 = Math.max(x.getBits(2 * (p + 7 * stride)) & 0x7fff, x.getBits(2 * (p + 7 * stride) + 1) & 0x7fff);
-            p += 8 * stride;
-            m = Math.max(m, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+        int e = 4 * first;
+        int step = 4 * stride;
+        for (int groups = count / 4; groups > 0; groups--) {
+            int e1 = e + step;
+            int e2 = e1 + step;
+            int e3 = e2 + step;
+            int q0 = largestOfQuad(x, e);
+            int q1 = largestOfQuad(x, e1);
+            int q2 = largestOfQuad(x, e2);
+            int q3 = largestOfQuad(x, e3);
+            e = e3 + step;
+            m = Math.max(m, Math.max(Math.max(q0, q1), Math.max(q2, q3)));
         }
-        for (int rest = count % 8; rest > 0; rest--) {
-            m = Math.max(m, Math.max(x.getBits(2 * p) & 0x7fff, x.getBits(2 * p + 1) & 0x7fff));
-            p += stride;
+        for (int rest = count % 4; rest > 0; rest--) {
+            m = Math.max(m, largestOfQuad(x, e));
+            e += step;
         }
-        if (first == 0 && (n & 1) != 0) {
-            m = Math.max(m, x.getBits(n - 1) & 0x7fff);
+        if (first == 0) {
+            for (int i = 4 * quads; i < n; i++) {
+                m = Math.max(m, x.getBits(i) & 0x7fff);
+            }
         }
         return m;
+    }
+
+    /** The largest magnitude bits of elements {@code e .. e + 3}. */
+    private static int largestOfQuad(SixteenBitFloatArray x, int e) {
+        return Math.max(Math.max(x.getBits(e) & 0x7fff, x.getBits(e + 1) & 0x7fff), Math.max(x.getBits(e + 2) & 0x7fff, x.getBits(e + 3) & 0x7fff));
     }
 
     /**
@@ -229,10 +239,7 @@ public final class ReductionKernels {
      * natural launch.
      */
     public static void sumOfSquaresPartialsBf16(KernelContext ctx, Bfloat16Array x, DoubleArray partials) {
-        int slots = partials.getSize();
-        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squares16(x, p, slots, true));
-        }
+        partials16(ctx, x, partials, true);
     }
 
     /**
@@ -309,10 +316,118 @@ public final class ReductionKernels {
      * natural launch.
      */
     public static void sumOfSquaresPartialsF16(KernelContext ctx, HalfArray x, DoubleArray partials) {
+        partials16(ctx, x, partials, false);
+    }
+
+    /**
+     * The 16-bit partials: slot {@code p} gets {@link #squares16} of elements {@code p, p + P, ...}.
+     * With an even slot count a thread takes slots {@code 2q} and {@code 2q + 1} together
+     * ({@link #squares16Pair}): their elements lie side by side, so the kernel's vector form reads
+     * both in one 4-byte load, the same sums in the same order.
+     */
+    private static void partials16(KernelContext ctx, SixteenBitFloatArray x, DoubleArray partials, boolean bf16) {
         int slots = partials.getSize();
-        for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
-            partials.set(p, squares16(x, p, slots, false));
+        if ((slots & 1) == 0) {
+            int half = slots >> 1;
+            for (int q = ctx.globalIdx(); q < half; q += ctx.globalSize()) {
+                squares16Pair(x, 2 * q, 2 * half, bf16, partials);
+            }
+        } else {
+            for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
+                partials.set(p, squares16(x, p, slots, bf16));
+            }
         }
+    }
+
+    /**
+     * Sets {@code partials[first]} and {@code partials[first + 1]} to {@link #squares16} of their
+     * elements, stride {@code step} (the slot count, even, as {@code first} is): the two slots' groups
+     * of eight run side by side while both have one, each element into the running sum it has in
+     * {@code squares16}; then slot {@code first}'s last whole group if it has one more (its count
+     * exceeds the other's by at most one), and each slot's rest into its sum 0, in order.
+     */
+    private static void squares16Pair(SixteenBitFloatArray x, int first, int step, boolean bf16, DoubleArray partials) {
+        int n = x.getSize();
+        int countA = first < n ? (n - first - 1) / step + 1 : 0;
+        int countB = first + 1 < n ? (n - first - 2) / step + 1 : 0;
+        double a0 = 0.0, a1 = 0.0, a2 = 0.0, a3 = 0.0, a4 = 0.0, a5 = 0.0, a6 = 0.0, a7 = 0.0;
+        double b0 = 0.0, b1 = 0.0, b2 = 0.0, b3 = 0.0, b4 = 0.0, b5 = 0.0, b6 = 0.0, b7 = 0.0;
+        int ma = 0;
+        int mb = 0;
+        int e = first;
+        for (int groups = countB / 8; groups > 0; groups--) {
+            int e1 = e + step;
+            int e2 = e1 + step;
+            int e3 = e2 + step;
+            int e4 = e3 + step;
+            int e5 = e4 + step;
+            int e6 = e5 + step;
+            int e7 = e6 + step;
+            int u0 = x.getBits(e) & 0x7fff, v0 = x.getBits(e + 1) & 0x7fff;
+            int u1 = x.getBits(e1) & 0x7fff, v1 = x.getBits(e1 + 1) & 0x7fff;
+            int u2 = x.getBits(e2) & 0x7fff, v2 = x.getBits(e2 + 1) & 0x7fff;
+            int u3 = x.getBits(e3) & 0x7fff, v3 = x.getBits(e3 + 1) & 0x7fff;
+            int u4 = x.getBits(e4) & 0x7fff, v4 = x.getBits(e4 + 1) & 0x7fff;
+            int u5 = x.getBits(e5) & 0x7fff, v5 = x.getBits(e5 + 1) & 0x7fff;
+            int u6 = x.getBits(e6) & 0x7fff, v6 = x.getBits(e6 + 1) & 0x7fff;
+            int u7 = x.getBits(e7) & 0x7fff, v7 = x.getBits(e7 + 1) & 0x7fff;
+            e = e7 + step;
+            ma = Math.max(ma, Math.max(Math.max(Math.max(u0, u1), Math.max(u2, u3)), Math.max(Math.max(u4, u5), Math.max(u6, u7))));
+            mb = Math.max(mb, Math.max(Math.max(Math.max(v0, v1), Math.max(v2, v3)), Math.max(Math.max(v4, v5), Math.max(v6, v7))));
+            a0 = plusSquare16(a0, u0, bf16);
+            a1 = plusSquare16(a1, u1, bf16);
+            a2 = plusSquare16(a2, u2, bf16);
+            a3 = plusSquare16(a3, u3, bf16);
+            a4 = plusSquare16(a4, u4, bf16);
+            a5 = plusSquare16(a5, u5, bf16);
+            a6 = plusSquare16(a6, u6, bf16);
+            a7 = plusSquare16(a7, u7, bf16);
+            b0 = plusSquare16(b0, v0, bf16);
+            b1 = plusSquare16(b1, v1, bf16);
+            b2 = plusSquare16(b2, v2, bf16);
+            b3 = plusSquare16(b3, v3, bf16);
+            b4 = plusSquare16(b4, v4, bf16);
+            b5 = plusSquare16(b5, v5, bf16);
+            b6 = plusSquare16(b6, v6, bf16);
+            b7 = plusSquare16(b7, v7, bf16);
+        }
+        int restA = countA - countB / 8 * 8;
+        int i = e;
+        if (restA >= 8) {
+            int u0 = x.getBits(i) & 0x7fff;
+            int u1 = x.getBits(i + step) & 0x7fff;
+            int u2 = x.getBits(i + 2 * step) & 0x7fff;
+            int u3 = x.getBits(i + 3 * step) & 0x7fff;
+            int u4 = x.getBits(i + 4 * step) & 0x7fff;
+            int u5 = x.getBits(i + 5 * step) & 0x7fff;
+            int u6 = x.getBits(i + 6 * step) & 0x7fff;
+            int u7 = x.getBits(i + 7 * step) & 0x7fff;
+            ma = Math.max(ma, Math.max(Math.max(Math.max(u0, u1), Math.max(u2, u3)), Math.max(Math.max(u4, u5), Math.max(u6, u7))));
+            a0 = plusSquare16(a0, u0, bf16);
+            a1 = plusSquare16(a1, u1, bf16);
+            a2 = plusSquare16(a2, u2, bf16);
+            a3 = plusSquare16(a3, u3, bf16);
+            a4 = plusSquare16(a4, u4, bf16);
+            a5 = plusSquare16(a5, u5, bf16);
+            a6 = plusSquare16(a6, u6, bf16);
+            a7 = plusSquare16(a7, u7, bf16);
+            restA = 0;
+        }
+        for (; restA > 0; restA--) {
+            int u = x.getBits(i) & 0x7fff;
+            i += step;
+            ma = Math.max(ma, u);
+            a0 = plusSquare16(a0, u, bf16);
+        }
+        i = e + 1;
+        for (int rest = countB % 8; rest > 0; rest--) {
+            int v = x.getBits(i) & 0x7fff;
+            i += step;
+            mb = Math.max(mb, v);
+            b0 = plusSquare16(b0, v, bf16);
+        }
+        partials.set(first, finiteOr(((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7)), ma, bf16));
+        partials.set(first + 1, finiteOr(((b0 + b1) + (b2 + b3)) + ((b4 + b5) + (b6 + b7)), mb, bf16));
     }
 
     /**

@@ -89,6 +89,29 @@ class CudaDifferentialTest {
         assertEquals(Math.max(1, expectedGrid), launch.shape().grid(), "grid");
     }
 
+    /** Reductions whose vector form merges adjacent 16-bit loads; partials with odd and even slot counts. */
+    private static final List<String> MERGED_KERNELS = List.of("checkFiniteBf16", "checkFiniteF16", "sumOfSquaresBf16",
+            "sumOfSquaresF16", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16");
+
+    static Stream<Arguments> mergedCases() {
+        return BuiltinDifferential.vectorCases(MERGED_KERNELS, 1, 2, 3, 5, 1023, 1024, 4097, 4098, (1 << 20) + 3, (1 << 20) + 2);
+    }
+
+    /**
+     * The merged-load form where the input is aligned (whatever the output's place), the scalar form
+     * where it is not, both bit for bit the Java method; the launch shape as asked either way.
+     */
+    @ParameterizedTest(name = "{0} n={1} shifted={2} threads={3}")
+    @MethodSource("mergedCases")
+    void mergedLoadsChosenByAlignmentAndExact(KernelSpec spec, int n, int shifted, int threads) {
+        boolean inputShifted = shifted == -1 || shifted == 0;
+        BuiltinDifferential.check(shifted == Integer.MIN_VALUE ? cuda : cuda.shifted(shifted), spec, n, threads);
+        CudaKernels.PreparedLaunch launch = cuda.lastLaunch();
+        assertEquals(!inputShifted, launch.vectorized(), "form chosen");
+        assertEquals(1, launch.vectorWidth());
+        assertEquals((Math.min(threads, 4096) + BuiltinDifferential.LOCAL - 1) / BuiltinDifferential.LOCAL, launch.shape().grid(), "grid as asked");
+    }
+
     /** {@code -Dgradsync.vectorLoads=false} keeps the scalar form (and the launch shape). */
     @Test
     void vectorFormCanBeSwitchedOff() {

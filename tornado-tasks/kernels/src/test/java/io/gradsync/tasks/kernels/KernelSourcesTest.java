@@ -87,8 +87,11 @@ class KernelSourcesTest {
         List<Path> cl = KernelSources.emitAll(KernelSources.Target.parse("opencl"), dir.resolve("cl"));
         long elementwise = BuiltinKernels.all().stream().filter(k -> k.compile().isElementwise()).count();
         assertTrue(elementwise >= 30, "averages, conversions, copies, scale, sumInto: " + elementwise);
-        assertEquals(BuiltinKernels.all().size() + elementwise + 1, ptx.size());
+        long merged = BuiltinKernels.all().stream().filter(k -> !k.compile().isElementwise() && k.compile().hasVectorForm()).count();
+        assertEquals(6, merged, "the 16-bit reductions, whose PTX vector form merges adjacent loads");
+        assertEquals(BuiltinKernels.all().size() + elementwise + merged + 1, ptx.size());
         assertEquals(BuiltinKernels.all().size() + elementwise + 1, cl.size());
+        assertTrue(Files.readString(dir.resolve("ptx/sumOfSquaresBf16.vector.ptx")).contains("ld.global.v4.b16"));
         assertTrue(Files.readString(dir.resolve("ptx/average2Bf16.vector.ptx")).contains("ld.global.v4.b32"));
         assertTrue(Files.readString(dir.resolve("cl/average2Bf16.vector.cl")).contains("(__global const uint4*)"));
         String avg = Files.readString(dir.resolve("ptx/average2.ptx"));

@@ -82,6 +82,30 @@ class PtxAssemblesTest {
         }
     }
 
+    static Stream<KernelSpec> mergedLoadKernels() {
+        return BuiltinKernels.all().stream().filter(k -> k.compile().hasVectorForm() && !k.compile().isElementwise());
+    }
+
+    /**
+     * The vector form of the built-ins that merge adjacent loads (the 16-bit reductions), plain and
+     * non-coherent, oldest and newest target: vector loads of the 16-bit input, which the scalar
+     * form has none of.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("mergedLoadKernels")
+    void eachMergedLoadKernelAssemblesVectorized(KernelSpec spec) throws Exception {
+        CompiledKernel k = spec.compile();
+        for (Set<String> nc : List.of(Set.<String>of(), Set.copyOf(k.readOnlyArrays()))) {
+            for (int sm : new int[]{75, 90}) {
+                String ptx = k.ptx(sm, nc, true);
+                String prefix = nc.isEmpty() ? "ld.global.v" : "ld.global.nc.v";
+                assertTrue(ptx.lines().anyMatch(l -> l.trim().startsWith(prefix) && l.contains(".b16 ")), ptx);
+                assertTrue(k.ptx(sm, nc).lines().noneMatch(l -> l.trim().matches("ld\\.global\\.(nc\\.)?v[24]\\..*")), "scalar form");
+                Ptxas.assemble(ptx, sm);
+            }
+        }
+    }
+
     @Test
     void wholeModuleAssemblesForSeveralTargets() throws Exception {
         for (int sm : new int[]{75, 80, 86, 89, 90}) {

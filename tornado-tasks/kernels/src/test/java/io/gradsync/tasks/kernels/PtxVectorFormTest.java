@@ -48,6 +48,25 @@ class PtxVectorFormTest {
         assertTrue(ptx.contains("// vectorized: 8 elements per thread and access\n"));
     }
 
+    /** The kernels outside element-wise loops whose vector form merges adjacent loads, and how wide. */
+    @Test
+    void theSixteenBitReductionsMergeTheirLoads() {
+        Map<String, Map<String, Integer>> merged = new TreeMap<>();
+        for (KernelSpec spec : BuiltinKernels.all()) {
+            CompiledKernel k = spec.compile();
+            if (!k.isElementwise() && k.hasVectorForm()) {
+                merged.put(spec.name(), KernelIrs.adjacentLoads(k).alignments());
+            }
+        }
+        assertEquals(new TreeMap<>(Map.of(
+                "checkFiniteBf16", Map.of("x", 8), "checkFiniteF16", Map.of("x", 8),
+                "sumOfSquaresBf16", Map.of("x", 8), "sumOfSquaresF16", Map.of("x", 8),
+                "sumOfSquaresPartialsBf16", Map.of("x", 4), "sumOfSquaresPartialsF16", Map.of("x", 4))), merged);
+        String partials = kernel("sumOfSquaresPartialsBf16").ptx(90, Set.of("x"), true);
+        assertEquals(8, count(partials, "ld.global.nc.v2.b16 "), "slots 2q and 2q + 1: eight pairs a round");
+        assertTrue(partials.contains("// vectorized: adjacent loads merged, arrays aligned to {x=4} bytes\n"), partials);
+    }
+
     @Test
     void mixedWidthsGiveEachArrayItsOwnAccess() {
         String ptx = kernel("f32ToBf16").ptx(90, Set.of("in"), true);
@@ -113,10 +132,10 @@ class PtxVectorFormTest {
 
     @Test
     void kernelsThatAreNotElementwiseHaveNoVectorForm() {
-        for (String name : new String[]{"checkFinite", "sumOfSquaresBf16", "sumOfSquaresPartials"}) {
+        for (String name : new String[]{"checkFinite", "sumOfSquares", "sumOfSquaresPartials", "sumPartials"}) {
             CompiledKernel k = kernel(name);
             IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> k.ptx(90, Set.of(), true), name);
-            assertTrue(e.getMessage().contains("not element-wise"), e.getMessage());
+            assertTrue(e.getMessage().contains("not element-wise") && e.getMessage().contains("no adjacent elements"), e.getMessage());
         }
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> PtxEmitter.entry(KernelIrs.ir(new KernelCompiler().compile(loadShape(), "noConditionalStore")), 90, Set.of(), true));

@@ -131,7 +131,8 @@ public final class KernelArgs {
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("flag") || a.name().equals("result") ->
                         args[p.javaIndex()] = allocate(type, 1);
                 case io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam a when a.name().equals("partials") -> {
-                    KernelArray partials = allocate(type, Math.min(n, 3001)); // fewer slots than elements, not a round number
+                    // fewer slots than elements, not a round number; even where n is (the 16-bit kernels pair even slots)
+                    KernelArray partials = allocate(type, Math.min(n, (n & 1) == 0 ? 3002 : 3001));
                     poison(partials);
                     args[p.javaIndex()] = partials;
                 }

@@ -4,6 +4,7 @@ import io.gradsync.tasks.internal.Installed;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import java.util.List;
 import java.util.Optional;
@@ -19,6 +20,8 @@ public final class KernelIrs {
         KernelIr ir(CompiledKernel kernel);
 
         Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel);
+
+        AdjacentLoads adjacentLoads(CompiledKernel kernel);
     }
 
     private static final Installed<Access> ACCESS = new Installed<>("kernel IR", CompiledKernel.class);
@@ -44,5 +47,10 @@ public final class KernelIrs {
     /** The element-wise analysis, where the kernel is an element-wise loop. */
     public static Optional<ElementwiseLoop> elementwiseLoop(CompiledKernel kernel) {
         return ACCESS.get().elementwiseLoop(kernel);
+    }
+
+    /** Outside an element-wise loop: the loads the kernel's vector form merges (none inside one). */
+    public static AdjacentLoads adjacentLoads(CompiledKernel kernel) {
+        return ACCESS.get().adjacentLoads(kernel);
     }
 }

@@ -1,10 +1,8 @@
 package io.gradsync.tasks.compiler.ptx;
 
 import io.gradsync.tasks.compiler.ir.Const;
-import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.IndexOffsets;
 import io.gradsync.tasks.compiler.ir.Insn;
-import io.gradsync.tasks.compiler.ir.Insn.BinOp;
-import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Operand;
@@ -25,10 +23,7 @@ final class Addresses extends PtxPart {
     private final Map<String, String> arrayBase = new HashMap<>();
     private final Map<String, String> arrayLen = new HashMap<>();
     /** In the block being emitted: int variables known to be another one plus a constant (see {@link #address}). */
-    private final Map<Var, IndexOffset> indexOffsets = new HashMap<>();
-
-    private record IndexOffset(Var base, long plus) {
-    }
+    private final IndexOffsets indexOffsets = new IndexOffsets();
 
     Addresses(PtxWriter w, String kernelName) {
         super(w);
@@ -69,19 +64,23 @@ final class Addresses extends PtxPart {
 
     /** The memory operand {@code [..]} of {@code array[index]}. */
     String address(ArrayParam array, Operand index) {
-        String base = arrayBase.get(array.name());
-        int bytes = array.element().bytes();
         if (index instanceof Const c) {
-            long off = (long) c.intValue() * bytes;
+            long off = (long) c.intValue() * array.element().bytes();
+            String base = arrayBase.get(array.name());
             return off == 0 ? "[" + base + "]" : "[" + base + "+" + off + "]";
         }
-        IndexOffset known = indexOffsets.get((Var) index);
-        Var from = known != null ? known.base() : (Var) index;
+        IndexOffsets.Offset known = indexOffsets.of((Var) index);
+        return address(array, known.base(), known.plus());
+    }
+
+    /** The memory operand of {@code array[base + plus]}, {@code plus} (0 to 2^24) as the immediate offset. */
+    String address(ArrayParam array, Var base, long plus) {
+        int bytes = array.element().bytes();
         String off = fresh(RegClass.B64);
         String addr = fresh(RegClass.B64);
-        line("mul.wide.s32 " + off + ", " + reg(from) + ", " + bytes);
-        line("add.s64 " + addr + ", " + base + ", " + off);
-        return known != null && known.plus() != 0 ? "[" + addr + "+" + known.plus() * bytes + "]" : "[" + addr + "]";
+        line("mul.wide.s32 " + off + ", " + reg(base) + ", " + bytes);
+        line("add.s64 " + addr + ", " + arrayBase.get(array.name()) + ", " + off);
+        return plus != 0 ? "[" + addr + "+" + plus * bytes + "]" : "[" + addr + "]";
     }
 
     /** The memory operand of {@code m[index]}. */
@@ -102,38 +101,11 @@ final class Addresses extends PtxPart {
 
     /** A new block: what was known about indices holds only within one block. */
     void startBlock() {
-        indexOffsets.clear();
+        indexOffsets.startBlock();
     }
 
-    /**
-     * After {@code insn}: what it makes known about an int index (its result is another int plus a
-     * constant, or a copy of such), and what it makes stale (offsets from a variable it assigns).
-     */
+    /** After {@code insn}: what it makes known about an int index, and what it makes stale ({@link IndexOffsets}). */
     void noteIndexOffset(Insn insn) {
-        Var d = ElementwiseLoop.def(insn);
-        if (d == null) {
-            return;
-        }
-        IndexOffset found = null;
-        if (d.type() == IrType.I32) {
-            if (insn instanceof Insn.Binary b && b.op() == BinOp.ADD) {
-                Operand x = b.a() instanceof Const ? b.b() : b.a();
-                Operand c = b.a() instanceof Const ? b.a() : b.b();
-                if (x instanceof Var v && c instanceof Const k && k.intValue() >= 0 && k.intValue() <= 1 << 24) {
-                    IndexOffset via = indexOffsets.get(v);
-                    found = via != null ? new IndexOffset(via.base(), via.plus() + k.intValue()) : new IndexOffset(v, k.intValue());
-                    if (found.plus() > 1 << 24) {
-                        found = null;
-                    }
-                }
-            } else if (insn instanceof Insn.Move m && m.src() instanceof Var v) {
-                found = indexOffsets.get(v);
-            }
-        }
-        indexOffsets.remove(d);
-        indexOffsets.values().removeIf(o -> o.base().equals(d));
-        if (found != null && !found.base().equals(d)) {
-            indexOffsets.put(d, found);
-        }
+        indexOffsets.note(insn);
     }
 }

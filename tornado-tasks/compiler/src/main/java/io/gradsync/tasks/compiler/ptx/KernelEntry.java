@@ -1,6 +1,7 @@
 package io.gradsync.tasks.compiler.ptx;
 
 import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.Insn;
 import io.gradsync.tasks.compiler.ir.KernelIr;
@@ -22,19 +23,25 @@ final class KernelEntry extends PtxPart {
     private final KernelIr kernel;
     /** The element-wise loop to vectorize, or null for the scalar form. */
     private final ElementwiseLoop vector;
+    private final AdjacentLoads merged;
     /** Declarations before the entry: the kernel's tables. */
     private final StringBuilder moduleScope = new StringBuilder();
     private final Addresses addresses;
     private final ScalarEmitter scalar;
     private final VectorForm vectorForm;
 
-    KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector) {
+    /**
+     * @param vector the element-wise loop to vectorize, or null
+     * @param merged loads to merge into vector loads (outside an element-wise loop), or {@link AdjacentLoads#NONE}
+     */
+    KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector, AdjacentLoads merged) {
         super(new PtxWriter());
         this.kernel = kernel;
         this.vector = vector;
+        this.merged = merged;
         this.addresses = new Addresses(w, kernel.name());
         FloatSemantics floats = new FloatSemantics(w, sm);
-        this.scalar = new ScalarEmitter(w, addresses, floats, nonCoherent);
+        this.scalar = new ScalarEmitter(w, addresses, floats, nonCoherent, merged);
         this.vectorForm = new VectorForm(w, addresses, scalar, floats);
     }
 
@@ -56,7 +63,7 @@ final class KernelEntry extends PtxPart {
                     String ptr = paramName(name, a) + "_ptr";
                     String len = paramName(name, a) + "_len";
                     // the vector form may only run on arrays aligned to their vector access: say so to ptxas
-                    int align = vector != null && vector.accessedArrays().contains(a.name()) ? vector.accessBytes(a) : a.element().bytes();
+                    int align = vector != null && vector.accessedArrays().contains(a.name()) ? vector.accessBytes(a) : merged.accessBytes(a);
                     params.append("\t.param .u64 .ptr .global .align ").append(align).append(' ').append(ptr).append(",\n");
                     params.append("\t.param .u32 ").append(len).append(",\n");
                     String raw = fresh(RegClass.B64);

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.compiler.ptx;
 
+import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
@@ -42,6 +43,10 @@ import java.util.Set;
  *       loads hoisted into one vector load per array and stores sunk into one vector store. The
  *       last {@code n % width} elements run the scalar body. Vector accesses need every array
  *       aligned to its access size, which only the runtime can check ({@code CudaKernels.prepare}).</li>
+ *   <li>Another kernel's vector form merges a thread's loads of adjacent elements of one array
+ *       ({@link AdjacentLoads}: {@code x[e] .. x[e + 3]} with {@code e} a proven multiple of 4) into
+ *       one {@code ld.global.v2/.v4}, with the same alignment condition: the 16-bit reductions are
+ *       bound by their count of load instructions.</li>
  * </ul>
  * The {@code .version} is the lowest PTX ISA version that knows the target (7.8 for sm_90), so
  * the module loads on any driver that runs that GPU.
@@ -111,21 +116,30 @@ public final class PtxEmitter {
     }
 
     /**
-     * As {@link #entry(KernelIr, int, Set)}, and when {@code vectorized} the vector form of an
-     * element-wise kernel: correct only when every array the loop accesses starts at an address
-     * aligned to its vector access ({@link ElementwiseLoop#accessBytes}); the caller checks.
+     * As {@link #entry(KernelIr, int, Set)}, and when {@code vectorized} the kernel's vector form: for
+     * an element-wise kernel its vector loop, for another its loads of adjacent elements merged into
+     * vector loads ({@link AdjacentLoads}). Correct only when every array it accesses so starts at an
+     * address aligned to that access ({@link ElementwiseLoop#accessBytes},
+     * {@link AdjacentLoads#accessBytes}); the caller checks.
      *
-     * @throws IllegalArgumentException also if {@code vectorized} and the kernel is not element-wise
+     * @throws IllegalArgumentException also if {@code vectorized} and the kernel has no vector form
      */
     public static String entry(KernelIr kernel, int sm, Set<String> nonCoherent, boolean vectorized) {
         ptxVersion(sm);
         checkNonCoherent(kernel, nonCoherent);
         ElementwiseLoop loop = null;
+        AdjacentLoads merged = AdjacentLoads.NONE;
         if (vectorized) {
-            loop = ElementwiseLoop.find(kernel).orElseThrow(() -> new IllegalArgumentException("kernel " + kernel.name()
-                    + " is not element-wise, so it has no vector form: " + ElementwiseLoop.rejection(kernel)));
+            loop = ElementwiseLoop.find(kernel).orElse(null);
+            if (loop == null) {
+                merged = AdjacentLoads.find(kernel);
+                if (merged.isEmpty()) {
+                    throw new IllegalArgumentException("kernel " + kernel.name() + " has no vector form: it is not element-wise ("
+                            + ElementwiseLoop.rejection(kernel) + ") and loads no adjacent elements to merge");
+                }
+            }
         }
-        return new KernelEntry(kernel, sm, Set.copyOf(nonCoherent), loop).emit();
+        return new KernelEntry(kernel, sm, Set.copyOf(nonCoherent), loop, merged).emit();
     }
 
     private static void checkNonCoherent(KernelIr kernel, Set<String> nonCoherent) {

@@ -9,8 +9,11 @@ import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.MemArray;
 import io.gradsync.tasks.compiler.ir.Var;
+import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 
+import java.util.IdentityHashMap;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -25,15 +28,20 @@ final class ScalarEmitter extends PtxPart {
     private final FloatSemantics floats;
     /** Arrays loaded through the non-coherent (read-only data cache) path. */
     private final Set<String> nonCoherent;
+    /** Loads merged into vector loads (the merged form), or none. */
+    private final AdjacentLoads merged;
+    /** Each merged group's lane registers, once its vector load is emitted (at its first load). */
+    private final Map<AdjacentLoads.Group, String[]> laneRegisters = new IdentityHashMap<>();
     /** The caller's grid of a KernelContext kernel, from its hidden parameters (set by {@link KernelEntry}). */
     final String[] globalSizeRegs = new String[3];
     private int labels;
 
-    ScalarEmitter(PtxWriter w, Addresses addresses, FloatSemantics floats, Set<String> nonCoherent) {
+    ScalarEmitter(PtxWriter w, Addresses addresses, FloatSemantics floats, Set<String> nonCoherent, AdjacentLoads merged) {
         super(w);
         this.addresses = addresses;
         this.floats = floats;
         this.nonCoherent = nonCoherent;
+        this.merged = merged;
     }
 
     /** The load instruction's prefix for array {@code a}: {@code ld.global.nc.} where it is non-coherent. */
@@ -437,6 +445,12 @@ final class ScalarEmitter extends PtxPart {
     }
 
     private void emitLoad(Insn.Load l) {
+        AdjacentLoads.Group group = merged.group(l).orElse(null);
+        if (group != null) {
+            String[] lanes = laneRegisters.computeIfAbsent(group, this::emitVectorLoad);
+            emitLane(l, lanes[group.lane(l)]);
+            return;
+        }
         String addr = addresses.address(l.array(), l.index());
         String d = reg(l.dst());
         ElementKind k = l.array().element();
@@ -457,6 +471,41 @@ final class ScalarEmitter extends PtxPart {
                     String x = fresh(RegClass.B32);
                     String y = fresh(RegClass.B32);
                     line(ld + "u16 " + x + ", " + addr);
+                    line("shl.b32 " + y + ", " + x + ", 16");
+                    line("mov.b32 " + d + ", " + y);
+                }
+            }
+        }
+    }
+
+    /** One vector load of a merged group's elements, at its first load: {@code ld.global.v2/.v4} into fresh registers. */
+    private String[] emitVectorLoad(AdjacentLoads.Group g) {
+        int bytes = g.array().element().bytes();
+        RegClass rc = bytes == 2 ? RegClass.B16 : bytes == 4 ? RegClass.B32 : RegClass.B64;
+        String[] lanes = new String[g.width()];
+        for (int k = 0; k < lanes.length; k++) {
+            lanes[k] = fresh(rc);
+        }
+        String addr = addresses.address(g.array(), g.base(), g.plus());
+        line(globalLoad(g.array()) + "v" + g.width() + ".b" + 8 * bytes + " {" + String.join(", ", lanes) + "}, " + addr);
+        return lanes;
+    }
+
+    /** What {@link #emitLoad} does after its load, from the lane register {@code lane} a vector load filled. */
+    private void emitLane(Insn.Load l, String lane) {
+        String d = reg(l.dst());
+        switch (l.array().element()) {
+            case F32, I32 -> line("mov.b32 " + d + ", " + lane);
+            case F64, I64 -> line("mov.b64 " + d + ", " + lane);
+            case F16, BF16 -> {
+                if (l.rawBits()) {
+                    line("cvt.s32.s16 " + d + ", " + lane);
+                } else if (l.array().element() == ElementKind.F16) {
+                    line("cvt.f32.f16 " + d + ", " + lane);
+                } else {
+                    String x = fresh(RegClass.B32);
+                    String y = fresh(RegClass.B32);
+                    line("cvt.u32.u16 " + x + ", " + lane);
                     line("shl.b32 " + y + ", " + x + ", 16");
                     line("mov.b32 " + d + ", " + y);
                 }

@@ -151,7 +151,9 @@ public final class CudaKernels {
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
-        int width = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true")) ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
+        boolean vectorOn = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true"));
+        int width = vectorOn ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
+        boolean vectorized = width > 1 || vectorOn && VectorLaunches.mergedLoads(kernel, packed.starts());
         LaunchShape launched = shape;
         if (width > 1) {
             long elements = 0;
@@ -160,7 +162,7 @@ public final class CudaKernels {
             }
             launched = VectorLaunches.shape(shape, elements, width);
         }
-        return new PreparedLaunch(function(device, kernel, nc, width > 1), launched, Pointer.to(packed.slots()), nc, width);
+        return new PreparedLaunch(function(device, kernel, nc, vectorized), launched, Pointer.to(packed.slots()), nc, vectorized, width);
     }
 
     /**
@@ -170,7 +172,7 @@ public final class CudaKernels {
      * {@code args} as for {@link #prepare(CudaDevice, CompiledKernel, LaunchShape, Object...)}.
      */
     public static PreparedLaunch prepareReference(CudaFunction reference, CompiledKernel kernel, LaunchShape shape, Object... args) {
-        return new PreparedLaunch(reference, shape, Pointer.to(pack(kernel, args, 0).slots()), Set.of(), 1);
+        return new PreparedLaunch(reference, shape, Pointer.to(pack(kernel, args, 0).slots()), Set.of(), false, 1);
     }
 
     /**
@@ -234,13 +236,15 @@ public final class CudaKernels {
         private final LaunchShape shape;
         private final Pointer parameters;
         private final Set<String> nonCoherent;
+        private final boolean vectorized;
         private final int vectorWidth;
 
-        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent, int vectorWidth) {
+        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent, boolean vectorized, int vectorWidth) {
             this.function = function;
             this.shape = shape;
             this.parameters = parameters;
             this.nonCoherent = nonCoherent;
+            this.vectorized = vectorized;
             this.vectorWidth = vectorWidth;
         }
 
@@ -249,12 +253,12 @@ public final class CudaKernels {
             return shape;
         }
 
-        /** True when this launch runs the vectorized form of the kernel. */
+        /** True when this launch runs the vectorized form of the kernel (its vector loop, or its merged loads). */
         public boolean vectorized() {
-            return vectorWidth > 1;
+            return vectorized;
         }
 
-        /** Elements per thread and access: the kernel's vector width, or 1 for the scalar form. */
+        /** Elements per thread and access of an element-wise kernel's vector form; 1 for the scalar form and other kernels. */
         public int vectorWidth() {
             return vectorWidth;
         }

@@ -4,6 +4,7 @@ import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
 import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
 import java.util.List;
@@ -64,6 +65,28 @@ final class VectorLaunches {
             }
         }
         return loop.width();
+    }
+
+    /**
+     * Whether a launch of a kernel that is not element-wise may take its vector form, whose loads of
+     * adjacent elements are merged ({@link CompiledKernel#hasVectorForm()}): when every array with
+     * merged loads starts at a multiple of its widest merged load (an address, or on OpenCL a byte
+     * offset in a buffer whose base is aligned far beyond). The launch shape stays as asked.
+     *
+     * @param starts device address of each array argument, in the order of the kernel's array parameters
+     */
+    static boolean mergedLoads(CompiledKernel kernel, long[] starts) {
+        AdjacentLoads merged = KernelIrs.adjacentLoads(kernel);
+        if (merged.isEmpty()) {
+            return false;
+        }
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
+        for (int i = 0; i < arrays.size(); i++) {
+            if (starts[i] % merged.accessBytes(arrays.get(i)) != 0) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 import java.util.Arrays;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
@@ -50,6 +52,30 @@ class VectorSelectionTest {
         // 16-byte aligned is enough, 256 is not needed
         assertEquals(8, width(kernel("average2Bf16"), 1000, 16, 32, 48));
         assertEquals(4, width(kernel("average2"), 1000, 16, 16, 16));
+    }
+
+    /** As {@link #width}, for {@link VectorLaunches#mergedLoads}. */
+    private static boolean merged(CompiledKernel k, long... shifts) {
+        int arrays = KernelIrs.ir(k).arrayParams().size();
+        long[] starts = new long[arrays];
+        for (int i = 0; i < arrays; i++) {
+            starts[i] = BASE + i * APART + (i < shifts.length ? shifts[i] : 0);
+        }
+        return VectorLaunches.mergedLoads(k, starts);
+    }
+
+    /** The 16-bit reductions merge loads of their input: it alone must be aligned (8 bytes for quads, 4 for pairs). */
+    @Test
+    void mergedLoadsNeedTheirInputAligned() {
+        assertTrue(merged(kernel("sumOfSquaresBf16")));
+        assertTrue(merged(kernel("sumOfSquaresBf16"), 8, 4), "8 bytes is enough; the result may sit anywhere");
+        assertFalse(merged(kernel("sumOfSquaresBf16"), 4), "4 bytes is not 8");
+        assertFalse(merged(kernel("checkFiniteF16"), 2), "one element off");
+        assertTrue(merged(kernel("sumOfSquaresPartialsF16"), 4, 8));
+        assertFalse(merged(kernel("sumOfSquaresPartialsF16"), 2));
+        assertFalse(merged(kernel("sumOfSquares")), "fp32: nothing merged");
+        assertFalse(merged(kernel("average2Bf16")), "element-wise: the vector loop, not merged loads");
+        assertEquals(1, width(kernel("sumOfSquaresBf16"), 1000), "not element-wise");
     }
 
     @Test
