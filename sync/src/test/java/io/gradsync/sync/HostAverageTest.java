@@ -118,6 +118,29 @@ class HostAverageTest {
         }
     }
 
+    /** Negative zeros in every input average to a negative zero, in lanes and in the few elements past them. */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(DType.class)
+    void negativeZerosStayNegative(DType dtype) {
+        try (Arena arena = Arena.ofConfined()) {
+            for (int count : new int[]{1, 7, 9, 33, 70}) {
+                MemorySegment[] in = new MemorySegment[3];
+                for (int r = 0; r < in.length; r++) {
+                    in[r] = arena.allocate((long) count * dtype.bytes(), 64);
+                    for (int i = 0; i < count; i++) {
+                        put(dtype, in[r], i, -0.0f);
+                    }
+                }
+                HostAverage.averageIntoAll(dtype, in, 0, count);
+                for (MemorySegment m : in) {
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(dtype == DType.FP32 ? 0x8000_0000 : 0x8000, bits(dtype, m, i), dtype + " element " + i + " of " + count);
+                    }
+                }
+            }
+        }
+    }
+
     /** The lanes are what the tests above check, where the JVM has the module (the build's test.argLine adds it). */
     @org.junit.jupiter.api.Test
     void lanesRunWhereTheVectorModuleIs() {
