@@ -329,8 +329,17 @@ public final class ReductionKernels {
         int slots = partials.getSize();
         if ((slots & 1) == 0) {
             int half = slots >> 1;
+            int n = x.getSize();
             for (int q = ctx.globalIdx(); q < half; q += ctx.globalSize()) {
-                squares16Pair(x, 2 * q, 2 * half, bf16, partials);
+                int p = 2 * q;
+                // the two slots' counts differ by one at most; where that splits a group of eight
+                // (one pair of a launch at most), each slot alone
+                if (groupsOfEight(n, p, slots) == groupsOfEight(n, p + 1, slots)) {
+                    squares16Pair(x, p, 2 * half, bf16, partials);
+                } else {
+                    partials.set(p, squares16(x, p, slots, bf16));
+                    partials.set(p + 1, squares16(x, p + 1, slots, bf16));
+                }
             }
         } else {
             for (int p = ctx.globalIdx(); p < slots; p += ctx.globalSize()) {
@@ -339,12 +348,16 @@ public final class ReductionKernels {
         }
     }
 
+    /** Whole groups of eight among slot {@code p}'s elements {@code p, p + slots, ...} of {@code n}. */
+    private static int groupsOfEight(int n, int p, int slots) {
+        return (p < n ? (n - p - 1) / slots + 1 : 0) / 8;
+    }
+
     /**
      * Sets {@code partials[first]} and {@code partials[first + 1]} to {@link #squares16} of their
-     * elements, stride {@code step} (the slot count, even, as {@code first} is): the two slots' groups
-     * of eight run side by side while both have one, each element into the running sum it has in
-     * {@code squares16}; then slot {@code first}'s last whole group if it has one more (its count
-     * exceeds the other's by at most one), and each slot's rest into its sum 0, in order.
+     * elements, stride {@code step} (the slot count, even, as {@code first} is), for two slots with
+     * as many whole groups of eight: the groups run side by side, each element into the running sum
+     * it has in {@code squares16}; then each slot's rest into its sum 0, in order.
      */
     private static void squares16Pair(SixteenBitFloatArray x, int first, int step, boolean bf16, DoubleArray partials) {
         int n = x.getSize();
@@ -391,28 +404,8 @@ public final class ReductionKernels {
             b6 = plusSquare16(b6, v6, bf16);
             b7 = plusSquare16(b7, v7, bf16);
         }
-        int restA = countA - countB / 8 * 8;
+        int restA = countA % 8; // the slots have as many whole groups (see partials16)
         int i = e;
-        if (restA >= 8) {
-            int u0 = x.getBits(i) & 0x7fff;
-            int u1 = x.getBits(i + step) & 0x7fff;
-            int u2 = x.getBits(i + 2 * step) & 0x7fff;
-            int u3 = x.getBits(i + 3 * step) & 0x7fff;
-            int u4 = x.getBits(i + 4 * step) & 0x7fff;
-            int u5 = x.getBits(i + 5 * step) & 0x7fff;
-            int u6 = x.getBits(i + 6 * step) & 0x7fff;
-            int u7 = x.getBits(i + 7 * step) & 0x7fff;
-            ma = Math.max(ma, Math.max(Math.max(Math.max(u0, u1), Math.max(u2, u3)), Math.max(Math.max(u4, u5), Math.max(u6, u7))));
-            a0 = plusSquare16(a0, u0, bf16);
-            a1 = plusSquare16(a1, u1, bf16);
-            a2 = plusSquare16(a2, u2, bf16);
-            a3 = plusSquare16(a3, u3, bf16);
-            a4 = plusSquare16(a4, u4, bf16);
-            a5 = plusSquare16(a5, u5, bf16);
-            a6 = plusSquare16(a6, u6, bf16);
-            a7 = plusSquare16(a7, u7, bf16);
-            restA = 0;
-        }
         for (; restA > 0; restA--) {
             int u = x.getBits(i) & 0x7fff;
             i += step;
