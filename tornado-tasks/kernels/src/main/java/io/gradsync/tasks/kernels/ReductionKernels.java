@@ -440,9 +440,9 @@ public final class ReductionKernels {
      * The sum of squares of a bf16 or fp16 array's elements {@code 4q .. 4q + 3} for quads
      * {@code q = first, first + stride, ...}, four quads (sixteen loads) in flight, plus the last
      * {@code n mod 4} elements in thread 0: as {@link #squares16}, in an order only the atomic sums
-     * may take. The four loads of a quad share one address (constant offsets), and a warp's loads
-     * of a step share their lines: these sums are bound by integer work (addresses, magnitude
-     * bits), not by memory.
+     * may take. A quad's elements lie side by side from a multiple of 4: the kernel's vector form
+     * reads each quad in one 8-byte load (the compiler's {@code AdjacentLoads}), where four 2-byte
+     * loads bounded these sums by their count of load instructions.
      */
     private static double squaresOfQuads16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
