@@ -23,6 +23,10 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Thread-safety: stateless.
  */
 final class LaneKernels {
+    // No vector helper here is shared with LaneWords, whose ints are twice as wide: C2 profiles a
+    // helper once for all its callers, and one that sees two vector classes loses its intrinsics in
+    // both (every vector boxed, a fortieth of the speed, bench/RESULTS.md). Hence the rounding to
+    // bf16 written again below, for these lanes' shape.
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     /** Elements a step: the float64 lanes of the widest vector. */
     static final int LANES = D.length();
@@ -123,8 +127,8 @@ final class LaneKernels {
         DoubleVector a1 = DoubleVector.zero(D);
         for (long i = from; i < end; i += 2 * LANES) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            DoubleVector v0 = (DoubleVector) LaneWords.even(w).convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) LaneWords.odd(w).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = v0.fma(v0, a0);
             a1 = v1.fma(v1, a1);
         }
@@ -322,6 +326,9 @@ final class LaneKernels {
 
     /** Float bits rounded to the nearest bf16 (ties to even; a NaN made quiet), as {@code HalfFloats.floatToBf16}. */
     private static ShortVector nearestBf16(IntVector bits) {
-        return (ShortVector) LaneWords.nearest(bits).lanewise(VectorOperators.LSHR, 16).convertShape(VectorOperators.I2S, S, 0);
+        IntVector nan = bits.broadcast(0x7F80_0000).sub(bits.and(0x7FFF_FFFF)).lanewise(VectorOperators.ASHR, 31);
+        IntVector bias = bits.lanewise(VectorOperators.LSHR, 16).and(1).add(0x7FFF).and(nan.not());
+        IntVector nearest = bits.add(bias).or(nan.and(0x0040_0000));
+        return (ShortVector) nearest.lanewise(VectorOperators.LSHR, 16).convertShape(VectorOperators.I2S, S, 0);
     }
 }

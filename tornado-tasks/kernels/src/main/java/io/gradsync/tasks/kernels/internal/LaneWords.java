@@ -134,13 +134,13 @@ final class LaneWords {
         return HalfFloats.bf16ToFloat(m.get(SHORT, 2 * i));
     }
 
-    /** Each word's even (low) element as its float. */
-    static FloatVector even(IntVector words) {
+    /** Each word's even (low) element as its float (these lanes' shape only, see {@code LaneKernels}). */
+    private static FloatVector even(IntVector words) {
         return words.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
     }
 
-    /** Each word's odd (high) element as its float. */
-    static FloatVector odd(IntVector words) {
+    /** Each word's odd (high) element as its float (these lanes' shape only, see {@code LaneKernels}). */
+    private static FloatVector odd(IntVector words) {
         return words.and(0xFFFF_0000).reinterpretAsFloats();
     }
 
@@ -149,8 +149,11 @@ final class LaneWords {
         return nearest(odd.reinterpretAsInts()).and(0xFFFF_0000).or(nearest(even.reinterpretAsInts()).lanewise(VectorOperators.LSHR, 16));
     }
 
-    /** {@link HalfFloats#bf16InHighHalf}, lane by lane (any shape): the bf16 nearest each float's bits, in the upper half. */
-    static IntVector nearest(IntVector bits) {
+    /**
+     * {@link HalfFloats#bf16InHighHalf}, lane by lane, on these lanes' shape only (see
+     * {@code LaneKernels}): the bf16 nearest each float's bits, in the upper half.
+     */
+    private static IntVector nearest(IntVector bits) {
         IntVector nan = bits.broadcast(0x7F80_0000).sub(bits.and(0x7FFF_FFFF)).lanewise(VectorOperators.ASHR, 31);
         IntVector bias = bits.lanewise(VectorOperators.LSHR, 16).and(1).add(0x7FFF).and(nan.not());
         return bits.add(bias).or(nan.and(0x0040_0000));
