@@ -223,8 +223,9 @@ final class ReductionJvmForm {
      * The partial sums of squares: slot {@code p} of {@code P} gets elements {@code p + jP}, element
      * {@code j} into running sum {@code j mod 8} below the last whole group of eight and into sum
      * 0 after it, added {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))} (the kernels'
-     * {@code squares} and {@code squares16}). Here slots are taken {@link JvmFastForms#CHUNK} at a
-     * time and their elements row by row, {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
+     * {@code squares} and {@code squares16}). fp32 in SIMD lanes ({@link #partialsInLanes});
+     * otherwise slots are taken {@link JvmFastForms#CHUNK} at a time and their elements row by row,
+     * {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
      */
     private static boolean partials(Object[] args) {
         KernelArray x = (KernelArray) args[0];
@@ -233,10 +234,12 @@ final class ReductionJvmForm {
             return false;
         }
         JvmFastForms.Type t = JvmFastForms.Type.of(x);
-        // fp32 rows in whole groups of eight in SIMD lanes, straight from the array's memory (bf16 in
-        // lanes measured slower than its chunks); the rest a chunk at a time
-        boolean direct = t == JvmFastForms.Type.F32 && Lanes.available();
-        MemorySegment seg = x.segment();
+        if (Lanes.available() && t == JvmFastForms.Type.F32) {
+            partialsInLanes((FloatArray) x, partials);
+            return true;
+        }
+        // 16-bit, or without the vector module: slots a chunk at a time, their rows in order (bf16
+        // in lanes as fp32 is: 40-56% of copy alone, 10-17% after the other kernels, bench/RESULTS.md)
         int n = x.getSize();
         int slots = partials.getSize();
         int blocks = (slots + CHUNK - 1) / CHUNK;
@@ -269,16 +272,6 @@ final class ReductionJvmForm {
                 for (int j = 0; j < rows; j++) {
                     long start = (long) j * slots + p0;
                     int len = (int) Math.min(width, n - start);
-                    if (direct && j % 8 == 0 && j + 8 <= sharedCut) { // a whole group of eight rows, every slot in it
-                        if (j == 0) {
-                            for (double[] a : s) {
-                                java.util.Arrays.fill(a, 0.0);
-                            }
-                        }
-                        Lanes.addSquaresF32Group(seg, start, slots, s, width); // eight runs of memory read at once
-                        j += 7;
-                        continue;
-                    }
                     if (t == JvmFastForms.Type.BF16) {
                         loadBf16(x.segment(), Math.toIntExact(start), len, c.fView);
                     } else {
@@ -328,6 +321,40 @@ final class ReductionJvmForm {
             }
         });
         return true;
+    }
+
+    /**
+     * The fp32 partials in SIMD lanes ({@link Lanes#squaresPartialsF32}), a step of slots at a time
+     * with its eight running sums in registers over all its rows: the slots before {@code split}
+     * have {@code rows} elements, the others one fewer; the few slots past a range's last whole step
+     * as the kernel sums each.
+     */
+    private static void partialsInLanes(FloatArray x, DoubleArray partials) {
+        MemorySegment out = partials.segment();
+        int n = x.getSize();
+        int slots = partials.getSize();
+        int rows = (int) (((long) n + slots - 1) / slots);
+        long split = n - (long) (rows - 1) * slots;
+        int blocks = (slots + CHUNK - 1) / CHUNK;
+        int tasks = tasks(blocks);
+        IntStream.range(0, tasks).parallel().forEach(task -> {
+            long from = (long) blocks * task / tasks * CHUNK;
+            long to = Math.min(slots, (long) blocks * (task + 1) / tasks * CHUNK);
+            slotsInLanes(x, out, slots, from, Math.min(to, split), rows);
+            slotsInLanes(x, out, slots, Math.max(from, split), to, rows - 1);
+        });
+    }
+
+    /** Slots {@code [from, to)}, each of {@code count} elements, in lanes and the rest one by one. */
+    private static void slotsInLanes(FloatArray x, MemorySegment out, int slots, long from, long to, int count) {
+        if (from >= to) {
+            return;
+        }
+        long steps = (to - from) / Lanes.width();
+        Lanes.squaresPartialsF32(x.segment(), slots, from, steps, count, out);
+        for (long p = from + steps * Lanes.width(); p < to; p++) {
+            out.setAtIndex(ValueLayout.JAVA_DOUBLE, p, ReductionKernels.squares(x, (int) p, slots));
+        }
     }
 
     /** {@code a[i] += f[i] * f[i]} in fp64 for {@code i} in {@code [from, to)}. */

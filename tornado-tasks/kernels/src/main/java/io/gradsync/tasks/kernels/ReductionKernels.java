@@ -188,7 +188,7 @@ public final class ReductionKernels {
      * remain, the rest into sum 0, and the eight sums are added pairwise. Eight independent loads
      * per thread are in flight at once: these kernels are bound by load latency, not arithmetic.
      */
-    private static double squares(FloatArray x, int first, int stride) {
+    static double squares(FloatArray x, int first, int stride) {
         int n = x.getSize();
         // elements this thread sums: counted once, so the index below never runs past n; in int
         // (n - first - 1 cannot overflow), as a 64-bit division costs tens of instructions on a GPU

@@ -81,33 +81,38 @@ final class LaneKernels {
         return sum;
     }
 
-    /** See {@link Lanes#addSquaresF32Group}. */
-    static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
-        double[] s0 = sums[0], s1 = sums[1], s2 = sums[2], s3 = sums[3], s4 = sums[4], s5 = sums[5], s6 = sums[6], s7 = sums[7];
-        int k = 0;
-        for (int end = to - to % LANES; k < end; k += LANES) {
-            long e = first + k;
-            squareInto(x, e, s0, k);
-            squareInto(x, e + stride, s1, k);
-            squareInto(x, e + 2 * stride, s2, k);
-            squareInto(x, e + 3 * stride, s3, k);
-            squareInto(x, e + 4 * stride, s4, k);
-            squareInto(x, e + 5 * stride, s5, k);
-            squareInto(x, e + 6 * stride, s6, k);
-            squareInto(x, e + 7 * stride, s7, k);
-        }
-        for (int r = 0; r < 8; r++) { // the columns past the last whole step
-            for (int i = k; i < to; i++) {
-                double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, first + r * stride + i);
-                sums[r][i] = Math.fma(v, v, sums[r][i]);
+    /** See {@link Lanes#squaresPartialsF32}. */
+    static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector s0 = DoubleVector.zero(D), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                DoubleVector v0 = load(false, x, e);
+                DoubleVector v1 = load(false, x, e + slots);
+                DoubleVector v2 = load(false, x, e + 2 * slots);
+                DoubleVector v3 = load(false, x, e + 3 * slots);
+                DoubleVector v4 = load(false, x, e + 4 * slots);
+                DoubleVector v5 = load(false, x, e + 5 * slots);
+                DoubleVector v6 = load(false, x, e + 6 * slots);
+                DoubleVector v7 = load(false, x, e + 7 * slots);
+                s0 = v0.fma(v0, s0);
+                s1 = v1.fma(v1, s1);
+                s2 = v2.fma(v2, s2);
+                s3 = v3.fma(v3, s3);
+                s4 = v4.fma(v4, s4);
+                s5 = v5.fma(v5, s5);
+                s6 = v6.fma(v6, s6);
+                s7 = v7.fma(v7, s7);
+                e += 8 * slots;
             }
+            for (int r = count % 8; r > 0; r--) {
+                DoubleVector v = load(false, x, e);
+                s0 = v.fma(v, s0);
+                e += slots;
+            }
+            s0.add(s1).add(s2.add(s3)).add(s4.add(s5).add(s6.add(s7))).intoMemorySegment(partials, 8 * k, ORDER);
         }
-    }
-
-    /** {@code sums[k ..]} plus the squares of the fp32 elements {@code e ..}, a step of lanes: one fma each (the square is exact). */
-    private static void squareInto(MemorySegment x, long e, double[] sums, int k) {
-        DoubleVector v = load(false, x, e);
-        v.fma(v, DoubleVector.fromArray(D, sums, k)).intoArray(sums, k);
     }
 
     private static double squaresF32(MemorySegment x, long from, long end) {

@@ -45,13 +45,14 @@ public final class Lanes {
     }
 
     /**
-     * {@code sums[r][k] += x[first + r * stride + k]²} in float64 for eight rows {@code r}
-     * {@code stride} apart and {@code k} in {@code [0, to)}: eight runs of fp32 elements read at once
-     * straight from {@code x} (a square is exact, so one fma rounds as the sum does), a group of rows
-     * of {@code sumOfSquaresPartials}. Only if {@link #available()}.
+     * {@code sumOfSquaresPartials} (fp32) for slots {@code [from, from + steps * width())} of
+     * {@code slots}, each of which has {@code count} elements {@code p, p + slots, ...} in {@code x}:
+     * element {@code j} into running sum {@code j mod 8} while whole groups of eight remain, the
+     * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). The sums
+     * of a step of slots stay in registers over all their rows. Only if {@link #available()}.
      */
-    public static void addSquaresF32Group(MemorySegment x, long first, long stride, double[][] sums, int to) {
-        LaneKernels.addSquaresF32Group(x, first, stride, sums, to);
+    public static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
     }
 
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
