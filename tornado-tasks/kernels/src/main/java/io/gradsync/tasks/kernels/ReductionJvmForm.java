@@ -9,6 +9,7 @@ import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.function.IntToDoubleFunction;
 import java.util.stream.IntStream;
 
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
@@ -235,7 +236,11 @@ final class ReductionJvmForm {
         }
         JvmFastForms.Type t = JvmFastForms.Type.of(x);
         if (Lanes.available() && t == JvmFastForms.Type.F32) {
-            partialsInLanes((FloatArray) x, partials);
+            FloatArray f = (FloatArray) x;
+            int slots = partials.getSize();
+            partialsInLanes(f.getSize(), slots, partials.segment(),
+                    (from, steps, count) -> Lanes.squaresPartialsF32(f.segment(), slots, from, steps, count, partials.segment()),
+                    p -> ReductionKernels.squares(f, p, slots));
             return true;
         }
         // 16-bit, or without the vector module: slots a chunk at a time, their rows in order (bf16
@@ -324,15 +329,12 @@ final class ReductionJvmForm {
     }
 
     /**
-     * The fp32 partials in SIMD lanes ({@link Lanes#squaresPartialsF32}), a step of slots at a time
-     * with its eight running sums in registers over all its rows: the slots before {@code split}
-     * have {@code rows} elements, the others one fewer; the few slots past a range's last whole step
-     * as the kernel sums each.
+     * A partials kernel in SIMD lanes over {@code slots} slots of an array of {@code n} elements: a
+     * step of slots at a time ({@code lanes}), its running sums in registers over all its rows; the
+     * slots before {@code split} have {@code rows} elements, the others one fewer; the few slots past
+     * a range's last whole step one by one ({@code one}), as the kernel sums each.
      */
-    private static void partialsInLanes(FloatArray x, DoubleArray partials) {
-        MemorySegment out = partials.segment();
-        int n = x.getSize();
-        int slots = partials.getSize();
+    private static void partialsInLanes(int n, int slots, MemorySegment out, SlotSteps lanes, IntToDoubleFunction one) {
         int rows = (int) (((long) n + slots - 1) / slots);
         long split = n - (long) (rows - 1) * slots;
         int blocks = (slots + CHUNK - 1) / CHUNK;
@@ -340,20 +342,25 @@ final class ReductionJvmForm {
         IntStream.range(0, tasks).parallel().forEach(task -> {
             long from = (long) blocks * task / tasks * CHUNK;
             long to = Math.min(slots, (long) blocks * (task + 1) / tasks * CHUNK);
-            slotsInLanes(x, out, slots, from, Math.min(to, split), rows);
-            slotsInLanes(x, out, slots, Math.max(from, split), to, rows - 1);
+            slotsInLanes(out, lanes, one, from, Math.min(to, split), rows);
+            slotsInLanes(out, lanes, one, Math.max(from, split), to, rows - 1);
         });
     }
 
+    /** Slots {@code [from, from + steps * Lanes.width())}, each of {@code count} elements, in lanes. */
+    private interface SlotSteps {
+        void run(long from, long steps, int count);
+    }
+
     /** Slots {@code [from, to)}, each of {@code count} elements, in lanes and the rest one by one. */
-    private static void slotsInLanes(FloatArray x, MemorySegment out, int slots, long from, long to, int count) {
+    private static void slotsInLanes(MemorySegment out, SlotSteps lanes, IntToDoubleFunction one, long from, long to, int count) {
         if (from >= to) {
             return;
         }
         long steps = (to - from) / Lanes.width();
-        Lanes.squaresPartialsF32(x.segment(), slots, from, steps, count, out);
+        lanes.run(from, steps, count);
         for (long p = from + steps * Lanes.width(); p < to; p++) {
-            out.setAtIndex(ValueLayout.JAVA_DOUBLE, p, ReductionKernels.squares(x, (int) p, slots));
+            out.setAtIndex(ValueLayout.JAVA_DOUBLE, p, one.applyAsDouble((int) p));
         }
     }
 
@@ -373,6 +380,12 @@ final class ReductionJvmForm {
         }
         int n = x.getSize();
         int slots = partials.getSize();
+        if (Lanes.available()) {
+            partialsInLanes(n, slots, partials.segment(),
+                    (from, steps, count) -> Lanes.sumsPartialsF64(x.segment(), slots, from, steps, count, partials.segment()),
+                    p -> sumOfSlot(x, p, slots));
+            return true;
+        }
         int blocks = (slots + CHUNK - 1) / CHUNK;
         IntStream.range(0, blocks).parallel().forEach(block -> {
             int p0 = block * CHUNK;
@@ -392,5 +405,14 @@ final class ReductionJvmForm {
             MemorySegment.copy(MemorySegment.ofArray(acc), 0, partials.segment(), 8L * p0, 8L * width);
         });
         return true;
+    }
+
+    /** {@code x[p] + x[p + slots] + ...} from 0.0, in that order: one slot of {@code sumPartials}. */
+    private static double sumOfSlot(DoubleArray x, int p, int slots) {
+        double acc = 0.0;
+        for (long i = p; i < x.getSize(); i += slots) {
+            acc += x.get((int) i);
+        }
+        return acc;
     }
 }

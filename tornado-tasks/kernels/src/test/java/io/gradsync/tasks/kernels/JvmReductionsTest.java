@@ -94,7 +94,8 @@ class JvmReductionsTest {
     @Test
     void sumPartialsBitForBit() {
         Random rnd = new Random();
-        for (int[] c : new int[][] {{1, 1}, {10_000, 64}, {300_001, 2048}}) {
+        // slots in lanes and past the last whole step, those before and after the boundary of one element fewer, more slots than elements
+        for (int[] c : new int[][] {{1, 1}, {10_000, 64}, {300_001, 2048}, {5_000, 1_003}, {100, 300}, {64_007, 61}}) {
             DoubleArray x = new DoubleArray(c[0]);
             for (int i = 0; i < c[0]; i++) {
                 x.set(i, rnd.nextGaussian() * Math.pow(10, rnd.nextInt(10) - 5));

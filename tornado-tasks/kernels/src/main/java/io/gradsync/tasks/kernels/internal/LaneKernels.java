@@ -115,6 +115,20 @@ final class LaneKernels {
         }
     }
 
+    /** See {@link Lanes#sumsPartialsF64}. */
+    static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector acc = DoubleVector.zero(D);
+            long e = k;
+            for (int r = count; r > 0; r--) {
+                acc = acc.add(DoubleVector.fromMemorySegment(D, x, 8 * e, ORDER));
+                e += slots;
+            }
+            acc.intoMemorySegment(partials, 8 * k, ORDER);
+        }
+    }
+
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D);
         DoubleVector a1 = DoubleVector.zero(D);

@@ -55,6 +55,15 @@ public final class Lanes {
         LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
     }
 
+    /**
+     * {@code sumPartials} for slots {@code [from, from + steps * width())} of {@code slots}, each of
+     * which has {@code count} fp64 elements {@code p, p + slots, ...} in {@code x}: added in that
+     * order from 0.0, into {@code partials}. Only if {@link #available()}.
+     */
+    public static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        LaneKernels.sumsPartialsF64(x, slots, from, steps, count, partials);
+    }
+
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
     public static void sumIntoBf16(MemorySegment acc, MemorySegment x, int n) {
         LaneWords.sumInto(acc, x, n);
