@@ -224,7 +224,7 @@ final class ReductionJvmForm {
      * The partial sums of squares: slot {@code p} of {@code P} gets elements {@code p + jP}, element
      * {@code j} into running sum {@code j mod 8} below the last whole group of eight and into sum
      * 0 after it, added {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))} (the kernels'
-     * {@code squares} and {@code squares16}). fp32 in SIMD lanes ({@link #partialsInLanes});
+     * {@code squares} and {@code squares16}). fp32 and bf16 in SIMD lanes ({@link #partialsInLanes});
      * otherwise slots are taken {@link JvmFastForms#CHUNK} at a time and their elements row by row,
      * {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
      */
@@ -235,18 +235,23 @@ final class ReductionJvmForm {
             return false;
         }
         JvmFastForms.Type t = JvmFastForms.Type.of(x);
+        int slots = partials.getSize();
         if (Lanes.available() && t == JvmFastForms.Type.F32) {
             FloatArray f = (FloatArray) x;
-            int slots = partials.getSize();
-            partialsInLanes(f.getSize(), slots, partials.segment(),
+            partialsInLanes(f.getSize(), slots, partials.segment(), Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsF32(f.segment(), slots, from, steps, count, partials.segment()),
                     p -> ReductionKernels.squares(f, p, slots));
             return true;
         }
-        // 16-bit, or without the vector module: slots a chunk at a time, their rows in order (bf16
-        // in lanes as fp32 is: 40-56% of copy alone, 10-17% after the other kernels, bench/RESULTS.md)
+        if (Lanes.available() && t == JvmFastForms.Type.BF16) {
+            Bfloat16Array h = (Bfloat16Array) x;
+            partialsInLanes(h.getSize(), slots, partials.segment(), 2 * Lanes.width(),
+                    (from, steps, count) -> Lanes.squaresPartialsBf16(h.segment(), slots, from, steps, count, partials.segment()),
+                    p -> ReductionKernels.squares16(h, p, slots, true));
+            return true;
+        }
+        // fp16, or without the vector module: slots a chunk at a time, their rows in order
         int n = x.getSize();
-        int slots = partials.getSize();
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);
         IntStream.range(0, tasks).parallel().forEach(task -> {
@@ -330,11 +335,11 @@ final class ReductionJvmForm {
 
     /**
      * A partials kernel in SIMD lanes over {@code slots} slots of an array of {@code n} elements: a
-     * step of slots at a time ({@code lanes}), its running sums in registers over all its rows; the
+     * step of {@code step} slots at a time ({@code lanes}), its running sums in registers over all its rows; the
      * slots before {@code split} have {@code rows} elements, the others one fewer; the few slots past
      * a range's last whole step one by one ({@code one}), as the kernel sums each.
      */
-    private static void partialsInLanes(int n, int slots, MemorySegment out, SlotSteps lanes, IntToDoubleFunction one) {
+    private static void partialsInLanes(int n, int slots, MemorySegment out, int step, SlotSteps lanes, IntToDoubleFunction one) {
         int rows = (int) (((long) n + slots - 1) / slots);
         long split = n - (long) (rows - 1) * slots;
         int blocks = (slots + CHUNK - 1) / CHUNK;
@@ -342,24 +347,24 @@ final class ReductionJvmForm {
         IntStream.range(0, tasks).parallel().forEach(task -> {
             long from = (long) blocks * task / tasks * CHUNK;
             long to = Math.min(slots, (long) blocks * (task + 1) / tasks * CHUNK);
-            slotsInLanes(out, lanes, one, from, Math.min(to, split), rows);
-            slotsInLanes(out, lanes, one, Math.max(from, split), to, rows - 1);
+            slotsInLanes(out, step, lanes, one, from, Math.min(to, split), rows);
+            slotsInLanes(out, step, lanes, one, Math.max(from, split), to, rows - 1);
         });
     }
 
-    /** Slots {@code [from, from + steps * Lanes.width())}, each of {@code count} elements, in lanes. */
+    /** Slots {@code [from, from + steps * step)}, each of {@code count} elements, in lanes. */
     private interface SlotSteps {
         void run(long from, long steps, int count);
     }
 
     /** Slots {@code [from, to)}, each of {@code count} elements, in lanes and the rest one by one. */
-    private static void slotsInLanes(MemorySegment out, SlotSteps lanes, IntToDoubleFunction one, long from, long to, int count) {
+    private static void slotsInLanes(MemorySegment out, int step, SlotSteps lanes, IntToDoubleFunction one, long from, long to, int count) {
         if (from >= to) {
             return;
         }
-        long steps = (to - from) / Lanes.width();
+        long steps = (to - from) / step;
         lanes.run(from, steps, count);
-        for (long p = from + steps * Lanes.width(); p < to; p++) {
+        for (long p = from + steps * step; p < to; p++) {
             out.setAtIndex(ValueLayout.JAVA_DOUBLE, p, one.applyAsDouble((int) p));
         }
     }
@@ -381,7 +386,7 @@ final class ReductionJvmForm {
         int n = x.getSize();
         int slots = partials.getSize();
         if (Lanes.available()) {
-            partialsInLanes(n, slots, partials.segment(),
+            partialsInLanes(n, slots, partials.segment(), Lanes.width(),
                     (from, steps, count) -> Lanes.sumsPartialsF64(x.segment(), slots, from, steps, count, partials.segment()),
                     p -> sumOfSlot(x, p, slots));
             return true;

@@ -262,7 +262,7 @@ public final class ReductionKernels {
      * infinity at the end as the squares would have: NaN if any element is NaN, else infinity if
      * any is infinite.
      */
-    private static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
+    static double squares16(SixteenBitFloatArray x, int first, int stride, boolean bf16) {
         int n = x.getSize();
         // elements this thread sums: counted once, so the index below never runs past n; in int
         // (n - first - 1 cannot overflow), as a 64-bit division costs tens of instructions on a GPU

@@ -55,6 +55,11 @@ public final class Lanes {
         LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
     }
 
+    /** As {@link #squaresPartialsF32} for bf16 elements, steps of {@code 2 * width()} slots. Only if {@link #available()}. */
+    public static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        LaneKernels.squaresPartialsBf16(x, slots, from, steps, count, partials);
+    }
+
     /**
      * {@code sumPartials} for slots {@code [from, from + steps * width())} of {@code slots}, each of
      * which has {@code count} fp64 elements {@code p, p + slots, ...} in {@code x}: added in that
