@@ -71,11 +71,6 @@ public final class CudaDevice implements Device {
             }
 
             @Override
-            public void recordExternal(CudaStream stream, io.gradsync.tasks.device.DeviceEvent event) {
-                stream.recordExternal(event);
-            }
-
-            @Override
             public void waitForExternal(CudaStream stream, io.gradsync.tasks.device.DeviceEvent event) {
                 stream.waitForExternal(event);
             }

@@ -2,7 +2,6 @@ package io.gradsync.tasks.cuda;
 
 import static io.gradsync.tasks.cuda.driver.CudaCheck.check;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventRecordWithFlags;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
@@ -21,7 +20,6 @@ import io.gradsync.tasks.device.HostBuffer;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 import java.util.function.ToIntFunction;
 import jcuda.Pointer;
-import jcuda.driver.CUevent_record_flags;
 import jcuda.driver.CUevent_wait_flags;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUresult;
@@ -166,21 +164,6 @@ public final class CudaStream implements DeviceStream {
         }
         device.bind();
         check(enqueue(st -> cuEventRecord(e.handle(), st)), "cuEventRecord", device.id());
-    }
-
-    /**
-     * While this stream is being captured into a graph: a record node, so that work outside the
-     * graph waits for the graph's work up to here ({@code CU_EVENT_RECORD_EXTERNAL}); otherwise as
-     * {@link #record}.
-     */
-    void recordExternal(DeviceEvent event) {
-        CudaEvent e = event(event);
-        if (e.device() != device) {
-            throw new IllegalArgumentException("event of " + e.device().id() + " recorded on a stream of " + device.id());
-        }
-        device.bind();
-        check(enqueue(st -> cuEventRecordWithFlags(e.handle(), st, CUevent_record_flags.CU_EVENT_RECORD_EXTERNAL)),
-                "cuEventRecordWithFlags(external)", device.id());
     }
 
     /**

@@ -25,9 +25,6 @@ public final class CudaHandles {
         /** Runs a driver call on the stream's handle with the stream held open (its close waits); returns the result code. */
         int onStream(CudaStream stream, ToIntFunction<CUstream> call);
 
-        /** See {@link CudaHandles#recordExternal}. */
-        void recordExternal(CudaStream stream, DeviceEvent event);
-
         /** See {@link CudaHandles#waitForExternal}. */
         void waitForExternal(CudaStream stream, DeviceEvent event);
     }
@@ -52,14 +49,6 @@ public final class CudaHandles {
 
     public static int onStream(CudaStream stream, ToIntFunction<CUstream> call) {
         return ACCESS.get().onStream(stream, call);
-    }
-
-    /**
-     * Records {@code event} on {@code stream}; while the stream is captured into a graph, as a node
-     * of it that work outside the graph may wait for.
-     */
-    public static void recordExternal(CudaStream stream, DeviceEvent event) {
-        ACCESS.get().recordExternal(stream, event);
     }
 
     /**
