@@ -173,6 +173,39 @@ class HostAverageTest {
         }
     }
 
+    /**
+     * Two replicas whose float sum overflows, beside lanes whose sum is finite and tiny ones whose
+     * half rounds: every input ends with the mean (the lanes add two fp32 replicas in float where
+     * that sum is finite). 600 elements take the average kernel's form, with one output.
+     */
+    @org.junit.jupiter.api.Test
+    void twoReplicasWhoseFloatSumOverflowsAverageToTheirMean() {
+        try (Arena arena = Arena.ofConfined()) {
+            for (int count : new int[]{16, 32, 40, 64, 100, 600}) {
+                for (int hugeAt : new int[]{-1, 0, count / 2, count - 1}) {
+                    MemorySegment[] in = {arena.allocate(4L * count, 64), arena.allocate(4L * count, 64)};
+                    float[][] was = new float[2][count];
+                    SplittableRandom rnd = new SplittableRandom(count * 31L + hugeAt);
+                    for (int i = 0; i < count; i++) {
+                        for (int r = 0; r < 2; r++) {
+                            float v = i == hugeAt ? (r == 0 ? 3e38f : 2e38f) : i % 3 == 0 ? Float.MIN_VALUE * rnd.nextInt(8)
+                                    : (float) rnd.nextGaussian();
+                            was[r][i] = v;
+                            put(DType.FP32, in[r], i, v);
+                        }
+                    }
+                    HostAverage.averageIntoAll(DType.FP32, in, 0, count);
+                    for (int i = 0; i < count; i++) {
+                        int want = roundOnce(DType.FP32, ((double) was[0][i] + was[1][i]) / 2);
+                        for (int r = 0; r < 2; r++) {
+                            assertEquals(want, bits(DType.FP32, in[r], i), "count " + count + ", replica " + r + ", element " + i);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     /** {@code m} rounded to the nearest value of the format, ties to even: an independent reference. */
     static int roundOnce(DType dtype, double m) {
         if (dtype == DType.FP32) {

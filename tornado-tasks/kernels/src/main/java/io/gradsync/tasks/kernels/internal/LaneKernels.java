@@ -33,6 +33,8 @@ final class LaneKernels {
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
+    /** Floats of the float64 lanes' width: twice as many. */
+    private static final VectorSpecies<Float> WIDE = VectorSpecies.of(float.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     private LaneKernels() {
@@ -265,24 +267,69 @@ final class LaneKernels {
     // Two replicas and k = 2 (the common case), written out: the sum halved is exact. fp32 into one
     // output (a kernel's; bf16 kernels take LaneWords), or into both inputs (the host's all-reduce).
 
+    // A step of 2 * LANES floats where their float sum is finite (see finite), else two of
+    // LANES in float64; one step of LANES at the end where the count of steps is odd.
+
     private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
         long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
+        long i = from;
+        for (; i + 2 * LANES <= end; i += 2 * LANES) {
+            FloatVector sum = wide(a, i).add(wide(b, i));
+            if (finite(sum)) {
+                sum.mul(0.5f).intoMemorySegment(out, 4 * i, ORDER);
+            } else {
+                halfSum(a, b, i).intoMemorySegment(out, 4 * i, ORDER);
+                halfSum(a, b, i + LANES).intoMemorySegment(out, 4 * (i + LANES), ORDER);
+            }
+        }
+        if (i < end) {
             halfSum(a, b, i).intoMemorySegment(out, 4 * i, ORDER);
         }
     }
 
     private static void twoFp32IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
         long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
-            FloatVector f = halfSum(a, b, i);
-            f.intoMemorySegment(outA, 4 * i, ORDER);
-            f.intoMemorySegment(outB, 4 * i, ORDER);
+        long i = from;
+        for (; i + 2 * LANES <= end; i += 2 * LANES) {
+            FloatVector sum = wide(a, i).add(wide(b, i));
+            if (finite(sum)) {
+                FloatVector f = sum.mul(0.5f);
+                f.intoMemorySegment(outA, 4 * i, ORDER);
+                f.intoMemorySegment(outB, 4 * i, ORDER);
+            } else {
+                for (long j = i; j < i + 2 * LANES; j += LANES) {
+                    FloatVector h = halfSum(a, b, j);
+                    h.intoMemorySegment(outA, 4 * j, ORDER);
+                    h.intoMemorySegment(outB, 4 * j, ORDER);
+                }
+            }
+        }
+        if (i < end) {
+            FloatVector h = halfSum(a, b, i);
+            h.intoMemorySegment(outA, 4 * i, ORDER);
+            h.intoMemorySegment(outB, 4 * i, ORDER);
         }
     }
 
     private static FloatVector halfSum(MemorySegment a, MemorySegment b, long i) {
         return (FloatVector) load(false, a, i).add(load(false, b, i)).mul(0.5).convertShape(VectorOperators.D2F, F, 0);
+    }
+
+    /** fp32 elements {@code [i, i + 2 * LANES)}. */
+    private static FloatVector wide(MemorySegment m, long i) {
+        return FloatVector.fromMemorySegment(WIDE, m, 4 * i, ORDER);
+    }
+
+    /**
+     * Whether a float sum of two fp32 replicas is finite in every lane, so that it times a half is
+     * their float64 mean rounded once: from 2^-125 up both the sum and its half are normal, and
+     * halving is exact and commutes with the rounding; below that the sum of two multiples of
+     * 2^-149 is exact, and only the halving rounds. Otherwise an input was not finite, or the sum
+     * overflows where the mean does not: those steps go through float64. Twice the lanes of the
+     * float64 steps, for the many small tensors of a model.
+     */
+    private static boolean finite(FloatVector sum) {
+        return sum.abs().compare(VectorOperators.LE, Float.MAX_VALUE).allTrue();
     }
 
     /**
