@@ -16,7 +16,8 @@ import static io.gradsync.tasks.kernels.JvmFastForms.fits;
 /**
  * The JVM fast form of the fused averages ({@link AverageKernels}): the float64 sum of the replicas
  * in replica order, divided by {@code k} and rounded once, as the kernels do, a chunk at a time
- * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes.
+ * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes;
+ * in SIMD lanes ({@link Lanes}) for fp32, and for bf16 divided by the replica count.
  */
 final class AverageJvmForm {
     private AverageJvmForm() {
@@ -48,6 +49,14 @@ final class AverageJvmForm {
         }
         if (t == Type.BF16 && in.length == 2 && k == 2 && Lanes.available()) {
             Lanes.averageTwoBf16(out.segment(), in[0].segment(), in[1].segment(), out.getSize());
+            return true;
+        }
+        if (t == Type.BF16 && in.length >= 3 && k == in.length && Lanes.available()) {
+            MemorySegment[] from = new MemorySegment[in.length];
+            for (int j = 0; j < in.length; j++) {
+                from[j] = in[j].segment();
+            }
+            Lanes.averageBf16(out.segment(), from, out.getSize());
             return true;
         }
         Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;

@@ -267,8 +267,9 @@ final class LaneKernels {
     // Two replicas and k = 2 (the common case), written out: the sum halved is exact. fp32 into one
     // output (a kernel's; bf16 kernels take LaneWords), or into both inputs (the host's all-reduce).
 
-    // A step of 2 * LANES floats where their float sum is finite (see finite), else two of
-    // LANES in float64; one step of LANES at the end where the count of steps is odd.
+    // A step of 2 * LANES floats where their float sum is finite (see finite); the rare step whose
+    // sum is not, and the last LANES where the count of steps is odd, one element at a time (vector
+    // code run that seldom is left to C1 by C2, and C1 runs the Vector API's Java: RESULTS).
 
     private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
         long end = from + steps * LANES;
@@ -278,13 +279,10 @@ final class LaneKernels {
             if (finite(sum)) {
                 sum.mul(0.5f).intoMemorySegment(out, 4 * i, ORDER);
             } else {
-                halfSum(a, b, i).intoMemorySegment(out, 4 * i, ORDER);
-                halfSum(a, b, i + LANES).intoMemorySegment(out, 4 * (i + LANES), ORDER);
+                halfSums(a, b, out, out, i, i + 2 * LANES);
             }
         }
-        if (i < end) {
-            halfSum(a, b, i).intoMemorySegment(out, 4 * i, ORDER);
-        }
+        halfSums(a, b, out, out, i, end);
     }
 
     private static void twoFp32IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
@@ -297,22 +295,19 @@ final class LaneKernels {
                 f.intoMemorySegment(outA, 4 * i, ORDER);
                 f.intoMemorySegment(outB, 4 * i, ORDER);
             } else {
-                for (long j = i; j < i + 2 * LANES; j += LANES) {
-                    FloatVector h = halfSum(a, b, j);
-                    h.intoMemorySegment(outA, 4 * j, ORDER);
-                    h.intoMemorySegment(outB, 4 * j, ORDER);
-                }
+                halfSums(a, b, outA, outB, i, i + 2 * LANES);
             }
         }
-        if (i < end) {
-            FloatVector h = halfSum(a, b, i);
-            h.intoMemorySegment(outA, 4 * i, ORDER);
-            h.intoMemorySegment(outB, 4 * i, ORDER);
-        }
+        halfSums(a, b, outA, outB, i, end);
     }
 
-    private static FloatVector halfSum(MemorySegment a, MemorySegment b, long i) {
-        return (FloatVector) load(false, a, i).add(load(false, b, i)).mul(0.5).convertShape(VectorOperators.D2F, F, 0);
+    /** Elements {@code [from, to)}: the float64 mean of two fp32 replicas, into both outputs (which may be the same). */
+    private static void halfSums(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long to) {
+        for (long i = from; i < to; i++) {
+            float m = (float) (((double) a.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i) + b.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i)) * 0.5);
+            outA.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, m);
+            outB.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, m);
+        }
     }
 
     /** fp32 elements {@code [i, i + 2 * LANES)}. */

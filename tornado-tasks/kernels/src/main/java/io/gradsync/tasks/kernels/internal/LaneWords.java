@@ -8,12 +8,14 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The bf16 element-wise kernels in SIMD lanes (and fp32 {@code scale}), two elements to a 32-bit word: a word's low half
+ * The bf16 element-wise kernels in SIMD lanes (and fp32 {@code scale}, and the averages of 3 to 8
+ * bf16 replicas), two elements to a 32-bit word: a word's low half
  * shifted up is its even element's float, its high half masked its odd one's, and a result word is
  * the two rounded floats' upper halves put back (little-endian: element order). No lane changes
  * shape but in the conversions (a word beside the long of its two floats; a rounded float's upper
@@ -37,6 +39,10 @@ final class LaneWords {
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    /** Elements of {@link #average} per call of its steps' loop. */
+    private static final int BLOCK = 1024;
+    /** A step's elements, one per short lane. */
+    private static final VectorSpecies<Short> HALVES = VectorSpecies.of(short.class, WORDS.vectorShape());
 
     private LaneWords() {
     }
@@ -97,6 +103,109 @@ final class LaneWords {
         for (long i = whole; i < n; i++) {
             out.set(SHORT, 2 * i, HalfFloats.floatToBf16(bf16(a, i) * 0.5f + bf16(b, i) * 0.5f));
         }
+    }
+
+    /**
+     * {@code out[i]} = the mean of {@code in.length} (3 to 8) bf16 replicas as the average kernels
+     * define it with {@code k} = the count: the float64 sum in replica order divided by {@code k},
+     * rounded once to bf16. In float lanes, where that gives the same bits, which is where the
+     * inputs of an element are finite, below 2^125 and (those not zero) within 2^13 of each other
+     * in magnitude: their float sum is then exact (at most 24 significant bits), and so is its
+     * product by {@code 1/k} for a power of two. For another {@code k} the product is within two
+     * ulps of the quotient, which rounds as the product does unless the product lies within four
+     * ulps of a point halfway between two bf16 values and is not the quotient itself. The few
+     * elements outside those bounds are done again one at a time as the kernel does them.
+     */
+    static void average(MemorySegment out, MemorySegment[] in, int n) {
+        float r = 1f / in.length;
+        boolean exactProduct = Integer.bitCount(in.length) == 1;
+        long whole = n - n % STEP;
+        for (long i = 0; i < whole; i += BLOCK) {
+            averageSteps(out, in, i, Math.min(whole, i + BLOCK), r, exactProduct);
+        }
+        for (long i = whole; i < n; i++) {
+            out.set(SHORT, 2 * i, averageOf(in, i));
+        }
+    }
+
+    /**
+     * The steps of {@link #average} from element {@code from} to {@code to}, {@code r = 1/k}. A
+     * method called once per block, which C2 compiles whole: with the loop over all the steps
+     * inside, it was compiled on the stack (OSR) at the inputs' loop, and its speed varied from one
+     * run to the next; a method per step was too large to inline and cost a call per step.
+     */
+    private static void averageSteps(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean exactProduct) {
+        FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        for (long i = from; i < to; i += STEP) {
+            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
+            FloatVector odd = even;
+            ShortVector largest = ShortVector.zero(HALVES);
+            ShortVector smallestBelow = largest.not(); // unsigned: a zero's magnitude less one is the largest
+            for (MemorySegment m : in) {
+                IntVector w = IntVector.fromMemorySegment(WORDS, m, 2 * i, ORDER);
+                // even() and odd() written out: helpers that other loops call may be compiled on
+                // their own first, and then not inlined here (every vector boxed: RESULTS)
+                even = even.add(w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats());
+                odd = odd.add(w.and(0xFFFF_0000).reinterpretAsFloats());
+                ShortVector magnitude = w.and(0x7FFF_7FFF).reinterpretAsShorts();
+                largest = largest.max(magnitude);
+                smallestBelow = smallestBelow.lanewise(VectorOperators.UMIN, magnitude.sub((short) 1));
+            }
+            ShortVector top = largest.lanewise(VectorOperators.LSHR, 7); // exponent fields
+            ShortVector bottom = smallestBelow.add((short) 1).lanewise(VectorOperators.LSHR, 7);
+            VectorMask<Short> redo = top.sub(bottom).compare(VectorOperators.GT, 13).or(top.compare(VectorOperators.GT, 0xFB));
+            FloatVector qEven = even.mul(r);
+            FloatVector qOdd = odd.mul(r);
+            IntVector e = qEven.reinterpretAsInts();
+            IntVector o = qOdd.reinterpretAsInts();
+            if (!exactProduct) {
+                redo = redo.or(inexactNearTie(e, o, qEven.fma(minusK, even), qOdd.fma(minusK, odd)));
+            }
+            // to nearest, ties to even, as nearest() less its NaNs (those lanes are done again)
+            e = e.add(e.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
+            o = o.add(o.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
+            long again = redo.toLong();
+            short[] redone = again == 0 ? null : averagesOf(in, i, again); // before the store: out may be in[0]
+            o.and(0xFFFF_0000).or(e.lanewise(VectorOperators.LSHR, 16)).intoMemorySegment(out, 2 * i, ORDER);
+            for (int j = 0; again != 0; again &= again - 1, j++) {
+                out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
+            }
+        }
+    }
+
+    /** {@link #averageOf} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
+    private static short[] averagesOf(MemorySegment[] in, long i, long which) {
+        short[] a = new short[Long.bitCount(which)];
+        for (int j = 0; which != 0; which &= which - 1, j++) {
+            a[j] = averageOf(in, i + Long.numberOfTrailingZeros(which));
+        }
+        return a;
+    }
+
+    /**
+     * The elements (a step's shorts) whose product {@code e} / {@code o} (even / odd elements' float
+     * bits) of a sum and {@code 1/k} lies within four ulps of a point halfway between two bf16
+     * values and is not the quotient itself: its remainder {@code sum - q k} ({@code remE} /
+     * {@code remO}, exact as an fma) is not zero. An exact quotient rounds as it is, ties to even;
+     * sums of 3 inputs divided by 3 often land on such a point.
+     */
+    private static VectorMask<Short> inexactNearTie(IntVector e, IntVector o, FloatVector remE, FloatVector remO) {
+        ShortVector offset = e.sub(0x7FFC).and(0xFFFF).or(o.sub(0x7FFC).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
+        IntVector re = remE.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1); // zero where exact, of either sign
+        IntVector ro = remO.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+        ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
+                .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
+        return offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0));
+    }
+
+    /** Element {@code e} of {@link #average} as the kernel does it. */
+    private static short averageOf(MemorySegment[] in, long e) {
+        double sum = bf16(in[0], e); // not 0 + ...: a sum of -0 stays -0
+        for (int j = 1; j < in.length; j++) {
+            sum += bf16(in[j], e);
+        }
+        float k = in.length;
+        return HalfFloats.floatToBf16(HalfFloats.roundToOdd(Quotients.divide(sum, k, 1.0 / k)));
     }
 
     /**

@@ -89,6 +89,14 @@ public final class Lanes {
         LaneWords.averageTwo(out, a, b, n);
     }
 
+    /**
+     * {@code average3Bf16} .. {@code average8Bf16} with {@code k} = the count of {@code in} (3 to 8),
+     * into {@code out}, {@code n} elements. Only if {@link #available()}.
+     */
+    public static void averageBf16(MemorySegment out, MemorySegment[] in, int n) {
+        LaneWords.average(out, in, n);
+    }
+
     /** {@code f32ToBf16}. Only if {@link #available()}. */
     public static void f32ToBf16(MemorySegment in, MemorySegment out, int n) {
         LaneWords.toBf16(in, out, n);
