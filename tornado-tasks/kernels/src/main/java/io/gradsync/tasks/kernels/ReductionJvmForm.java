@@ -64,12 +64,13 @@ final class ReductionJvmForm {
         double[] parts = new double[tasks];
         MemorySegment seg = x.segment();
         JvmFastForms.Type type = JvmFastForms.Type.of(x);
-        boolean inLanes = Lanes.available() && type != JvmFastForms.Type.F16;
+        boolean inLanes = Lanes.available();
         IntStream.range(0, tasks).parallel().forEach(task -> {
             if (inLanes) {
                 long from = (long) chunks * task / tasks * CHUNK;
                 long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
-                parts[task] = Lanes.sumOfSquares(type == JvmFastForms.Type.BF16, seg, from, to);
+                parts[task] = type == JvmFastForms.Type.F16 ? Lanes.sumOfSquaresF16(seg, from, to)
+                        : Lanes.sumOfSquares(type == JvmFastForms.Type.BF16, seg, from, to);
                 return;
             }
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();

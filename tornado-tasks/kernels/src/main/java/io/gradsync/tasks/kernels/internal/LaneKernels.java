@@ -33,6 +33,8 @@ final class LaneKernels {
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
+    /** Shorts of the int lanes' width: a word's two halves. */
+    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
     /** Floats of the float64 lanes' width: twice as many. */
     private static final VectorSpecies<Float> WIDE = VectorSpecies.of(float.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
@@ -78,6 +80,18 @@ final class LaneKernels {
         for (long i = end; i < to; i++) {
             double v = bf16 ? HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i))
                     : x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            sum += v * v;
+        }
+        return sum;
+    }
+
+    /** As {@link #sumOfSquares} for fp16 elements: {@code sumOfSquaresF16}. */
+    static double sumOfSquaresF16(MemorySegment x, long from, long to) {
+        int step = 4 * LANES;
+        long end = to - (to - from) % step;
+        double sum = squaresF16(x, from, end);
+        for (long i = end; i < to; i++) {
+            double v = Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
             sum += v * v;
         }
         return sum;
@@ -227,6 +241,35 @@ final class LaneKernels {
             a1 = v1.fma(v1, a1);
         }
         return a0.add(a1).reduceLanes(VectorOperators.ADD);
+    }
+
+    /**
+     * fp16 squares, four running sums of lanes. A half's magnitude shifted into a float's exponent
+     * and fraction is that value times 2^-112 (subnormals too), so the lanes add the squares times
+     * 2^-224, scaled back at the end: exact, as no step comes near the float64 range's ends. That
+     * maps neither an infinity nor a NaN, which the largest magnitude seen stands for instead.
+     */
+    private static double squaresF16(MemorySegment x, long from, long end) {
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0;
+        ShortVector largest = ShortVector.zero(S2);
+        for (long i = from; i < end; i += 4 * LANES) {
+            IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
+            DoubleVector v0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v2 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v3 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = v0.fma(v0, a0);
+            a1 = v1.fma(v1, a1);
+            a2 = v2.fma(v2, a2);
+            a3 = v3.fma(v3, a3);
+            largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts());
+        }
+        int top = largest.reduceLanes(VectorOperators.MAX);
+        if (top >= 0x7C00) {
+            return top > 0x7C00 ? Double.NaN : Double.POSITIVE_INFINITY;
+        }
+        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD) * 0x1p224;
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece

@@ -44,6 +44,11 @@ public final class Lanes {
         return LaneKernels.sumOfSquares(bf16, x, from, to);
     }
 
+    /** The float64 sum of squares of fp16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquaresF16}. Only if {@link #available()}. */
+    public static double sumOfSquaresF16(MemorySegment x, long from, long to) {
+        return LaneKernels.sumOfSquaresF16(x, from, to);
+    }
+
     /**
      * {@code sumOfSquaresPartials} (fp32) for slots {@code [from, from + steps * width())} of
      * {@code slots}, each of which has {@code count} elements {@code p, p + slots, ...} in {@code x}:
