@@ -17,7 +17,7 @@ import static io.gradsync.tasks.kernels.JvmFastForms.fits;
  * The JVM fast form of the fused averages ({@link AverageKernels}): the float64 sum of the replicas
  * in replica order, divided by {@code k} and rounded once, as the kernels do, a chunk at a time
  * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes;
- * in SIMD lanes ({@link Lanes}) for fp32, and for bf16 divided by the replica count.
+ * in SIMD lanes ({@link Lanes}) for fp32, and for 16-bit replicas divided by their count.
  */
 final class AverageJvmForm {
     private AverageJvmForm() {
@@ -51,12 +51,16 @@ final class AverageJvmForm {
             Lanes.averageTwoBf16(out.segment(), in[0].segment(), in[1].segment(), out.getSize());
             return true;
         }
-        if (t == Type.BF16 && in.length >= 3 && k == in.length && Lanes.available()) {
+        if (t != Type.F32 && in.length >= 3 && k == in.length && Lanes.available()) {
             MemorySegment[] from = new MemorySegment[in.length];
             for (int j = 0; j < in.length; j++) {
                 from[j] = in[j].segment();
             }
-            Lanes.averageBf16(out.segment(), from, out.getSize());
+            if (t == Type.BF16) {
+                Lanes.averageBf16(out.segment(), from, out.getSize());
+            } else {
+                Lanes.averageF16(out.segment(), from, out.getSize());
+            }
             return true;
         }
         Sum sum = in.length == 2 ? Sum.TWO : in.length == 3 ? Sum.THREE : in.length % 2 == 0 ? Sum.ACC_TWO : Sum.ACC;

@@ -159,7 +159,7 @@ final class LaneWords {
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
             if (!exactProduct) {
-                redo = redo.or(inexactNearTie(e, o, qEven.fma(minusK, even), qOdd.fma(minusK, odd)));
+                redo = redo.or(inexactNearTie(e, o, qEven.fma(minusK, even), qOdd.fma(minusK, odd), 0x8000, 0xFFFF));
             }
             // to nearest, ties to even, as nearest() less its NaNs (those lanes are done again)
             e = e.add(e.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
@@ -173,6 +173,94 @@ final class LaneWords {
         }
     }
 
+    /**
+     * {@code out[i]} = the mean of {@code in.length} (3 to 8) fp16 replicas as the average kernels
+     * define it with {@code k} = the count, as {@link #average} does for bf16: in float lanes where
+     * an element's inputs are finite and (those not zero) within 2^10 of each other in magnitude, so
+     * that their float sum is exact (fp16 values have 11 significant bits), and where, for {@code k}
+     * not a power of two, the product is the quotient or not near a point halfway between two fp16
+     * values. The lanes hold 2^-112 times each value: an fp16 value's bits moved into a float's
+     * exponent and fraction. Its fp16 steps are then the float's, subnormals too (at 2^-136, still
+     * multiples of float's least step), so the float quotient rounds to fp16 at its bit 13.
+     */
+    static void averageF16(MemorySegment out, MemorySegment[] in, int n) {
+        float r = 1f / in.length;
+        boolean exactProduct = Integer.bitCount(in.length) == 1;
+        long whole = n - n % STEP;
+        for (long i = 0; i < whole; i += BLOCK) {
+            averageStepsF16(out, in, i, Math.min(whole, i + BLOCK), r, exactProduct);
+        }
+        for (long i = whole; i < n; i++) {
+            out.set(SHORT, 2 * i, averageOfF16(in, i));
+        }
+    }
+
+    /** The steps of {@link #averageF16} from element {@code from} to {@code to}, as {@link #averageSteps}. */
+    private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean exactProduct) {
+        FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        for (long i = from; i < to; i += STEP) {
+            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
+            FloatVector odd = even;
+            ShortVector largest = ShortVector.zero(HALVES);
+            ShortVector smallestBelow = largest.not(); // unsigned: a zero's magnitude less one is the largest
+            for (MemorySegment m : in) {
+                IntVector w = IntVector.fromMemorySegment(WORDS, m, 2 * i, ORDER);
+                // sign to bit 31, magnitude to bits 13..27
+                even = even.add(w.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats());
+                odd = odd.add(w.lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats());
+                ShortVector magnitude = w.and(0x7FFF_7FFF).reinterpretAsShorts();
+                largest = largest.max(magnitude);
+                smallestBelow = smallestBelow.lanewise(VectorOperators.UMIN, magnitude.sub((short) 1));
+            }
+            ShortVector top = largest.lanewise(VectorOperators.LSHR, 10); // exponent fields
+            ShortVector bottom = smallestBelow.add((short) 1).lanewise(VectorOperators.LSHR, 10);
+            VectorMask<Short> redo = top.sub(bottom).compare(VectorOperators.GT, 10).or(top.compare(VectorOperators.GT, 30));
+            FloatVector qEven = even.mul(r);
+            FloatVector qOdd = odd.mul(r);
+            IntVector e = qEven.reinterpretAsInts();
+            IntVector o = qOdd.reinterpretAsInts();
+            if (!exactProduct) {
+                // the remainders 2^64 times, exactly: at 2^-112 times the values they would be
+                // subnormal, which costs a multiply or fma a hundred cycles or more on some cores
+                FloatVector remE = qEven.mul(0x1p64f).fma(minusK, even.mul(0x1p64f));
+                FloatVector remO = qOdd.mul(0x1p64f).fma(minusK, odd.mul(0x1p64f));
+                redo = redo.or(inexactNearTie(e, o, remE, remO, 0x1000, 0x1FFF));
+            }
+            // to nearest at bit 13, ties to even, and the sign
+            IntVector magE = e.and(0x7FFF_FFFF);
+            IntVector magO = o.and(0x7FFF_FFFF);
+            IntVector hE = magE.add(magE.lanewise(VectorOperators.LSHR, 13).and(1)).add(0x0FFF).lanewise(VectorOperators.LSHR, 13)
+                    .or(e.lanewise(VectorOperators.LSHR, 16).and(0x8000));
+            IntVector hO = magO.add(magO.lanewise(VectorOperators.LSHR, 13).and(1)).add(0x0FFF).lanewise(VectorOperators.LSHL, 3)
+                    .and(0x7FFF_0000).or(o.and(0x8000_0000));
+            long again = redo.toLong();
+            short[] redone = again == 0 ? null : averagesOfF16(in, i, again); // before the store: out may be in[0]
+            hE.or(hO).intoMemorySegment(out, 2 * i, ORDER);
+            for (int j = 0; again != 0; again &= again - 1, j++) {
+                out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
+            }
+        }
+    }
+
+    /** {@link #averageOfF16} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
+    private static short[] averagesOfF16(MemorySegment[] in, long i, long which) {
+        short[] a = new short[Long.bitCount(which)];
+        for (int j = 0; which != 0; which &= which - 1, j++) {
+            a[j] = averageOfF16(in, i + Long.numberOfTrailingZeros(which));
+        }
+        return a;
+    }
+
+    /** Element {@code e} of {@link #averageF16} as the kernel does it. */
+    private static short averageOfF16(MemorySegment[] in, long e) {
+        double sum = Float.float16ToFloat(in[0].get(SHORT, 2 * e)); // not 0 + ...: a sum of -0 stays -0
+        for (int j = 1; j < in.length; j++) {
+            sum += Float.float16ToFloat(in[j].get(SHORT, 2 * e));
+        }
+        float k = in.length;
+        return HalfFloats.floatToHalf(HalfFloats.roundToOdd(Quotients.divide(sum, k, 1.0 / k)));
+    }
+
     /** {@link #averageOf} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
     private static short[] averagesOf(MemorySegment[] in, long i, long which) {
         short[] a = new short[Long.bitCount(which)];
@@ -184,13 +272,14 @@ final class LaneWords {
 
     /**
      * The elements (a step's shorts) whose product {@code e} / {@code o} (even / odd elements' float
-     * bits) of a sum and {@code 1/k} lies within four ulps of a point halfway between two bf16
-     * values and is not the quotient itself: its remainder {@code sum - q k} ({@code remE} /
-     * {@code remO}, exact as an fma) is not zero. An exact quotient rounds as it is, ties to even;
-     * sums of 3 inputs divided by 3 often land on such a point.
+     * bits) of a sum and {@code 1/k} lies within four ulps of a point halfway between two values of
+     * the format (the bits under {@code below} equal to {@code half}) and is not the quotient itself:
+     * its remainder {@code sum - q k} ({@code remE} / {@code remO}, exact as an fma) is not zero. An
+     * exact quotient rounds as it is, ties to even; sums of 3 inputs divided by 3 often land on
+     * such a point.
      */
-    private static VectorMask<Short> inexactNearTie(IntVector e, IntVector o, FloatVector remE, FloatVector remO) {
-        ShortVector offset = e.sub(0x7FFC).and(0xFFFF).or(o.sub(0x7FFC).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
+    private static VectorMask<Short> inexactNearTie(IntVector e, IntVector o, FloatVector remE, FloatVector remO, int half, int below) {
+        ShortVector offset = e.sub(half - 4).and(below).or(o.sub(half - 4).and(below).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
         IntVector re = remE.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1); // zero where exact, of either sign
         IntVector ro = remO.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
         ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)

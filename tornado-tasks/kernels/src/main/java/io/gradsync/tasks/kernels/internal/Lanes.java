@@ -102,6 +102,11 @@ public final class Lanes {
         LaneWords.average(out, in, n);
     }
 
+    /** As {@link #averageBf16} for fp16: {@code average3F16} .. {@code average8F16}. Only if {@link #available()}. */
+    public static void averageF16(MemorySegment out, MemorySegment[] in, int n) {
+        LaneWords.averageF16(out, in, n);
+    }
+
     /** {@code f32ToBf16}. Only if {@link #available()}. */
     public static void f32ToBf16(MemorySegment in, MemorySegment out, int n) {
         LaneWords.toBf16(in, out, n);

@@ -1,0 +1,133 @@
+package io.gradsync.tasks.kernels;
+
+import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.api.HalfFloats;
+import io.gradsync.tasks.kernels.internal.Lanes;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.InvocationTargetException;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+/**
+ * The averages of 3 to 8 bf16 or fp16 replicas by their count, whose JVM form adds them in float lanes
+ * where that gives the kernel's bits and does the other elements one at a time: gradient-like
+ * replicas (the float lanes' case) with every kind of element that must leave them, against the
+ * kernel's own Java body, bit for bit. {@link JvmFastFormsTest} covers random bit patterns, where
+ * the float lanes seldom apply.
+ */
+class SixteenBitAveragesInLanesTest {
+
+    static Stream<Arguments> cases() {
+        return Stream.of(true, false).flatMap(bf16 -> IntStream.rangeClosed(3, 8).mapToObj(k -> Arguments.of(bf16 ? "bf16" : "fp16", k)));
+    }
+
+    @ParameterizedTest(name = "{0}, {1} replicas")
+    @MethodSource("cases")
+    void sameBitsAsTheKernel(String type, int replicas) throws Exception {
+        Assumptions.assumeTrue(Lanes.available(), "no vector module: the form's plain loops are what JvmFastFormsTest checks");
+        boolean bf16 = type.equals("bf16");
+        KernelSpec spec = bf16 ? BuiltinKernels.averageBf16(replicas) : BuiltinKernels.averageF16(replicas);
+        SplittableRandom rnd = new SplittableRandom(replicas * 7919L + (bf16 ? 0 : 1));
+        int chunk = JvmFastForms.CHUNK; // shorter arrays run the kernel itself
+        for (int n : new int[] {chunk, chunk + 31, 4 * chunk + 33, 20_001}) {
+            for (int offset : new int[] {0, 1}) {
+                try (Arena arena = Arena.ofShared()) {
+                    MemorySegment[] in = new MemorySegment[replicas];
+                    for (int r = 0; r < replicas; r++) {
+                        in[r] = arena.allocate(2L * (n + offset), 64).asSlice(2L * offset);
+                    }
+                    for (int i = 0; i < n; i++) {
+                        fill(in, i, rnd, bf16);
+                    }
+                    MemorySegment want = arena.allocate(2L * n, 64);
+                    MemorySegment got = arena.allocate(2L * (n + offset), 64).asSlice(2L * offset).fill((byte) 0x5A); // poisoned
+                    Object[] kernelArgs = args(want, in, replicas, bf16);
+                    try {
+                        spec.method().invoke(null, kernelArgs);
+                    } catch (InvocationTargetException e) {
+                        throw new AssertionError(e.getCause());
+                    }
+                    assertTrue(spec.jvmFastForm().orElseThrow().run(args(got, in, replicas, bf16)), "the fast form applies");
+                    check(want, got, in, n, bf16, "n=" + n + ", offset " + offset);
+                    MemorySegment first = arena.allocate(2L * n, 64).copyFrom(in[0]);
+                    MemorySegment[] inPlace = in.clone();
+                    inPlace[0] = first;
+                    assertTrue(spec.jvmFastForm().orElseThrow().run(args(first, inPlace, replicas, bf16)), "the fast form applies in place");
+                    check(want, first, in, n, bf16, "in place, n=" + n + ", offset " + offset);
+                }
+            }
+        }
+    }
+
+    /** {@code got} has {@code want}'s bits, a NaN and a NaN aside. */
+    private static void check(MemorySegment want, MemorySegment got, MemorySegment[] in, int n, boolean bf16, String what) {
+        for (int i = 0; i < n; i++) {
+            short w = want.getAtIndex(ValueLayout.JAVA_SHORT, i);
+            short g = got.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i);
+            if (w != g && !(isNaN(w, bf16) && isNaN(g, bf16))) {
+                StringBuilder inputs = new StringBuilder();
+                for (MemorySegment m : in) {
+                    inputs.append(' ').append(Integer.toHexString(m.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) & 0xFFFF));
+                }
+                assertEquals(Integer.toHexString(w & 0xFFFF), Integer.toHexString(g & 0xFFFF), what + ", element " + i + ", inputs" + inputs);
+            }
+        }
+    }
+
+    private static Object[] args(MemorySegment out, MemorySegment[] in, int replicas, boolean bf16) {
+        Object[] a = new Object[replicas + 2];
+        a[0] = bf16 ? Bfloat16Array.wrap(out) : HalfArray.wrap(out);
+        for (int r = 0; r < replicas; r++) {
+            a[r + 1] = bf16 ? Bfloat16Array.wrap(in[r]) : HalfArray.wrap(in[r]);
+        }
+        a[replicas + 1] = (float) replicas;
+        return a;
+    }
+
+    /**
+     * Element {@code i} of every replica: mostly values of one magnitude (the float lanes' case),
+     * then small whole numbers (whose sums divided by 3, 5, 6 or 7 often are ties of the format or
+     * lie next to one), zeros of either sign beside other values, subnormals, magnitudes 2^11 apart
+     * or more, values of 2^125 and up (bf16), means below fp16's normal range, infinities and NaN.
+     */
+    private static void fill(MemorySegment[] in, int i, SplittableRandom rnd, boolean bf16) {
+        int kind = rnd.nextInt(20);
+        int scale = bf16 ? rnd.nextInt(-30, 30) : rnd.nextInt(-10, 10);
+        for (MemorySegment m : in) {
+            short bits;
+            if (kind == 4) { // a subnormal
+                bits = (short) (rnd.nextInt(1, bf16 ? 0x80 : 0x400) | (rnd.nextBoolean() ? 0x8000 : 0));
+            } else if (kind == 8 && bf16) { // 2^125 and up
+                bits = (short) (rnd.nextInt(0x7F00, 0x7F80) | (rnd.nextBoolean() ? 0x8000 : 0));
+            } else {
+                float v = switch (kind) {
+                    case 0, 1, 2 -> rnd.nextInt(-600, 600);
+                    case 3 -> rnd.nextInt(4) == 0 ? (rnd.nextBoolean() ? 0f : -0f) : (float) rnd.nextGaussian();
+                    case 5 -> (float) (rnd.nextGaussian() * Math.scalb(1.0, rnd.nextInt(3) == 0 ? -11 - rnd.nextInt(12) : 0));
+                    case 6 -> (float) (rnd.nextGaussian() * (bf16 ? 0x1p126 : 0x1p-13));
+                    case 7 -> rnd.nextInt(8) == 0 ? Float.NaN : rnd.nextInt(8) == 0 ? Float.NEGATIVE_INFINITY : Float.POSITIVE_INFINITY;
+                    case 8 -> (float) (rnd.nextGaussian() * 30000);
+                    default -> (float) (rnd.nextGaussian() * Math.scalb(1.0, scale));
+                };
+                bits = bf16 ? HalfFloats.floatToBf16(v) : HalfFloats.floatToHalf(v);
+            }
+            m.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, bits);
+        }
+    }
+
+    private static boolean isNaN(short bits, boolean bf16) {
+        return (bits & 0x7FFF) > (bf16 ? 0x7F80 : 0x7C00);
+    }
+}
