@@ -106,25 +106,30 @@ final class LaneWords {
     }
 
     /**
-     * {@code out[i]} = the mean of {@code in.length} (3 to 8) bf16 replicas as the average kernels
-     * define it with {@code k} = the count: the float64 sum in replica order divided by {@code k},
-     * rounded once to bf16. In float lanes, where that gives the same bits, which is where the
-     * inputs of an element are finite, below 2^125 and (those not zero) within 2^13 of each other
-     * in magnitude: their float sum is then exact (at most 24 significant bits), and so is its
+     * {@code out[i]} = the mean of {@code in.length} (3 to 8) bf16 or fp16 replicas as the average
+     * kernels define it with {@code k} = the count: the float64 sum in replica order divided by
+     * {@code k}, rounded once to the type. In float lanes, where that gives the same bits: for bf16
+     * where the inputs of an element are finite, below 2^125 and (those not zero) within 2^13 of
+     * each other in magnitude (fp16: {@link #averageStepsF16}). Their float sum is then exact (at most 24 significant bits), and so is its
      * product by {@code 1/k} for a power of two. For another {@code k} the product is within two
      * ulps of the quotient, which rounds as the product does unless the product lies within four
-     * ulps of a point halfway between two bf16 values and is not the quotient itself. The few
+     * ulps of a point halfway between two values of the type and is not the quotient itself. The few
      * elements outside those bounds are done again one at a time as the kernel does them.
      */
-    static void average(MemorySegment out, MemorySegment[] in, int n) {
+    static void average(MemorySegment out, MemorySegment[] in, int n, boolean bf16) {
         float r = 1f / in.length;
         boolean exactProduct = Integer.bitCount(in.length) == 1;
         long whole = n - n % STEP;
         for (long i = 0; i < whole; i += BLOCK) {
-            averageSteps(out, in, i, Math.min(whole, i + BLOCK), r, exactProduct);
+            long to = Math.min(whole, i + BLOCK);
+            if (bf16) {
+                averageSteps(out, in, i, to, r, exactProduct);
+            } else {
+                averageStepsF16(out, in, i, to, r, exactProduct);
+            }
         }
         for (long i = whole; i < n; i++) {
-            out.set(SHORT, 2 * i, averageOf(in, i));
+            out.set(SHORT, 2 * i, averageOf(in, i, bf16));
         }
     }
 
@@ -165,7 +170,7 @@ final class LaneWords {
             e = e.add(e.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
             o = o.add(o.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
             long again = redo.toLong();
-            short[] redone = again == 0 ? null : averagesOf(in, i, again); // before the store: out may be in[0]
+            short[] redone = again == 0 ? null : averagesOf(in, i, again, true); // before the store: out may be in[0]
             o.and(0xFFFF_0000).or(e.lanewise(VectorOperators.LSHR, 16)).intoMemorySegment(out, 2 * i, ORDER);
             for (int j = 0; again != 0; again &= again - 1, j++) {
                 out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
@@ -174,28 +179,13 @@ final class LaneWords {
     }
 
     /**
-     * {@code out[i]} = the mean of {@code in.length} (3 to 8) fp16 replicas as the average kernels
-     * define it with {@code k} = the count, as {@link #average} does for bf16: in float lanes where
-     * an element's inputs are finite and (those not zero) within 2^10 of each other in magnitude, so
-     * that their float sum is exact (fp16 values have 11 significant bits), and where, for {@code k}
-     * not a power of two, the product is the quotient or not near a point halfway between two fp16
-     * values. The lanes hold 2^-112 times each value: an fp16 value's bits moved into a float's
-     * exponent and fraction. Its fp16 steps are then the float's, subnormals too (at 2^-136, still
-     * multiples of float's least step), so the float quotient rounds to fp16 at its bit 13.
+     * The steps of {@link #average} for fp16, as {@link #averageSteps}: where an element's inputs are
+     * finite and (those not zero) within 2^10 of each other in magnitude, their float sum is exact
+     * (fp16 values have 11 significant bits). The lanes hold 2^-112 times each value: an fp16
+     * value's bits moved into a float's exponent and fraction. Its fp16 steps are then the float's,
+     * subnormals too (at 2^-136, still multiples of float's least step), so the float quotient
+     * rounds to fp16 at its bit 13.
      */
-    static void averageF16(MemorySegment out, MemorySegment[] in, int n) {
-        float r = 1f / in.length;
-        boolean exactProduct = Integer.bitCount(in.length) == 1;
-        long whole = n - n % STEP;
-        for (long i = 0; i < whole; i += BLOCK) {
-            averageStepsF16(out, in, i, Math.min(whole, i + BLOCK), r, exactProduct);
-        }
-        for (long i = whole; i < n; i++) {
-            out.set(SHORT, 2 * i, averageOfF16(in, i));
-        }
-    }
-
-    /** The steps of {@link #averageF16} from element {@code from} to {@code to}, as {@link #averageSteps}. */
     private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean exactProduct) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
         for (long i = from; i < to; i += STEP) {
@@ -234,40 +224,12 @@ final class LaneWords {
             IntVector hO = magO.add(magO.lanewise(VectorOperators.LSHR, 13).and(1)).add(0x0FFF).lanewise(VectorOperators.LSHL, 3)
                     .and(0x7FFF_0000).or(o.and(0x8000_0000));
             long again = redo.toLong();
-            short[] redone = again == 0 ? null : averagesOfF16(in, i, again); // before the store: out may be in[0]
+            short[] redone = again == 0 ? null : averagesOf(in, i, again, false); // before the store: out may be in[0]
             hE.or(hO).intoMemorySegment(out, 2 * i, ORDER);
             for (int j = 0; again != 0; again &= again - 1, j++) {
                 out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
             }
         }
-    }
-
-    /** {@link #averageOfF16} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
-    private static short[] averagesOfF16(MemorySegment[] in, long i, long which) {
-        short[] a = new short[Long.bitCount(which)];
-        for (int j = 0; which != 0; which &= which - 1, j++) {
-            a[j] = averageOfF16(in, i + Long.numberOfTrailingZeros(which));
-        }
-        return a;
-    }
-
-    /** Element {@code e} of {@link #averageF16} as the kernel does it. */
-    private static short averageOfF16(MemorySegment[] in, long e) {
-        double sum = Float.float16ToFloat(in[0].get(SHORT, 2 * e)); // not 0 + ...: a sum of -0 stays -0
-        for (int j = 1; j < in.length; j++) {
-            sum += Float.float16ToFloat(in[j].get(SHORT, 2 * e));
-        }
-        float k = in.length;
-        return HalfFloats.floatToHalf(HalfFloats.roundToOdd(Quotients.divide(sum, k, 1.0 / k)));
-    }
-
-    /** {@link #averageOf} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
-    private static short[] averagesOf(MemorySegment[] in, long i, long which) {
-        short[] a = new short[Long.bitCount(which)];
-        for (int j = 0; which != 0; which &= which - 1, j++) {
-            a[j] = averageOf(in, i + Long.numberOfTrailingZeros(which));
-        }
-        return a;
     }
 
     /**
@@ -287,14 +249,26 @@ final class LaneWords {
         return offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0));
     }
 
+    /** {@link #averageOf} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
+    private static short[] averagesOf(MemorySegment[] in, long i, long which, boolean bf16) {
+        short[] a = new short[Long.bitCount(which)];
+        for (int j = 0; which != 0; which &= which - 1, j++) {
+            a[j] = averageOf(in, i + Long.numberOfTrailingZeros(which), bf16);
+        }
+        return a;
+    }
+
     /** Element {@code e} of {@link #average} as the kernel does it. */
-    private static short averageOf(MemorySegment[] in, long e) {
-        double sum = bf16(in[0], e); // not 0 + ...: a sum of -0 stays -0
-        for (int j = 1; j < in.length; j++) {
-            sum += bf16(in[j], e);
+    private static short averageOf(MemorySegment[] in, long e, boolean bf16) {
+        double sum = 0;
+        for (int j = 0; j < in.length; j++) {
+            short bits = in[j].get(SHORT, 2 * e);
+            float v = bf16 ? HalfFloats.bf16ToFloat(bits) : HalfFloats.halfToFloat(bits);
+            sum = j == 0 ? v : sum + v; // not 0 + ...: a sum of -0 stays -0
         }
         float k = in.length;
-        return HalfFloats.floatToBf16(HalfFloats.roundToOdd(Quotients.divide(sum, k, 1.0 / k)));
+        float q = HalfFloats.roundToOdd(Quotients.divide(sum, k, 1.0 / k));
+        return bf16 ? HalfFloats.floatToBf16(q) : HalfFloats.floatToHalf(q);
     }
 
     /**

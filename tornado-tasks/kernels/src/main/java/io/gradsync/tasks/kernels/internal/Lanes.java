@@ -99,12 +99,12 @@ public final class Lanes {
      * into {@code out}, {@code n} elements. Only if {@link #available()}.
      */
     public static void averageBf16(MemorySegment out, MemorySegment[] in, int n) {
-        LaneWords.average(out, in, n);
+        LaneWords.average(out, in, n, true);
     }
 
     /** As {@link #averageBf16} for fp16: {@code average3F16} .. {@code average8F16}. Only if {@link #available()}. */
     public static void averageF16(MemorySegment out, MemorySegment[] in, int n) {
-        LaneWords.averageF16(out, in, n);
+        LaneWords.average(out, in, n, false);
     }
 
     /** {@code f32ToBf16}. Only if {@link #available()}. */
