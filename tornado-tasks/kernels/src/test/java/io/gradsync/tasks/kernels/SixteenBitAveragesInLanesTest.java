@@ -104,6 +104,10 @@ class SixteenBitAveragesInLanesTest {
      */
     private static void fill(MemorySegment[] in, int i, SplittableRandom rnd, boolean bf16) {
         int kind = rnd.nextInt(20);
+        if (kind >= 17) {
+            nearTie(in, i, rnd, bf16);
+            return;
+        }
         int scale = bf16 ? rnd.nextInt(-30, 30) : rnd.nextInt(-10, 10);
         for (MemorySegment m : in) {
             short bits;
@@ -124,6 +128,28 @@ class SixteenBitAveragesInLanesTest {
                 bits = bf16 ? HalfFloats.floatToBf16(v) : HalfFloats.floatToHalf(v);
             }
             m.setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, bits);
+        }
+    }
+
+    /**
+     * Element {@code i} of every replica such that the mean lies on or within a few steps of a
+     * point halfway between two values of the format: all but the last near that point, the last
+     * what makes the sum {@code k} times it, moved by up to two steps.
+     */
+    private static void nearTie(MemorySegment[] in, int i, SplittableRandom rnd, boolean bf16) {
+        float v = (float) (rnd.nextGaussian() * Math.scalb(1.0, rnd.nextInt(-8, 8)));
+        float low = bf16 ? HalfFloats.bf16ToFloat(HalfFloats.floatToBf16(v)) : HalfFloats.halfToFloat(HalfFloats.floatToHalf(v));
+        double step = bf16 ? Math.scalb(1.0, Math.getExponent(low) - 7) : Math.ulp(HalfFloats.halfToFloat(HalfFloats.floatToHalf(low)));
+        double tie = low + step / 2;
+        double sum = 0;
+        for (int r = 0; r < in.length; r++) {
+            double want = r < in.length - 1 ? tie + (rnd.nextInt(-3, 4) * step) : in.length * tie - sum;
+            short bits = bf16 ? HalfFloats.floatToBf16((float) want) : HalfFloats.floatToHalf((float) want);
+            if (r == in.length - 1) {
+                bits = (short) (bits + rnd.nextInt(-2, 3)); // a neighbour of the same sign and binade, mostly
+            }
+            sum += bf16 ? HalfFloats.bf16ToFloat(bits) : HalfFloats.halfToFloat(bits);
+            in[r].setAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i, bits);
         }
     }
 

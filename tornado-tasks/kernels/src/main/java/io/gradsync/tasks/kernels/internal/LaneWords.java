@@ -110,22 +110,22 @@ final class LaneWords {
      * kernels define it with {@code k} = the count: the float64 sum in replica order divided by
      * {@code k}, rounded once to the type. In float lanes, where that gives the same bits: for bf16
      * where the inputs of an element are finite, below 2^125 and (those not zero) within 2^13 of
-     * each other in magnitude (fp16: {@link #averageStepsF16}). Their float sum is then exact (at most 24 significant bits), and so is its
-     * product by {@code 1/k} for a power of two. For another {@code k} the product is within two
-     * ulps of the quotient, which rounds as the product does unless the product lies within four
-     * ulps of a point halfway between two values of the type and is not the quotient itself. The few
-     * elements outside those bounds are done again one at a time as the kernel does them.
+     * each other in magnitude (fp16: {@link #averageStepsF16}). Their float sum is then exact (at
+     * most 24 significant bits), and its product by {@code 1/k} rounds as the quotient
+     * ({@link #roundsAsQuotient}); for 7 unless the product lies within four ulps of a point halfway
+     * between two values of the type and is not the quotient itself. The few elements outside
+     * those bounds are done again one at a time as the kernel does them.
      */
     static void average(MemorySegment out, MemorySegment[] in, int n, boolean bf16) {
         float r = 1f / in.length;
-        boolean exactProduct = Integer.bitCount(in.length) == 1;
+        boolean roundsAsQuotient = roundsAsQuotient(in.length);
         long whole = n - n % STEP;
         for (long i = 0; i < whole; i += BLOCK) {
             long to = Math.min(whole, i + BLOCK);
             if (bf16) {
-                averageSteps(out, in, i, to, r, exactProduct);
+                averageSteps(out, in, i, to, r, roundsAsQuotient);
             } else {
-                averageStepsF16(out, in, i, to, r, exactProduct);
+                averageStepsF16(out, in, i, to, r, roundsAsQuotient);
             }
         }
         for (long i = whole; i < n; i++) {
@@ -134,12 +134,26 @@ final class LaneWords {
     }
 
     /**
+     * Whether the product of an exact sum of {@link #average}'s inputs and the float {@code 1/k}
+     * always rounds to bf16 or fp16 as the quotient does: for a power of two it is the quotient;
+     * for 3, 5 and 6 the reciprocal is within 2^-25 of {@code 1/k}, so the product is within one
+     * ulp of the quotient (within half an ulp of a quotient that is a tie, so equal to it). A
+     * quotient that is not a tie lies at least {@code 8/k} ulps from every tie: the inputs, within
+     * 2^13 (bf16) or 2^10 (fp16) of each other, make the sum a multiple of 2^-20 of the quotient's
+     * binade times {@code k}, and a tie times {@code k} is one too. For 7 the reciprocal is 2^-24.4
+     * off, and a tie's product can round past it: there the lanes check the products near a tie.
+     */
+    private static boolean roundsAsQuotient(int k) {
+        return Integer.bitCount(k) == 1 || k == 3 || k == 5 || k == 6;
+    }
+
+    /**
      * The steps of {@link #average} from element {@code from} to {@code to}, {@code r = 1/k}. A
      * method called once per block, which C2 compiles whole: with the loop over all the steps
      * inside, it was compiled on the stack (OSR) at the inputs' loop, and its speed varied from one
      * run to the next; a method per step was too large to inline and cost a call per step.
      */
-    private static void averageSteps(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean exactProduct) {
+    private static void averageSteps(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
         for (long i = from; i < to; i += STEP) {
             FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
@@ -163,8 +177,17 @@ final class LaneWords {
             FloatVector qOdd = odd.mul(r);
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
-            if (!exactProduct) {
-                redo = redo.or(inexactNearTie(e, o, qEven.fma(minusK, even), qOdd.fma(minusK, odd), 0x8000, 0xFFFF));
+            if (!roundsAsQuotient) {
+                // the elements whose product lies within four ulps of a tie (low half 0x8000) and is
+                // not the quotient (its remainder, exact as an fma, is not zero); written out in each
+                // loop: a helper shared by the two loops was compiled on its own after one of them
+                // was recompiled, and then not inlined in the other (every vector boxed)
+                IntVector re = qEven.fma(minusK, even).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                IntVector ro = qOdd.fma(minusK, odd).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
+                        .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
+                ShortVector offset = e.sub(0x7FFC).and(0xFFFF).or(o.sub(0x7FFC).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
+                redo = redo.or(offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0)));
             }
             // to nearest, ties to even, as nearest() less its NaNs (those lanes are done again)
             e = e.add(e.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
@@ -186,7 +209,7 @@ final class LaneWords {
      * subnormals too (at 2^-136, still multiples of float's least step), so the float quotient
      * rounds to fp16 at its bit 13.
      */
-    private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean exactProduct) {
+    private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
         for (long i = from; i < to; i += STEP) {
             FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
@@ -209,12 +232,16 @@ final class LaneWords {
             FloatVector qOdd = odd.mul(r);
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
-            if (!exactProduct) {
+            if (!roundsAsQuotient) {
                 // the remainders 2^64 times, exactly: at 2^-112 times the values they would be
                 // subnormal, which costs a multiply or fma a hundred cycles or more on some cores
-                FloatVector remE = qEven.mul(0x1p64f).fma(minusK, even.mul(0x1p64f));
-                FloatVector remO = qOdd.mul(0x1p64f).fma(minusK, odd.mul(0x1p64f));
-                redo = redo.or(inexactNearTie(e, o, remE, remO, 0x1000, 0x1FFF));
+                IntVector re = qEven.mul(0x1p64f).fma(minusK, even.mul(0x1p64f)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                IntVector ro = qOdd.mul(0x1p64f).fma(minusK, odd.mul(0x1p64f)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
+                        .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
+                // within four ulps of a tie: bits under bit 13 at 0x1000
+                ShortVector offset = e.sub(0x0FFC).and(0x1FFF).or(o.sub(0x0FFC).and(0x1FFF).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
+                redo = redo.or(offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0)));
             }
             // to nearest at bit 13, ties to even, and the sign
             IntVector magE = e.and(0x7FFF_FFFF);
@@ -230,23 +257,6 @@ final class LaneWords {
                 out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
             }
         }
-    }
-
-    /**
-     * The elements (a step's shorts) whose product {@code e} / {@code o} (even / odd elements' float
-     * bits) of a sum and {@code 1/k} lies within four ulps of a point halfway between two values of
-     * the format (the bits under {@code below} equal to {@code half}) and is not the quotient itself:
-     * its remainder {@code sum - q k} ({@code remE} / {@code remO}, exact as an fma) is not zero. An
-     * exact quotient rounds as it is, ties to even; sums of 3 inputs divided by 3 often land on
-     * such a point.
-     */
-    private static VectorMask<Short> inexactNearTie(IntVector e, IntVector o, FloatVector remE, FloatVector remO, int half, int below) {
-        ShortVector offset = e.sub(half - 4).and(below).or(o.sub(half - 4).and(below).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
-        IntVector re = remE.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1); // zero where exact, of either sign
-        IntVector ro = remO.reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-        ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
-                .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
-        return offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0));
     }
 
     /** {@link #averageOf} for the elements of the step at {@code i} whose bits are set in {@code which}, in that order. */
