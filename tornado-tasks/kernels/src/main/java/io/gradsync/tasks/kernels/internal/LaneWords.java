@@ -15,7 +15,7 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The bf16 element-wise kernels in SIMD lanes (and fp32 {@code scale}, and the averages of 3 to 8
- * bf16 replicas), two elements to a 32-bit word: a word's low half
+ * bf16 or fp16 replicas), two elements to a 32-bit word: a word's low half
  * shifted up is its even element's float, its high half masked its odd one's, and a result word is
  * the two rounded floats' upper halves put back (little-endian: element order). No lane changes
  * shape but in the conversions (a word beside the long of its two floats; a rounded float's upper
