@@ -57,6 +57,27 @@ class CpuStagingSynchronizerTest {
     }
 
     /**
+     * Two replicas of a model split into many short gradients (fp32 ones go to the lanes a chunk at a
+     * time, the rest one by one) beside long and 16-bit ones: exact, for fresh replicas on one
+     * synchronizer, call after call (the batches are remade for new replicas).
+     */
+    @Test
+    void averagesTwoReplicasOfManyShortGradientsExactly() {
+        devices = JvmRuntime.createDevices(2);
+        long[] counts = {1, 15, 16, 17, 31, 32, 33, 100, 511, 512, 513, 3000, 40, 9, 200};
+        DType[] types = {DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.BF16,
+            DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP16, DType.FP32, DType.FP32};
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices)) {
+            for (int round = 0; round < 40; round++) {
+                try (ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed() + round)) {
+                    sync.synchronize(f.replicas);
+                    f.assertAveraged();
+                }
+            }
+        }
+    }
+
+    /**
      * The asynchronous call on the caller's streams queues every chunk's copies at once, far more
      * chunks than the ring has slots, behind caller streams that are still busy: exact every round,
      * whether the stream waits for the caller's device or not.

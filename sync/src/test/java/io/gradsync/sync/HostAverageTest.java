@@ -194,11 +194,19 @@ class HostAverageTest {
                             put(DType.FP32, in[r], i, v);
                         }
                     }
+                    MemorySegment[] batch = {arena.allocate(4L * count, 64).copyFrom(in[0]), arena.allocate(4L * count, 64).copyFrom(in[1])};
                     HostAverage.averageIntoAll(DType.FP32, in, 0, count);
+                    if (io.gradsync.tasks.kernels.internal.Lanes.available()) { // the cpu backend's batch of short pieces, one piece
+                        io.gradsync.tasks.kernels.internal.Lanes.averageTwoFp32Pieces(new MemorySegment[] {batch[0]},
+                                new MemorySegment[] {batch[1]}, new long[] {0}, new long[] {count});
+                    } else {
+                        HostAverage.averageIntoAll(DType.FP32, batch, 0, count);
+                    }
                     for (int i = 0; i < count; i++) {
                         int want = roundOnce(DType.FP32, ((double) was[0][i] + was[1][i]) / 2);
                         for (int r = 0; r < 2; r++) {
                             assertEquals(want, bits(DType.FP32, in[r], i), "count " + count + ", replica " + r + ", element " + i);
+                            assertEquals(want, bits(DType.FP32, batch[r], i), "pieces, count " + count + ", replica " + r + ", element " + i);
                         }
                     }
                 }

@@ -38,7 +38,7 @@ public final class HostAverage {
     /** Work in blocks small enough for L1. */
     private static final int BLOCK = 1024;
     /** The fewest elements the kernels' forms take (one of their chunks): fewer are as quick here. */
-    private static final int FORM_MIN = 512;
+    public static final int FORM_MIN = 512;
     private static final JvmFastForm[][] FORMS = forms();
 
     private HostAverage() {

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.cpu;
 
+import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.Shards;
@@ -7,6 +8,7 @@ import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.ReplicaCheck;
 import io.gradsync.sync.internal.HostAverage;
 import io.gradsync.tasks.jvm.JvmBuffer;
+import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -14,7 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Replicas on JVM devices are host memory already: staging would copy them into host memory and
  * back. Here every chunk is averaged where the replicas are, by the staging workers, into every
- * replica's memory ({@link HostAverage#averageIntoAll}); a
+ * replica's memory ({@link HostAverage#averageIntoAll}; with two replicas, a chunk's short fp32
+ * pieces in one call into the SIMD lanes, {@link Views#twoFp32}); a
  * reduce-scatter averages each shard into its owner's memory alone, and the copy collectives copy
  * from the owner or the root. The same chunks as staging, so the same work split; the same
  * {@link HostAverage}, so the same bits.
@@ -53,6 +56,9 @@ final class HostInPlace {
         private boolean applies;
         /** {@code byGradient[g][r]}: gradient {@code g}'s elements in replica {@code r}'s memory. */
         private MemorySegment[][] byGradient;
+        /** The chunks {@link #twoFp32} was made for, and per chunk its short fp32 pieces of two replicas (null: none, or not two replicas). */
+        private List<StagingPlan.Chunk> batchedChunks;
+        private Pieces[] batches;
 
         /** Whether the replicas are all host memory here (see the class), for these replicas. */
         boolean applies(List<Replica> now) {
@@ -60,8 +66,46 @@ final class HostInPlace {
                 applies = HostInPlace.applies(now);
                 byGradient = applies ? views(now) : null;
                 replicas = now.toArray(Replica[]::new);
+                batchedChunks = null;
             }
             return applies;
+        }
+
+        /**
+         * Per chunk, its pieces of fp32 gradients shorter than the kernels' forms take, for two
+         * replicas in SIMD lanes, made once per chunk list and replicas (a model's many small
+         * tensors: one call into the lanes a chunk instead of a dispatch a piece); null where there
+         * are not two replicas or no lanes.
+         */
+        Pieces[] twoFp32(List<StagingPlan.Chunk> chunks) {
+            if (chunks != batchedChunks) {
+                batchedChunks = chunks;
+                batches = replicas.length == 2 && Lanes.available() ? batch(chunks, byGradient) : null;
+            }
+            return batches;
+        }
+
+        private static Pieces[] batch(List<StagingPlan.Chunk> chunks, MemorySegment[][] views) {
+            Pieces[] out = new Pieces[chunks.size()];
+            for (int k = 0; k < chunks.size(); k++) {
+                List<StagingPlan.Piece> small = chunks.get(k).pieces().stream().filter(Views::batched).toList();
+                Pieces b = new Pieces(new MemorySegment[small.size()], new MemorySegment[small.size()], new long[small.size()],
+                        new long[small.size()]);
+                for (int i = 0; i < small.size(); i++) {
+                    StagingPlan.Piece p = small.get(i);
+                    b.a()[i] = views[p.gradient()][0];
+                    b.b()[i] = views[p.gradient()][1];
+                    b.from()[i] = p.first();
+                    b.to()[i] = p.first() + p.count();
+                }
+                out[k] = b;
+            }
+            return out;
+        }
+
+        /** Whether piece {@code p} goes in a chunk's batch (the rest run one by one). */
+        static boolean batched(StagingPlan.Piece p) {
+            return p.dtype() == DType.FP32 && p.count() < HostAverage.FORM_MIN;
         }
 
         private static MemorySegment[][] views(List<Replica> now) {
@@ -85,15 +129,26 @@ final class HostInPlace {
             throw new IllegalStateException("the replicas are not all in JVM devices' memory");
         }
         MemorySegment[][] views = cached.byGradient;
+        Pieces[] batches = op.kind() == Collective.Kind.ALL_REDUCE ? cached.twoFp32(chunks) : null;
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
             MemorySegment[] shard = new MemorySegment[replicas.size()]; // a worker's scratch for a reduce-scatter's shards
             for (int k = next.getAndIncrement(); k < chunks.size() && !workers.failed(); k = next.getAndIncrement()) {
+                if (batches != null) {
+                    Pieces b = batches[k];
+                    Lanes.averageTwoFp32Pieces(b.a(), b.b(), b.from(), b.to());
+                }
                 for (StagingPlan.Piece p : chunks.get(k).pieces()) {
-                    piece(views[p.gradient()], p, op, shard);
+                    if (batches == null || !Views.batched(p)) {
+                        piece(views[p.gradient()], p, op, shard);
+                    }
                 }
             }
         });
+    }
+
+    /** Short fp32 pieces of two replicas: piece {@code i} is elements {@code [from[i], to[i])} of {@code a[i]} and {@code b[i]}. */
+    record Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
     }
 
     /** Piece {@code p} of a gradient whose views in each replica are {@code views}. */

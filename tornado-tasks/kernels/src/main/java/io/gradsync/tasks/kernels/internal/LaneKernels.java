@@ -344,6 +344,27 @@ final class LaneKernels {
         halfSums(a, b, outA, outB, i, end);
     }
 
+    /** See {@link Lanes#averageTwoFp32Pieces}: one loop over the pieces, each as {@link #twoFp32IntoBoth} does it. */
+    static void twoFp32Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
+        for (int p = 0; p < a.length; p++) {
+            MemorySegment x = a[p];
+            MemorySegment y = b[p];
+            long i = from[p];
+            long end = to[p];
+            for (; i + 2 * LANES <= end; i += 2 * LANES) {
+                FloatVector sum = wide(x, i).add(wide(y, i));
+                if (finite(sum)) {
+                    FloatVector f = sum.mul(0.5f);
+                    f.intoMemorySegment(x, 4 * i, ORDER);
+                    f.intoMemorySegment(y, 4 * i, ORDER);
+                } else {
+                    halfSums(x, y, x, y, i, i + 2 * LANES);
+                }
+            }
+            halfSums(x, y, x, y, i, end);
+        }
+    }
+
     /** Elements {@code [from, to)}: the float64 mean of two fp32 replicas, into both outputs (which may be the same). */
     private static void halfSums(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long to) {
         for (long i = from; i < to; i++) {

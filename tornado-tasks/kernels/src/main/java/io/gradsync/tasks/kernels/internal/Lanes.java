@@ -39,6 +39,16 @@ public final class Lanes {
         LaneKernels.average(bf16, in, out, from, steps, k);
     }
 
+    /**
+     * For each piece {@code p}: elements {@code [from[p], to[p])} of fp32 segments {@code a[p]} and
+     * {@code b[p]} (two replicas, views from element 0) both set to their mean, with the average
+     * kernels' bits: {@link #average} for many short pieces in one call, whose loop over them C2
+     * compiles with the lanes' loop inside. Only if {@link #available()}.
+     */
+    public static void averageTwoFp32Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
+        LaneKernels.twoFp32Pieces(a, b, from, to);
+    }
+
     /** The float64 sum of squares of fp32 or bf16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
     public static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
         return LaneKernels.sumOfSquares(bf16, x, from, to);
