@@ -57,13 +57,14 @@ class CpuStagingSynchronizerTest {
     }
 
     /**
-     * Two replicas of a model split into many short gradients (fp32 ones go to the lanes a chunk at a
+     * Replicas of a model split into many short gradients (fp32 ones go to the lanes a chunk at a
      * time, the rest one by one) beside long and 16-bit ones: exact, for fresh replicas on one
      * synchronizer, call after call (the batches are remade for new replicas).
      */
-    @Test
-    void averagesTwoReplicasOfManyShortGradientsExactly() {
-        devices = JvmRuntime.createDevices(2);
+    @ParameterizedTest(name = "{0} replicas")
+    @org.junit.jupiter.params.provider.ValueSource(ints = {2, 3, 4, 5})
+    void averagesReplicasOfManyShortGradientsExactly(int n) {
+        devices = JvmRuntime.createDevices(n);
         long[] counts = {1, 15, 16, 17, 31, 32, 33, 100, 511, 512, 513, 3000, 40, 9, 200};
         DType[] types = {DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.BF16,
             DType.FP32, DType.FP32, DType.FP32, DType.FP32, DType.FP16, DType.FP32, DType.FP32};

@@ -102,8 +102,21 @@ class HostAverageTest {
                 }
                 HostAverage.averageIntoAll(dtype, in, pad, pad + count);
             }
+            // the cpu backend's batch of a chunk's short fp32 pieces, here one piece: the same bits
+            MemorySegment[] batch = new MemorySegment[replicas];
+            boolean batched = dtype == DType.FP32 && count < 512 && io.gradsync.tasks.kernels.internal.Lanes.available();
+            if (batched) {
+                for (int r = 0; r < replicas; r++) {
+                    batch[r] = arena.allocate(was[r].byteSize(), 64).copyFrom(was[r]);
+                }
+                io.gradsync.tasks.kernels.internal.Lanes.averageFp32Pieces(new MemorySegment[][] {batch}, new long[] {pad},
+                        new long[] {pad + count});
+            }
             for (int i = 0; i < length; i++) {
                 for (int r = 0; r < replicas; r++) {
+                    if (batched) {
+                        assertSame(dtype, bits(dtype, in[r], i), bits(dtype, batch[r], i), "pieces, replica " + r + ", element " + i);
+                    }
                     if (i < pad || i >= pad + count) {
                         assertEquals(bits(dtype, was[r], i), bits(dtype, in[r], i), "replica " + r + ", element " + i + " lies outside the range");
                         continue;
@@ -197,8 +210,8 @@ class HostAverageTest {
                     MemorySegment[] batch = {arena.allocate(4L * count, 64).copyFrom(in[0]), arena.allocate(4L * count, 64).copyFrom(in[1])};
                     HostAverage.averageIntoAll(DType.FP32, in, 0, count);
                     if (io.gradsync.tasks.kernels.internal.Lanes.available()) { // the cpu backend's batch of short pieces, one piece
-                        io.gradsync.tasks.kernels.internal.Lanes.averageTwoFp32Pieces(new MemorySegment[] {batch[0]},
-                                new MemorySegment[] {batch[1]}, new long[] {0}, new long[] {count});
+                        io.gradsync.tasks.kernels.internal.Lanes.averageFp32Pieces(new MemorySegment[][] {batch}, new long[] {0},
+                                new long[] {count});
                     } else {
                         HostAverage.averageIntoAll(DType.FP32, batch, 0, count);
                     }

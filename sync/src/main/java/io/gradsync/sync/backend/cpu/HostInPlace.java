@@ -16,8 +16,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Replicas on JVM devices are host memory already: staging would copy them into host memory and
  * back. Here every chunk is averaged where the replicas are, by the staging workers, into every
- * replica's memory ({@link HostAverage#averageIntoAll}; with two replicas, a chunk's short fp32
- * pieces in one call into the SIMD lanes, {@link Views#twoFp32}); a
+ * replica's memory ({@link HostAverage#averageIntoAll}; a chunk's short fp32 pieces in one call
+ * into the SIMD lanes, {@link Views#shortFp32}); a
  * reduce-scatter averages each shard into its owner's memory alone, and the copy collectives copy
  * from the owner or the root. The same chunks as staging, so the same work split; the same
  * {@link HostAverage}, so the same bits.
@@ -56,7 +56,7 @@ final class HostInPlace {
         private boolean applies;
         /** {@code byGradient[g][r]}: gradient {@code g}'s elements in replica {@code r}'s memory. */
         private MemorySegment[][] byGradient;
-        /** The chunks {@link #twoFp32} was made for, and per chunk its short fp32 pieces of two replicas (null: none, or not two replicas). */
+        /** The chunks {@link #shortFp32} was made for, and per chunk its short fp32 pieces (null: no lanes, or over 8 replicas). */
         private List<StagingPlan.Chunk> batchedChunks;
         private Pieces[] batches;
 
@@ -72,15 +72,15 @@ final class HostInPlace {
         }
 
         /**
-         * Per chunk, its pieces of fp32 gradients shorter than the kernels' forms take, for two
-         * replicas in SIMD lanes, made once per chunk list and replicas (a model's many small
-         * tensors: one call into the lanes a chunk instead of a dispatch a piece); null where there
-         * are not two replicas or no lanes.
+         * Per chunk, its pieces of fp32 gradients shorter than the kernels' forms take, for SIMD
+         * lanes, made once per chunk list and replicas (a model's many small tensors: one call into
+         * the lanes a chunk instead of a dispatch a piece); null where there are no lanes or more
+         * than 8 replicas.
          */
-        Pieces[] twoFp32(List<StagingPlan.Chunk> chunks) {
+        Pieces[] shortFp32(List<StagingPlan.Chunk> chunks) {
             if (chunks != batchedChunks) {
                 batchedChunks = chunks;
-                batches = replicas.length == 2 && Lanes.available() ? batch(chunks, byGradient) : null;
+                batches = replicas.length >= 2 && replicas.length <= 8 && Lanes.available() ? batch(chunks, byGradient) : null;
             }
             return batches;
         }
@@ -89,12 +89,10 @@ final class HostInPlace {
             Pieces[] out = new Pieces[chunks.size()];
             for (int k = 0; k < chunks.size(); k++) {
                 List<StagingPlan.Piece> small = chunks.get(k).pieces().stream().filter(Views::batched).toList();
-                Pieces b = new Pieces(new MemorySegment[small.size()], new MemorySegment[small.size()], new long[small.size()],
-                        new long[small.size()]);
+                Pieces b = new Pieces(new MemorySegment[small.size()][], new long[small.size()], new long[small.size()]);
                 for (int i = 0; i < small.size(); i++) {
                     StagingPlan.Piece p = small.get(i);
-                    b.a()[i] = views[p.gradient()][0];
-                    b.b()[i] = views[p.gradient()][1];
+                    b.views()[i] = views[p.gradient()];
                     b.from()[i] = p.first();
                     b.to()[i] = p.first() + p.count();
                 }
@@ -129,14 +127,14 @@ final class HostInPlace {
             throw new IllegalStateException("the replicas are not all in JVM devices' memory");
         }
         MemorySegment[][] views = cached.byGradient;
-        Pieces[] batches = op.kind() == Collective.Kind.ALL_REDUCE ? cached.twoFp32(chunks) : null;
+        Pieces[] batches = op.kind() == Collective.Kind.ALL_REDUCE ? cached.shortFp32(chunks) : null;
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
             MemorySegment[] shard = new MemorySegment[replicas.size()]; // a worker's scratch for a reduce-scatter's shards
             for (int k = next.getAndIncrement(); k < chunks.size() && !workers.failed(); k = next.getAndIncrement()) {
                 if (batches != null) {
                     Pieces b = batches[k];
-                    Lanes.averageTwoFp32Pieces(b.a(), b.b(), b.from(), b.to());
+                    Lanes.averageFp32Pieces(b.views(), b.from(), b.to());
                 }
                 for (StagingPlan.Piece p : chunks.get(k).pieces()) {
                     if (batches == null || !Views.batched(p)) {
@@ -147,8 +145,8 @@ final class HostInPlace {
         });
     }
 
-    /** Short fp32 pieces of two replicas: piece {@code i} is elements {@code [from[i], to[i])} of {@code a[i]} and {@code b[i]}. */
-    record Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
+    /** Short fp32 pieces: piece {@code i} is elements {@code [from[i], to[i])} of its gradient's views {@code views[i]} (one a replica). */
+    record Pieces(MemorySegment[][] views, long[] from, long[] to) {
     }
 
     /** Piece {@code p} of a gradient whose views in each replica are {@code views}. */

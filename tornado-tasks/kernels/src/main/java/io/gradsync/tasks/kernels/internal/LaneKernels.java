@@ -344,24 +344,80 @@ final class LaneKernels {
         halfSums(a, b, outA, outB, i, end);
     }
 
-    /** See {@link Lanes#averageTwoFp32Pieces}: one loop over the pieces, each as {@link #twoFp32IntoBoth} does it. */
-    static void twoFp32Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
-        for (int p = 0; p < a.length; p++) {
-            MemorySegment x = a[p];
-            MemorySegment y = b[p];
+    /**
+     * See {@link Lanes#averageFp32Pieces}: one loop over the pieces, two replicas as
+     * {@link #twoFp32IntoBoth} does them, three by a loop of their own, more by
+     * {@link #anyCountF32}; the elements past the last whole step one at a time.
+     */
+    static void fp32Pieces(MemorySegment[][] pieces, long[] from, long[] to) {
+        for (int p = 0; p < pieces.length; p++) {
+            MemorySegment[] m = pieces[p];
             long i = from[p];
             long end = to[p];
-            for (; i + 2 * LANES <= end; i += 2 * LANES) {
-                FloatVector sum = wide(x, i).add(wide(y, i));
-                if (finite(sum)) {
-                    FloatVector f = sum.mul(0.5f);
-                    f.intoMemorySegment(x, 4 * i, ORDER);
-                    f.intoMemorySegment(y, 4 * i, ORDER);
-                } else {
-                    halfSums(x, y, x, y, i, i + 2 * LANES);
+            if (m.length == 2) {
+                MemorySegment x = m[0];
+                MemorySegment y = m[1];
+                for (; i + 2 * LANES <= end; i += 2 * LANES) {
+                    FloatVector sum = wide(x, i).add(wide(y, i));
+                    if (finite(sum)) {
+                        FloatVector f = sum.mul(0.5f);
+                        f.intoMemorySegment(x, 4 * i, ORDER);
+                        f.intoMemorySegment(y, 4 * i, ORDER);
+                    } else {
+                        halfSums(x, y, x, y, i, i + 2 * LANES);
+                    }
                 }
+                halfSums(x, y, x, y, i, end);
+                continue;
             }
-            halfSums(x, y, x, y, i, end);
+            long steps = (end - i) / LANES;
+            if (m.length == 3) {
+                threeIntoAll(m[0], m[1], m[2], i, i + steps * LANES);
+            } else {
+                anyCountF32(m, m, i, steps, m.length);
+            }
+            meansOf(m, i + steps * LANES, end);
+        }
+    }
+
+    /**
+     * Three fp32 replicas' means into all three at {@code [from, end)} (whole steps), as
+     * {@link #fixedCount} does them. Written with the Vector API alone: run once per short tensor,
+     * it is compiled after helpers that other loops share (load, divide), which C2 may by then have
+     * compiled on their own and no longer inline (every vector boxed: 2.5 times slower).
+     */
+    private static void threeIntoAll(MemorySegment a, MemorySegment b, MemorySegment c, long from, long end) {
+        DoubleVector kv = DoubleVector.broadcast(D, 3);
+        DoubleVector rv = DoubleVector.broadcast(D, 1.0 / 3);
+        for (long i = from; i < end; i += LANES) {
+            DoubleVector sum = ((DoubleVector) FloatVector.fromMemorySegment(F, a, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) FloatVector.fromMemorySegment(F, b, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) FloatVector.fromMemorySegment(F, c, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0));
+            // Quotients.divide: the corrected product, or the product where the remainder is zero or NaN
+            DoubleVector product = sum.mul(rv);
+            DoubleVector remainder = product.neg().fma(kv, sum);
+            DoubleVector quotient = remainder.fma(rv, product)
+                    .blend(product, remainder.compare(VectorOperators.EQ, 0).or(remainder.compare(VectorOperators.NE, remainder)));
+            FloatVector q = (FloatVector) quotient.convertShape(VectorOperators.D2F, F, 0);
+            q.intoMemorySegment(a, 4 * i, ORDER);
+            q.intoMemorySegment(b, 4 * i, ORDER);
+            q.intoMemorySegment(c, 4 * i, ORDER);
+        }
+    }
+
+    /** Elements {@code [from, to)}: the mean of the fp32 replicas {@code m} as the kernels take it, into every replica. */
+    private static void meansOf(MemorySegment[] m, long from, long to) {
+        float k = m.length;
+        double r = 1.0 / k;
+        for (long i = from; i < to; i++) {
+            double sum = m[0].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i); // not 0 + ...: a sum of -0 stays -0
+            for (int j = 1; j < m.length; j++) {
+                sum += m[j].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            }
+            float q = (float) Quotients.divide(sum, k, r);
+            for (MemorySegment s : m) {
+                s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, q);
+            }
         }
     }
 

@@ -40,13 +40,13 @@ public final class Lanes {
     }
 
     /**
-     * For each piece {@code p}: elements {@code [from[p], to[p])} of fp32 segments {@code a[p]} and
-     * {@code b[p]} (two replicas, views from element 0) both set to their mean, with the average
-     * kernels' bits: {@link #average} for many short pieces in one call, whose loop over them C2
-     * compiles with the lanes' loop inside. Only if {@link #available()}.
+     * For each piece {@code p}: elements {@code [from[p], to[p])} of the fp32 segments
+     * {@code pieces[p]} (2 to 8 replicas, views from element 0) all set to their mean, with the
+     * average kernels' bits: {@link #average} for many short pieces in one call, whose loop over
+     * them C2 compiles with the lanes' loops inside. Only if {@link #available()}.
      */
-    public static void averageTwoFp32Pieces(MemorySegment[] a, MemorySegment[] b, long[] from, long[] to) {
-        LaneKernels.twoFp32Pieces(a, b, from, to);
+    public static void averageFp32Pieces(MemorySegment[][] pieces, long[] from, long[] to) {
+        LaneKernels.fp32Pieces(pieces, from, to);
     }
 
     /** The float64 sum of squares of fp32 or bf16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
