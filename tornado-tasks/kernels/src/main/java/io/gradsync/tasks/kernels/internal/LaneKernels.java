@@ -354,23 +354,12 @@ final class LaneKernels {
             MemorySegment[] m = pieces[p];
             long i = from[p];
             long end = to[p];
+            long steps = (end - i) / LANES;
             if (m.length == 2) {
-                MemorySegment x = m[0];
-                MemorySegment y = m[1];
-                for (; i + 2 * LANES <= end; i += 2 * LANES) {
-                    FloatVector sum = wide(x, i).add(wide(y, i));
-                    if (finite(sum)) {
-                        FloatVector f = sum.mul(0.5f);
-                        f.intoMemorySegment(x, 4 * i, ORDER);
-                        f.intoMemorySegment(y, 4 * i, ORDER);
-                    } else {
-                        halfSums(x, y, x, y, i, i + 2 * LANES);
-                    }
-                }
-                halfSums(x, y, x, y, i, end);
+                twoFp32IntoBoth(m[0], m[1], m[0], m[1], i, steps);
+                halfSums(m[0], m[1], m[0], m[1], i + steps * LANES, end);
                 continue;
             }
-            long steps = (end - i) / LANES;
             if (m.length == 3) {
                 threeIntoAll(m[0], m[1], m[2], i, i + steps * LANES);
             } else {
