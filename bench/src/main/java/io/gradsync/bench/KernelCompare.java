@@ -46,8 +46,8 @@ import java.util.stream.IntStream;
  * after warm-up. Inputs are fresh random non-zero values: zeros can be faster than data.
  *
  * <p>Effective bandwidth counts each full-length array once, and the first one twice for the
- * in-place kernels ({@code sumInto*}, {@code scale*}), which read and write it: the traffic a
- * perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
+ * in-place kernels ({@code sumInto*}, {@code scale*}), which read and write it, and every one
+ * twice for {@code averageInPlace*}: the traffic a perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
  */
 public final class KernelCompare {
 
@@ -138,7 +138,8 @@ public final class KernelCompare {
                 }
                 case KernelParam.ScalarParam s -> {
                     Number v = switch (s.type()) {
-                        case F32 -> s.name().equals("k") ? (float) Math.max(1, arrays - 1) : 0.999f;
+                        // k: the replica count, every array but the output (or every one, in place)
+                        case F32 -> s.name().equals("k") ? (float) Math.max(1, spec.name().startsWith("averageInPlace") ? arrays : arrays - 1) : 0.999f;
                         case F64 -> 0.999;
                         case I32 -> 1;
                         case I64 -> 1L;
@@ -186,6 +187,9 @@ public final class KernelCompare {
                     firstArray = a;
                 }
             }
+        }
+        if (spec.name().startsWith("averageInPlace")) { // every array read and written
+            return 2 * bytes;
         }
         boolean inPlace = spec.name().startsWith("sumInto") || spec.name().startsWith("scale");
         return inPlace && firstArray != null ? bytes + firstArray.bytes() : bytes;

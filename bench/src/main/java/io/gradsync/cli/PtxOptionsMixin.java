@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 /** The {@code ptx} backend's options: the one-shot threshold, the all-gather, peer access and the recorded graphs. */
 final class PtxOptionsMixin implements BackendOptions<PtxOptions> {
     @Option(names = "--ptx-one-shot", paramLabel = "SIZE", description = "ptx backend: runs up to this size are averaged "
-            + "whole by every GPU instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
+            + "one-shot (each GPU writes its slice's average into every replica) instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
     String ptxOneShot;
 
     @Option(names = "--ptx-gather", paramLabel = "HOW", description = "ptx backend: all-gather with copy-engine "

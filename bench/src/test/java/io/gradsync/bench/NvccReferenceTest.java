@@ -22,9 +22,9 @@ class NvccReferenceTest {
             assertTrue(k.forms().contains(KernelSpec.Form.CUDA_REFERENCE), k.name() + " has no CUDA C reference");
             KernelSpec.CudaReference ref = k.cudaReference().orElseThrow();
             assertTrue(source.contains(ref.source()), ref.name() + ": " + ref.family().cudaFile() + " in the nvcc source");
-            // written out, or made by one of its family's macros (ELEMENTWISE, REDUCTIONS, AVERAGE) from a stem and suffix
+            // written out, or made by one of its family's macros (ELEMENTWISE, REDUCTIONS, AVERAGE, AVERAGE_IN_PLACE) from a stem and suffix
             boolean direct = Pattern.compile("__global__ void " + ref.name() + "\\(").matcher(ref.source()).find();
-            boolean viaMacro = Pattern.compile("^(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?$")
+            boolean viaMacro = Pattern.compile("^(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8]|averageInPlace[2-8])(Bf16|F16)?$")
                     .matcher(ref.name()).matches();
             assertTrue(direct || viaMacro, ref.name() + " has no CUDA C reference in " + ref.family().cudaFile());
         }

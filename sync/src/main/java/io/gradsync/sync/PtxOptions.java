@@ -4,10 +4,10 @@ package io.gradsync.sync;
  * Tuning of the {@code ptx} backend.
  *
  * @param oneShotMaxBytes runs (back-to-back gradients) of at most this many bytes per replica are
- *                        averaged one-shot (every GPU averages the whole run, reading all peers, into
- *                        scratch, then copies it back): one kernel and one local copy instead of a
- *                        reduce-scatter plus N-1 peer copies, which wins while latency, not
- *                        bandwidth, sets the time. 0 turns one-shot off; {@code Long.MAX_VALUE}
+ *                        averaged one-shot (GPU i averages slice i of every replica, reading the
+ *                        peers, and writes it into every replica): one kernel per GPU and no second
+ *                        phase instead of a reduce-scatter plus N-1 peer copies, which wins while
+ *                        latency, not bandwidth, sets the time. 0 turns one-shot off; {@code Long.MAX_VALUE}
  *                        uses it always. The default is a first estimate from the link figures
  *                        (NVLink ~390 GB/s, a launch or peer copy ~5 us); measure with the bench's
  *                        sweep of this option and set the crossover found on the node.

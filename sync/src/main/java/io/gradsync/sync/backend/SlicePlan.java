@@ -226,6 +226,16 @@ public final class SlicePlan {
         return BuiltinKernels.copy(dtype.bytes(), dtype == DType.BF16);
     }
 
+    /** The fused average of {@code n} inputs for {@code dtype} written into every input ({@code averageInPlace<n>}). */
+    public static KernelSpec inPlaceAverageKernel(DType dtype, int n) {
+        String name = "averageInPlace" + n + switch (dtype) {
+            case FP32 -> "";
+            case BF16 -> "Bf16";
+            case FP16 -> "F16";
+        };
+        return BuiltinKernels.byName(name).orElseThrow(() -> new IllegalArgumentException("no in-place average for " + n + " inputs (2..8)"));
+    }
+
     /** The fused average of {@code n} inputs for {@code dtype}, accumulating in fp32. */
     public static KernelSpec averageKernel(DType dtype, int n) {
         return switch (dtype) {

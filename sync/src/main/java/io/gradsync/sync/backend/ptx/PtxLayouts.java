@@ -35,13 +35,13 @@ final class PtxLayouts {
     static final class Layout {
         final SlicePlan plan;
         final Collective op;
-        /** Per run: averaged whole by every GPU (one-shot) rather than reduce-scatter + all-gather. */
+        /** Per run: averaged in one pass (each GPU writes its slice's average into every replica) rather than reduce-scatter + all-gather. */
         final boolean[] oneShot;
-        /** Per GPU, per run: the prepared reduce or one-shot (null where it has nothing to do). */
+        /** Per GPU, per run: the prepared reduce or one-shot average of its slice (null where it has nothing to do). */
         final Launch[][] launches;
         /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
         final Launch[][][] gathers;
-        /** Per GPU, per run: the one-shot output or the first staged slice in scratch. */
+        /** Per GPU, per run: where its first slice staged from a peer without P2P goes in scratch. */
         final long[][] scratchAt;
         /** The sums of squares; null when this layout does not collect them. */
         final PtxSquares.Squares squares;
@@ -174,8 +174,7 @@ final class PtxLayouts {
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
                 at[i][k] = used;
-                used += small[k] ? SlicePlan.align(run.bytes())
-                        : op.sums() ? missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes()) : 0;
+                used += small[k] || !op.sums() ? 0 : missing * SlicePlan.align(run.sliceCount(i) * run.dtype().bytes());
             }
             if (used > 0) {
                 memory.growScratch(i, used, this::forgetLayouts);
@@ -192,29 +191,29 @@ final class PtxLayouts {
         for (int i = 0; i < n && op.sums(); i++) {
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
+                int count = Math.toIntExact(run.sliceCount(i));
+                if (count == 0) {
+                    continue;
+                }
+                if (small[k]) { // slice i of every replica, averaged and written back into all of them
+                    Object[] args = new Object[n + 1];
+                    args[n] = replicaCount;
+                    for (int j = 0; j < n; j++) {
+                        args[j] = new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count);
+                    }
+                    prepared[i][k] = launcher.prepare(i, SlicePlan.inPlaceAverageKernel(run.dtype(), n), count, args);
+                    continue;
+                }
                 Object[] args = new Object[n + 2];
                 args[n + 1] = replicaCount;
-                int count;
-                if (small[k]) {
-                    count = Math.toIntExact(run.count());
-                    args[0] = new DeviceSlice(memory.scratch(i), at[i][k], count);
-                    for (int j = 0; j < n; j++) {
-                        args[1 + j] = new DeviceSlice(run.buffers()[j], run.offsets()[j], count);
-                    }
-                } else {
-                    count = Math.toIntExact(run.sliceCount(i));
-                    if (count == 0) {
-                        continue;
-                    }
-                    long slot = at[i][k];
-                    args[0] = new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count);
-                    for (int j = 0; j < n; j++) {
-                        if (peers.direct(i, j)) {
-                            args[1 + j] = new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count);
-                        } else {
-                            args[1 + j] = new DeviceSlice(memory.scratch(i), slot, count);
-                            slot += SlicePlan.align((long) count * run.dtype().bytes());
-                        }
+                long slot = at[i][k];
+                args[0] = new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count);
+                for (int j = 0; j < n; j++) {
+                    if (peers.direct(i, j)) {
+                        args[1 + j] = new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count);
+                    } else {
+                        args[1 + j] = new DeviceSlice(memory.scratch(i), slot, count);
+                        slot += SlicePlan.align((long) count * run.dtype().bytes());
                     }
                 }
                 prepared[i][k] = launcher.prepare(i, SlicePlan.averageKernel(run.dtype(), n), count, args);

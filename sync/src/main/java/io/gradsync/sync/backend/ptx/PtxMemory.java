@@ -9,7 +9,7 @@ import java.util.List;
 
 /**
  * The ptx backend's working memory, grown when a larger layout arrives and kept: per GPU its
- * scratch (one-shot outputs, slices staged from peers without P2P), its pinned staging buffer for
+ * scratch (slices staged from peers without P2P), its pinned staging buffer for
  * those peers, its fp64 partial sums of squares (on the device and pinned for the host) and the
  * first stage's partials of large gradients; and the one pinned {@code result} buffer every GPU
  * uploads averaged slices from. Growing a buffer first runs the caller's {@code forget} (prepared

@@ -188,7 +188,10 @@ final class PtxSchedule {
         }
     }
 
-    /** Phase 1 on GPU i: one-shot runs into scratch, slice i of the others in place (published to {@code result} for an average only). */
+    /**
+     * Phase 1 on GPU i: slice i of every run averaged in place: of one-shot runs into every replica,
+     * of the others into replica i (published to {@code result} for an average only).
+     */
     private void reduce(int i, Layout layout) {
         List<SlicePlan.Run> runs = layout.plan.runs();
         int n = devices.size();
@@ -201,7 +204,9 @@ final class PtxSchedule {
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
             if (layout.oneShot[k]) {
-                layout.launches[i][k].launch(s);
+                if (layout.launches[i][k] != null) { // null: an empty slice
+                    layout.launches[i][k].launch(s);
+                }
                 continue;
             }
             long bytes = run.sliceCount(i) * run.dtype().bytes();
@@ -223,7 +228,7 @@ final class PtxSchedule {
         s.record(reduced[i]);
     }
 
-    /** Phase 2 on GPU j, after every GPU's phase 1: copy one-shot results back, pull the other slices. */
+    /** Phase 2 on GPU j, after every GPU's phase 1: pull the slices of the runs not averaged one-shot. */
     private void gather(int j, Layout layout) {
         List<SlicePlan.Run> runs = layout.plan.runs();
         int n = devices.size();
@@ -243,8 +248,7 @@ final class PtxSchedule {
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
             if (layout.oneShot[k]) {
-                s.copy(memory.scratch(j), layout.scratchAt[j][k], run.buffers()[j], run.offsets()[j], run.bytes());
-                continue;
+                continue; // every GPU wrote its slice's average into replica j in phase 1
             }
             for (int i = 0; i < n; i++) {
                 long bytes = run.sliceCount(i) * run.dtype().bytes();

@@ -34,9 +34,10 @@ import java.util.List;
  * averages slice i of every replica ({@code average<N>} reading the peers' slices through their
  * pointers) and writes it into slice i of its own replica; then every GPU j pulls each averaged
  * slice i from GPU i with {@code cuMemcpyPeerAsync} (copy engines) into its replica.</li>
- * <li><b>one-shot</b> (small runs, only where every pair has P2P): GPU i averages the whole run,
- * reading every replica, into its own scratch, then copies scratch into its replica: one kernel
- * and one local copy, no per-slice peer copies.</li>
+ * <li><b>one-shot</b> (small runs, only where every pair has P2P): GPU i averages slice i of
+ * every replica and writes the average into slice i of every replica ({@code averageInPlace<N>},
+ * storing into the peers through their pointers): one kernel per GPU, no copies. It needs no
+ * order between GPUs within the call: GPU i alone reads and writes slice i.</li>
  * </ul>
  *
  * <p>Ordering, all on one stream per GPU, with one event per GPU and phase:
@@ -45,9 +46,8 @@ import java.util.List;
  * synchronizing every device (as the other backends do), since caller work may sit on any stream.</li>
  * <li>Reduce-scatter in place is safe element-wise (GPU i alone writes slice i of replica i, after
  * reading it), but GPU j's all-gather overwrites slice i of replica j, which GPU i reads in its
- * reduce; and one-shot's copy-back overwrites replica j, which every GPU reads. So every GPU's
- * second phase waits on every GPU's {@code reduced} event: the same wait also makes the averaged
- * slices available. All events of a phase are recorded, for all GPUs, before any stream waits on
+ * reduce. So every GPU's second phase waits on every GPU's {@code reduced} event: the same wait
+ * also makes the averaged slices available (and, for the sums of squares, the one-shot runs'). All events of a phase are recorded, for all GPUs, before any stream waits on
  * them, so no wait can see a previous call's record.</li>
  * <li>A call ends by synchronizing every stream: the next call cannot start reducing while this
  * call's all-gathers still read slices, and the caller sees the average when the call returns.</li>

@@ -25,7 +25,58 @@ final class AverageJvmForm {
 
     /** The form of average {@code name}, or null if it has none. */
     static JvmFastForm of(String name) {
+        if (name.matches("averageInPlace[2-8](Bf16|F16)?")) {
+            return AverageJvmForm::averageInPlace;
+        }
         return name.matches("average[2-8]|average[2-8](Bf16|F16)") ? AverageJvmForm::average : null;
+    }
+
+    /** Elements per block of an in-place average: the first input's block is still in L1 when it is copied. */
+    private static final int IN_PLACE_BLOCK = 4096;
+
+    /**
+     * {@code averageInPlace<k>}: a block at a time, the average written into {@code a0} (as
+     * {@code average<k>} with {@code out = a0}, which reads each element before it writes it), then
+     * copied from there into the other inputs.
+     */
+    private static boolean averageInPlace(Object[] args) {
+        KernelArray[] in = new KernelArray[args.length - 1];
+        for (int j = 0; j < in.length; j++) {
+            in[j] = (KernelArray) args[j];
+        }
+        KernelArray first = in[0];
+        if (!fits(first, in) || !apart(in)) {
+            return false;
+        }
+        int n = first.getSize();
+        for (int at = 0; at < n; ) {
+            int to = n - at < 2 * IN_PLACE_BLOCK ? n : at + IN_PLACE_BLOCK; // the last block takes the rest
+            Object[] block = JvmFastForms.slice(args, at, to);
+            Object[] intoFirst = new Object[block.length + 1];
+            intoFirst[0] = block[0];
+            System.arraycopy(block, 0, intoFirst, 1, block.length);
+            if (!average(intoFirst)) {
+                throw new IllegalStateException("a block of arrays the form takes whole was refused"); // fits() says otherwise
+            }
+            MemorySegment mean = ((KernelArray) block[0]).segment();
+            for (int j = 1; j < in.length; j++) {
+                MemorySegment.copy(mean, 0, ((KernelArray) block[j]).segment(), 0, mean.byteSize());
+            }
+            at = to;
+        }
+        return true;
+    }
+
+    /** True if no two of {@code arrays} share memory: each gets its own copy of the average. */
+    private static boolean apart(KernelArray[] arrays) {
+        for (int i = 0; i < arrays.length; i++) {
+            for (int j = i + 1; j < arrays.length; j++) {
+                if (arrays[i].segment().asOverlappingSlice(arrays[j].segment()).isPresent()) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /**

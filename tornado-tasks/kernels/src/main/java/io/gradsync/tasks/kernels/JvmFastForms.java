@@ -143,7 +143,7 @@ final class JvmFastForms {
     }
 
     /** Elements {@code [from, to)} of every array argument, the others as they are. */
-    private static Object[] slice(Object[] args, int from, int to) {
+    static Object[] slice(Object[] args, int from, int to) {
         Object[] s = args.clone();
         for (int i = 0; i < s.length; i++) {
             if (s[i] instanceof KernelArray a) {

@@ -39,3 +39,30 @@ extern "C" __global__ void average##K##SUF(AVG_SIG##K(P), float k) {            
 AVERAGES(, F32)
 AVERAGES(Bf16, BF16)
 AVERAGES(F16, F16)
+
+// The same averages written into every input (averageInPlace<k>): each input ends with the mean
+#define INPL_SIG2(P) ARR(P##_T, a0), ARR(P##_T, a1)
+#define INPL_SIG3(P) INPL_SIG2(P), ARR(P##_T, a2)
+#define INPL_SIG4(P) INPL_SIG3(P), ARR(P##_T, a3)
+#define INPL_SIG5(P) INPL_SIG4(P), ARR(P##_T, a4)
+#define INPL_SIG6(P) INPL_SIG5(P), ARR(P##_T, a5)
+#define INPL_SIG7(P) INPL_SIG6(P), ARR(P##_T, a6)
+#define INPL_SIG8(P) INPL_SIG7(P), ARR(P##_T, a7)
+#define INPL_ST2(P) P##_ST(a0, i, m); P##_ST(a1, i, m)
+#define INPL_ST3(P) INPL_ST2(P); P##_ST(a2, i, m)
+#define INPL_ST4(P) INPL_ST3(P); P##_ST(a3, i, m)
+#define INPL_ST5(P) INPL_ST4(P); P##_ST(a4, i, m)
+#define INPL_ST6(P) INPL_ST5(P); P##_ST(a5, i, m)
+#define INPL_ST7(P) INPL_ST6(P); P##_ST(a6, i, m)
+#define INPL_ST8(P) INPL_ST7(P); P##_ST(a7, i, m)
+#define AVERAGE_IN_PLACE(K, SUF, P)                                                                \
+extern "C" __global__ void averageInPlace##K##SUF(INPL_SIG##K(P), float k) {                       \
+    GS_LOOP(a0_len) { float m = P##_AVG_ROUND((AVG_SUM##K(P)) / k); INPL_ST##K(P); }               \
+}
+#define AVERAGES_IN_PLACE(SUF, P) AVERAGE_IN_PLACE(2, SUF, P) AVERAGE_IN_PLACE(3, SUF, P)          \
+    AVERAGE_IN_PLACE(4, SUF, P) AVERAGE_IN_PLACE(5, SUF, P) AVERAGE_IN_PLACE(6, SUF, P)            \
+    AVERAGE_IN_PLACE(7, SUF, P) AVERAGE_IN_PLACE(8, SUF, P)
+
+AVERAGES_IN_PLACE(, F32)
+AVERAGES_IN_PLACE(Bf16, BF16)
+AVERAGES_IN_PLACE(F16, F16)

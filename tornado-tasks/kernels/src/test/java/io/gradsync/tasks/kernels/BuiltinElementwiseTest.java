@@ -19,7 +19,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 /** Which built-in kernels the compiler's element-wise analysis finds element-wise (and so vectorizable). */
 class BuiltinElementwiseTest {
     private static boolean isElementwiseBuiltin(String name) {
-        return name.matches("average\\d(Bf16|F16)?|sumInto(Bf16|F16)?|scale(Bf16|F16)?|copy(Bf16|F16)?|(bf16|f16)ToF32|f32To(Bf16|F16)");
+        return name.matches("average(InPlace)?\\d(Bf16|F16)?|sumInto(Bf16|F16)?|scale(Bf16|F16)?|copy(Bf16|F16)?|(bf16|f16)ToF32|f32To(Bf16|F16)");
     }
 
     static Stream<KernelSpec> builtins() {

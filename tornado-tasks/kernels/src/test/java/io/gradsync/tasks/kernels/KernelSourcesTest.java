@@ -30,12 +30,13 @@ class KernelSourcesTest {
         for (int k = 2; k <= 8; k++) {
             for (String suffix : new String[]{"", "Bf16", "F16"}) {
                 assertTrue(BuiltinKernels.byName("average" + k + suffix).isPresent(), "average" + k + suffix);
+                assertTrue(BuiltinKernels.byName("averageInPlace" + k + suffix).isPresent(), "averageInPlace" + k + suffix);
             }
         }
         for (String name : new String[]{"sumInto", "scale", "bf16ToF32", "f32ToBf16", "f16ToF32", "f32ToF16", "checkFinite", "sumOfSquares", "sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumPartials", "copy", "copyBf16", "copyF16"}) {
             assertTrue(BuiltinKernels.byName(name).isPresent(), name);
         }
-        assertEquals(44, all.size());
+        assertEquals(65, all.size());
         assertEquals(KernelStyle.CONTEXT, BuiltinKernels.byName("sumOfSquares").orElseThrow().style());
         assertEquals(KernelStyle.PARALLEL_LOOP, BuiltinKernels.average(4).style());
         assertEquals("average8Bf16", BuiltinKernels.averageBf16(8).name());
@@ -49,7 +50,7 @@ class KernelSourcesTest {
     /** Every built-in kernel sits in its family's class and lists its forms; its CUDA C reference is in the family's file. */
     @Test
     void everyBuiltinKernelListsItsForms() {
-        Pattern macroMade = Pattern.compile("(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8])(Bf16|F16)?");
+        Pattern macroMade = Pattern.compile("(copy|sumInto|scale|checkFinite|sumOfSquaresPartials|sumOfSquares|average[2-8]|averageInPlace[2-8])(Bf16|F16)?");
         for (KernelSpec spec : BuiltinKernels.all()) {
             KernelFamily family = spec.family().orElseThrow();
             assertSame(family.kernelClass(), spec.method().getDeclaringClass(), spec.name());
@@ -61,7 +62,7 @@ class KernelSourcesTest {
             // written out, or made by one of the family's macros from a stem and a suffix
             boolean defined = ref.source().contains("__global__ void " + ref.name() + "(")
                     || macroMade.matcher(ref.name()).matches() && ref.source().contains("__global__ void "
-                    + ref.name().replaceAll("(Bf16|F16)$", "").replaceAll("^average[2-8]$", "average##K") + "##SUF(");
+                    + ref.name().replaceAll("(Bf16|F16)$", "").replaceAll("^average(InPlace)?[2-8]$", "average$1##K") + "##SUF(");
             assertTrue(defined, spec.name() + " in " + family.cudaFile());
         }
         assertTrue(KernelFamily.cudaCommon().contains("#define GS_LOOP"), "the shared CUDA C");
