@@ -31,6 +31,11 @@ import java.util.Locale;
  * each size, the host's time to enqueue NCCL's own in-place all-reduce of as many bytes on as many
  * real GPUs as there are (up to the replicas), the floor an asynchronous call is held to.
  *
+ * <p>"host us (queued)" times the caller-stream call as NCCL's enqueue is timed: calls back to back,
+ * the streams drained every {@value #DRAIN} calls, as a training loop queues them; the other
+ * columns wait for each call before the next. The lines under the table give each synchronizer's
+ * own phases (means per call) in the queued run.
+ *
  * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls [backends
  * [replicas]]]} (default 10,000 timed calls per row; ptx,cpu,nccl; 2,4). Replicas share the GPUs
  * where there are fewer (logical devices); nccl runs one rank per real GPU.
@@ -38,6 +43,8 @@ import java.util.Locale;
 public final class CallerStreamBench {
     private static final long[] SIZES = {4 << 10, 64 << 10, 256 << 10, 1 << 20};
     private static final int[] REPLICAS = {2, 4};
+    /** Calls queued between two drains of the streams, in the queued run and in NCCL's. */
+    private static final int DRAIN = 64;
 
     private CallerStreamBench() {
     }
@@ -52,8 +59,10 @@ public final class CallerStreamBench {
             System.exit(2);
         }
         System.out.printf(Locale.ROOT, "# caller streams: %d timed calls per row after warm-up; medians; %d GPUs%n", calls, gpus.size());
-        System.out.printf(Locale.ROOT, "%-6s %-9s %9s | %14s %14s | %14s %14s | %8s %8s | %12s %9s%n", "backend", "replicas", "size",
-                "host us (dev)", "stream us (dev)", "host us (str)", "stream us (str)", "host x", "stream x", "nccl enq us", "str/enq");
+        System.out.printf(Locale.ROOT, "%-6s %-9s %9s | %14s %14s | %14s %14s | %8s %8s | %12s %9s | %16s %9s%n", "backend", "replicas", "size",
+                "host us (dev)", "stream us (dev)", "host us (str)", "stream us (str)", "host x", "stream x", "nccl enq us", "str/enq",
+                "host us (queued)", "q/enq");
+        List<String> phases = new ArrayList<>();
         for (int n : replicaCounts) {
             List<? extends Device> devices = gpus.size() >= n ? gpus.subList(0, n) : DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
             List<? extends Device> ranks = gpus.subList(0, Math.min(n, gpus.size()));
@@ -63,23 +72,26 @@ public final class CallerStreamBench {
             }
             for (String backend : backends) {
                 if (!backend.equals("nccl")) {
-                    run(backend, devices, calls, enqueue);
+                    run(backend, devices, calls, enqueue, phases);
                 } else if (ranks.size() == n || n == replicaCounts[0]) { // one row set where the GPUs are fewer than every count
-                    run("nccl", ranks, calls, enqueue);
+                    run("nccl", ranks, calls, enqueue, phases);
                 }
             }
         }
+        phases.forEach(System.out::println);
     }
 
-    private static void run(String backend, List<? extends Device> devices, int calls, double[] enqueue) {
+    private static void run(String backend, List<? extends Device> devices, int calls, double[] enqueue, List<String> phases) {
         for (int s = 0; s < SIZES.length; s++) {
             long size = SIZES[s];
             try {
-                double[] before = measure(backend, devices, size, calls, false);
-                double[] after = measure(backend, devices, size, calls, true);
-                System.out.printf(Locale.ROOT, "%-6s %-9d %9s | %14.1f %14.1f | %14.1f %14.1f | %8.2f %8.2f | %12.1f %9.2f%n", backend,
-                        devices.size(), Sizes.format(size), before[0], before[1], after[0], after[1],
-                        before[0] / after[0], before[1] / after[1], enqueue[s], after[0] / enqueue[s]);
+                double[] before = measure(backend, devices, size, calls, false, null);
+                String[] described = new String[1];
+                double[] after = measure(backend, devices, size, calls, true, described);
+                System.out.printf(Locale.ROOT, "%-6s %-9d %9s | %14.1f %14.1f | %14.1f %14.1f | %8.2f %8.2f | %12.1f %9.2f | %16.1f %9.2f%n",
+                        backend, devices.size(), Sizes.format(size), before[0], before[1], after[0], after[1],
+                        before[0] / after[0], before[1] / after[1], enqueue[s], after[0] / enqueue[s], after[2], after[2] / enqueue[s]);
+                phases.add(String.format(Locale.ROOT, "# %s %d %s queued: %s", backend, devices.size(), Sizes.format(size), described[0]));
             } catch (RuntimeException e) {
                 System.out.printf(Locale.ROOT, "%-6s %-9d %9s | skipped: %s%n", backend, devices.size(), Sizes.format(size),
                         Messages.firstLine(e));
@@ -90,7 +102,7 @@ public final class CallerStreamBench {
 
     /**
      * Median host microseconds to enqueue NCCL's in-place fp32 average of {@code bytes} on one
-     * communicator over {@code gpus} (one rank each, grouped), the streams drained every 64 calls;
+     * communicator over {@code gpus} (one rank each, grouped), the streams drained every {@value #DRAIN} calls;
      * NaN where NCCL is missing.
      */
     static double ncclEnqueueMicros(List<? extends Device> gpus, long bytes, int calls) {
@@ -120,7 +132,7 @@ public final class CallerStreamBench {
                 if (i >= 0) {
                     host[i] = (t1 - t0) / 1e3;
                 }
-                if ((i & 63) == 63) {
+                if ((i & (DRAIN - 1)) == DRAIN - 1) {
                     streams.forEach(CudaStream::synchronize);
                 }
             }
@@ -133,8 +145,13 @@ public final class CallerStreamBench {
         }
     }
 
-    /** Median host microseconds per call and median caller-stream microseconds per call. */
-    private static double[] measure(String backend, List<? extends Device> devices, long bytes, int calls, boolean streams) {
+    /**
+     * Median host microseconds per call and median caller-stream microseconds per call, each call
+     * waited for; with {@code streams}, also the median host microseconds of calls queued back to
+     * back ({@link #DRAIN}), whose phases go into {@code described[0]}.
+     */
+    private static double[] measure(String backend, List<? extends Device> devices, long bytes, int calls, boolean streams,
+            String[] described) {
         List<DeviceStream> callerStreams = new ArrayList<>();
         List<DeviceBuffer> buffers = new ArrayList<>();
         List<Replica> replicas = new ArrayList<>();
@@ -175,7 +192,29 @@ public final class CallerStreamBench {
                     stream[i] = after.elapsedMillisSince(before) * 1e3;
                 }
             }
-            return new double[] {Timing.of(host).medianMicros(), Timing.of(stream).medianMicros()};
+            if (!streams) {
+                return new double[] {Timing.of(host).medianMicros(), Timing.of(stream).medianMicros()};
+            }
+            double[] queued = new double[calls];
+            List<SyncHandle> open = new ArrayList<>();
+            for (int i = -warm; i < calls; i++) {
+                if (i == 0) {
+                    sync.stats().reset();
+                }
+                long t0 = System.nanoTime();
+                open.add(sync.synchronizeAsync(replicas));
+                long t1 = System.nanoTime();
+                if (i >= 0) {
+                    queued[i] = (t1 - t0) / 1e3;
+                }
+                if ((i & (DRAIN - 1)) == DRAIN - 1 || i == calls - 1) {
+                    open.forEach(SyncHandle::await);
+                    open.clear();
+                    callerStreams.forEach(DeviceStream::synchronize);
+                }
+            }
+            described[0] = sync.stats().describe();
+            return new double[] {Timing.of(host).medianMicros(), Timing.of(stream).medianMicros(), Timing.of(queued).medianMicros()};
         } finally {
             callerStreams.forEach(DeviceStream::close);
             buffers.forEach(DeviceBuffer::close);
