@@ -89,7 +89,8 @@ final class HostInPlace {
             Pieces[] out = new Pieces[chunks.size()];
             for (int k = 0; k < chunks.size(); k++) {
                 List<StagingPlan.Piece> small = chunks.get(k).pieces().stream().filter(Views::batched).toList();
-                Pieces b = new Pieces(new MemorySegment[small.size()][], new long[small.size()], new long[small.size()]);
+                StagingPlan.Piece[] rest = chunks.get(k).pieces().stream().filter(p -> !batched(p)).toArray(StagingPlan.Piece[]::new);
+                Pieces b = new Pieces(new MemorySegment[small.size()][], new long[small.size()], new long[small.size()], rest);
                 for (int i = 0; i < small.size(); i++) {
                     StagingPlan.Piece p = small.get(i);
                     b.views()[i] = views[p.gradient()];
@@ -135,9 +136,11 @@ final class HostInPlace {
                 if (batches != null) {
                     Pieces b = batches[k];
                     Lanes.averageFp32Pieces(b.views(), b.from(), b.to());
-                }
-                for (StagingPlan.Piece p : chunks.get(k).pieces()) {
-                    if (batches == null || !Views.batched(p)) {
+                    for (StagingPlan.Piece p : b.rest()) {
+                        piece(views[p.gradient()], p, op, shard);
+                    }
+                } else {
+                    for (StagingPlan.Piece p : chunks.get(k).pieces()) {
                         piece(views[p.gradient()], p, op, shard);
                     }
                 }
@@ -145,8 +148,12 @@ final class HostInPlace {
         });
     }
 
-    /** Short fp32 pieces: piece {@code i} is elements {@code [from[i], to[i])} of its gradient's views {@code views[i]} (one a replica). */
-    record Pieces(MemorySegment[][] views, long[] from, long[] to) {
+    /**
+     * A chunk's short fp32 pieces: piece {@code i} is elements {@code [from[i], to[i])} of its
+     * gradient's views {@code views[i]} (one a replica); and the chunk's other pieces, each averaged
+     * on its own.
+     */
+    record Pieces(MemorySegment[][] views, long[] from, long[] to, StagingPlan.Piece[] rest) {
     }
 
     /** Piece {@code p} of a gradient whose views in each replica are {@code views}. */
