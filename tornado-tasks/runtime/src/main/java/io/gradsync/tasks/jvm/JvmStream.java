@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicReference;
 public final class JvmStream implements DeviceStream {
     private final JvmDevice device;
     private final ExecutorService worker;
-    private Future<?> last;
+    /** The last work queued (written under the lock, read without it). */
+    private volatile Future<?> last;
     /** The first failure since the last report, or null. */
     private final AtomicReference<RuntimeException> failure = new AtomicReference<>();
 
@@ -160,10 +161,7 @@ public final class JvmStream implements DeviceStream {
      */
     @Override
     public void synchronize() {
-        Future<?> f;
-        synchronized (this) {
-            f = last;
-        }
+        Future<?> f = last;
         if (f != null) {
             try {
                 f.get();
@@ -174,7 +172,8 @@ public final class JvmStream implements DeviceStream {
                 throw new IllegalStateException("work on " + device.id() + " failed: " + e.getCause(), e.getCause());
             }
         }
-        RuntimeException failed = failure.getAndSet(null);
+        // read first: a stream waited for every call is rarely failed, and a swap is a locked write
+        RuntimeException failed = failure.get() == null ? null : failure.getAndSet(null);
         if (failed != null) {
             throw failed;
         }
