@@ -263,14 +263,7 @@ public final class CudaDevice implements Device {
     @Override
     public CudaEvent createEvent() {
         bind();
-        return new CudaEvent(this, true);
-    }
-
-    /** An event without timing: recorded for less (the GPU writes no timestamp); it cannot be timed. */
-    @Override
-    public CudaEvent createUntimedEvent() {
-        bind();
-        return new CudaEvent(this, false);
+        return new CudaEvent(this);
     }
 
     @Override
