@@ -17,7 +17,8 @@ import static io.gradsync.tasks.kernels.JvmFastForms.fits;
  * The JVM fast form of the fused averages ({@link AverageKernels}): the float64 sum of the replicas
  * in replica order, divided by {@code k} and rounded once, as the kernels do, a chunk at a time
  * ({@link JvmFastForms}), the replicas loaded two at a time and added in passes C2 vectorizes;
- * in SIMD lanes ({@link Lanes}) for fp32, and for 16-bit replicas divided by their count.
+ * in SIMD lanes ({@link Lanes}) for fp32, and for 16-bit replicas divided by their count. The
+ * in-place averages are the same form into the first input, copied into the others a block at a time.
  */
 final class AverageJvmForm {
     private AverageJvmForm() {

@@ -17,7 +17,7 @@ import java.util.Optional;
  * be opened for another module to read them. Thread-safety: immutable; safe from any thread.
  */
 public enum KernelFamily {
-    /** The fused averages of 2..8 replicas ({@link AverageKernels}). */
+    /** The fused averages of 2..8 replicas, into an output or in place into every input ({@link AverageKernels}). */
     AVERAGES(AverageKernels.class, "averages.cu"),
     /** {@code sumInto}, {@code scale} and {@code copy} ({@link ElementwiseKernels}). */
     ELEMENTWISE(ElementwiseKernels.class, "elementwise.cu"),

@@ -1,4 +1,4 @@
-// The fused averages (AverageKernels), after common.cu.
+// The fused averages (AverageKernels), into an output and in place into every input, after common.cu.
 
 // Fused averages of k = 2..8 inputs
 #define AVG_SIG2(P) ARR(P##_T, out), ARR(const P##_T, a0), ARR(const P##_T, a1)
