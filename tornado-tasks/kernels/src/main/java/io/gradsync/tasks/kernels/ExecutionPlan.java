@@ -294,6 +294,32 @@ public final class ExecutionPlan implements AutoCloseable {
             });
         }
 
+        /**
+         * An element-wise loop ({@code for (i < a.getSize())}, every access at {@code i}) reads or
+         * writes each of its arrays up to the bound array's length: a shorter one would be read or
+         * written past its end on a device (on the JVM the loop would throw halfway, after some
+         * stores). Refused before anything runs.
+         */
+        private static void refuseShortArrays(ImmutableTaskGraph.Run run, TaskKernel tk, Map<String, KernelArray> arrays) {
+            if (tk.compiled() == null) {
+                return;
+            }
+            var loop = KernelIrs.elementwiseLoop(tk.compiled());
+            if (loop.isEmpty() || loop.get().boundArray().isEmpty() || !arrays.containsKey(loop.get().boundArray().get())) {
+                return;
+            }
+            String boundName = loop.get().boundArray().get();
+            int bound = arrays.get(boundName).getSize();
+            for (String name : loop.get().accessedArrays()) {
+                KernelArray a = arrays.get(name);
+                if (a != null && a.getSize() < bound) {
+                    throw new IndexOutOfBoundsException("task " + run.name() + ": " + run.kernel().getName() + " loops over the "
+                            + bound + " elements of " + boundName + " and accesses " + name + " at each, but " + name + " has "
+                            + a.getSize());
+                }
+            }
+        }
+
         private HostBuffer staging(KernelArray array) {
             return staging.computeIfAbsent(array, a -> device.allocateHost(Math.max(4, a.segment().byteSize())));
         }
@@ -304,6 +330,7 @@ public final class ExecutionPlan implements AutoCloseable {
             }
             List<Object> deviceArgs = new ArrayList<>();
             List<Object> jvmArgs = new ArrayList<>();
+            Map<String, KernelArray> arrays = new HashMap<>();
             long workItems = -1;
             for (KernelParam p : tk.params()) {
                 if (p instanceof KernelParam.ContextParam) {
@@ -311,6 +338,7 @@ public final class ExecutionPlan implements AutoCloseable {
                 }
                 Object arg = argFor(run, tk, p);
                 if (arg instanceof KernelArray array) {
+                    arrays.put(((KernelParam.ArrayParam) p).name(), array);
                     DeviceBuffer b = buffer(array);
                     deviceArgs.add(new DeviceSlice(b, offset(array), array.getSize()));
                     jvmArgs.add(b instanceof JvmBuffer jb ? view(array, jb, offset(array)) : null);
@@ -320,6 +348,7 @@ public final class ExecutionPlan implements AutoCloseable {
                     jvmArgs.add(arg);
                 }
             }
+            refuseShortArrays(run, tk, arrays);
             java.util.Optional<KernelSpec> builtin = BuiltinKernels.all().stream().filter(s -> s.method().equals(run.kernel())).findFirst();
             KernelSpec spec = builtin.orElse(new KernelSpec(run.kernel().getName(), run.kernel(), tk.style(), 0));
             LaunchShape shape;

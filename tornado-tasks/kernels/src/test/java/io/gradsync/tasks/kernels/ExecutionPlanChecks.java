@@ -54,6 +54,60 @@ abstract class ExecutionPlanChecks {
         }
     }
 
+    /**
+     * An element-wise task whose arrays are shorter than its loop (the first array's length) is
+     * refused before it runs, naming the short array: a device would read or write past its end.
+     * Every array is left as it was.
+     */
+    @Test
+    void elementwiseTaskWithAShortArrayIsRefusedBeforeItRuns() {
+        int n = 4099;
+        Random rnd = new Random();
+        try (FloatArray out = new FloatArray(n); FloatArray a = random(n, rnd); FloatArray shortB = random(n - 3, rnd);
+                FloatArray x = random(n, rnd); FloatArray shortY = random(n - 1, rnd)) {
+            out.fill(7f);
+            float[] before = new float[n - 1];
+            for (int i = 0; i < n - 1; i++) {
+                before[i] = shortY.get(i);
+            }
+            ImmutableTaskGraph average = new TaskGraph("short-input")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, a, shortB)
+                    .task("average", AverageKernels::average2, out, a, shortB, 2f)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, out)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(average).withDevice(device())) {
+                IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
+                assertTrue(e.getMessage().contains("a1") && e.getMessage().contains("" + (n - 3)), e.getMessage());
+            }
+            ImmutableTaskGraph sum = new TaskGraph("short-output")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, x, shortY)
+                    .task("sum", ElementwiseKernels::sumInto, shortY, x)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, shortY)
+                    .snapshot();
+            try (ExecutionPlan plan = new ExecutionPlan(sum).withDevice(device())) {
+                // sumInto loops over its first array (acc): a longer x is fine, so this one runs
+                plan.execute();
+            }
+            ImmutableTaskGraph sumIntoLong = new TaskGraph("short-addend")
+                    .transferToDevice(DataTransferMode.EVERY_EXECUTION, x, shortY)
+                    .task("sum", ElementwiseKernels::sumInto, x, shortY)
+                    .transferToHost(DataTransferMode.EVERY_EXECUTION, x)
+                    .snapshot();
+            float x0 = x.get(0);
+            try (ExecutionPlan plan = new ExecutionPlan(sumIntoLong).withDevice(device())) {
+                IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
+                assertTrue(e.getMessage().contains("x has " + (n - 1)), e.getMessage());
+            }
+            assertEquals(x0, x.get(0), "x was written");
+            for (int i = 0; i < n - 1; i++) {
+                assertEquals(before[i] + x.get(i), shortY.get(i), "element " + i);
+            }
+            for (int i = 0; i < n; i++) {
+                assertEquals(7f, out.get(i), "out was written at " + i);
+            }
+        }
+    }
+
     @Test
     void firstExecutionTransfersHappenOnce() {
         int n = 1000;
