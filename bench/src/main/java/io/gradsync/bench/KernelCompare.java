@@ -33,8 +33,10 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.stream.IntStream;
 
@@ -45,9 +47,9 @@ import java.util.stream.IntStream;
  * one on the host (its work is synchronous); the figure is the median of the timed launches
  * after warm-up. Inputs are fresh random non-zero values: zeros can be faster than data.
  *
- * <p>Effective bandwidth counts each full-length array once, and the first one twice for the
- * in-place kernels ({@code sumInto*}, {@code scale*}), which read and write it, and every one
- * twice for {@code averageInPlace*}: the traffic a perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
+ * <p>Effective bandwidth counts each full-length array once if the kernel reads it or writes it,
+ * twice if it does both (in place: {@code sumInto*}, {@code scale*}, {@code averageInPlace*}): the
+ * traffic a perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
  */
 public final class KernelCompare {
 
@@ -111,14 +113,15 @@ public final class KernelCompare {
     /**
      * The arguments for {@code spec} with {@code n} elements in its full-length arrays: flags
      * ({@code int} arrays) and the one-element results of the atomic reductions hold one element,
-     * fp64 partials one slot per reduction thread; a scalar named {@code k} is the input count,
+     * fp64 partials one slot per reduction thread; a scalar named {@code k} is the input count
+     * (the arrays the kernel reads: an average's replicas, in place or not),
      * other scalars 0.999 (repeated launches of {@code scale} must not drift to zero or infinity).
      * Every array of a user's kernel holds {@code n} elements.
      */
     static List<Arg> arguments(KernelSpec spec, int n) {
         CompiledKernel k = spec.compile();
         List<Arg> args = new ArrayList<>();
-        int arrays = (int) KernelIrs.parameters(k).stream().filter(p -> p instanceof KernelParam.ArrayParam).count();
+        int inputs = readArrays(KernelIrs.ir(k)).size();
         boolean first = true;
         for (KernelParam p : KernelIrs.parameters(k)) {
             switch (p) {
@@ -138,8 +141,7 @@ public final class KernelCompare {
                 }
                 case KernelParam.ScalarParam s -> {
                     Number v = switch (s.type()) {
-                        // k: the replica count, every array but the output (or every one, in place)
-                        case F32 -> s.name().equals("k") ? (float) Math.max(1, spec.name().startsWith("averageInPlace") ? arrays : arrays - 1) : 0.999f;
+                        case F32 -> s.name().equals("k") ? (float) Math.max(1, inputs) : 0.999f;
                         case F64 -> 0.999;
                         case I32 -> 1;
                         case I64 -> 1L;
@@ -153,46 +155,35 @@ public final class KernelCompare {
         return args;
     }
 
-    /** Bytes a perfect kernel moves per launch (see the class comment). */
+    /** Bytes a perfect kernel moves per launch (see the class comment); every array of a user's kernel counts. */
     static long traffic(KernelSpec spec, List<Arg> args) {
-        if (isUsers(spec)) {
-            KernelIr ir = KernelIrs.ir(spec.compile());
-            java.util.Set<String> read = new java.util.HashSet<>();
-            for (Block b : ir.blocks()) {
-                for (Insn insn : b.insns()) {
-                    switch (insn) {
-                        case Insn.Load l -> read.add(l.array().name());
-                        case Insn.Atomic a -> read.add(a.array().name());
-                        case Insn.AtomicAdd a -> read.add(a.array().name());
-                        default -> {
-                        }
+        KernelIr ir = KernelIrs.ir(spec.compile());
+        Set<String> read = readArrays(ir);
+        long bytes = 0;
+        for (Arg a : args) {
+            if (a.element() != null && (a.fullLength() || isUsers(spec))) {
+                String name = ((KernelParam.ArrayParam) a.param()).name();
+                bytes += a.bytes() * ((read.contains(name) ? 1 : 0) + (ir.writes(name) ? 1 : 0));
+            }
+        }
+        return bytes;
+    }
+
+    /** The arrays a kernel reads (loads, atomics). */
+    private static Set<String> readArrays(KernelIr ir) {
+        Set<String> read = new HashSet<>();
+        for (Block b : ir.blocks()) {
+            for (Insn insn : b.insns()) {
+                switch (insn) {
+                    case Insn.Load l -> read.add(l.array().name());
+                    case Insn.Atomic a -> read.add(a.array().name());
+                    case Insn.AtomicAdd a -> read.add(a.array().name());
+                    default -> {
                     }
                 }
             }
-            long bytes = 0;
-            for (Arg a : args) {
-                if (a.element() != null) {
-                    String name = ((KernelParam.ArrayParam) a.param()).name();
-                    bytes += a.bytes() * ((read.contains(name) ? 1 : 0) + (ir.writes(name) ? 1 : 0));
-                }
-            }
-            return bytes;
         }
-        long bytes = 0;
-        Arg firstArray = null;
-        for (Arg a : args) {
-            if (a.element() != null && a.fullLength()) {
-                bytes += a.bytes();
-                if (firstArray == null) {
-                    firstArray = a;
-                }
-            }
-        }
-        if (spec.name().startsWith("averageInPlace")) { // every array read and written
-            return 2 * bytes;
-        }
-        boolean inPlace = spec.name().startsWith("sumInto") || spec.name().startsWith("scale");
-        return inPlace && firstArray != null ? bytes + firstArray.bytes() : bytes;
+        return read;
     }
 
     /** Elements in a full-length array when its first array takes {@code bytes}. */
