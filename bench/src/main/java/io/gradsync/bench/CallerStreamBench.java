@@ -85,13 +85,13 @@ public final class CallerStreamBench {
         for (int s = 0; s < SIZES.length; s++) {
             long size = SIZES[s];
             try {
-                double[] before = measure(backend, devices, size, calls, false, null);
-                String[] described = new String[1];
-                double[] after = measure(backend, devices, size, calls, true, described);
+                Measured before = measure(backend, devices, size, calls, false);
+                Measured after = measure(backend, devices, size, calls, true);
                 System.out.printf(Locale.ROOT, "%-6s %-9d %9s | %14.1f %14.1f | %14.1f %14.1f | %8.2f %8.2f | %12.1f %9.2f | %16.1f %9.2f%n",
-                        backend, devices.size(), Sizes.format(size), before[0], before[1], after[0], after[1],
-                        before[0] / after[0], before[1] / after[1], enqueue[s], after[0] / enqueue[s], after[2], after[2] / enqueue[s]);
-                phases.add(String.format(Locale.ROOT, "# %s %d %s queued: %s", backend, devices.size(), Sizes.format(size), described[0]));
+                        backend, devices.size(), Sizes.format(size), before.host(), before.stream(), after.host(), after.stream(),
+                        before.host() / after.host(), before.stream() / after.stream(), enqueue[s], after.host() / enqueue[s],
+                        after.queued(), after.queued() / enqueue[s]);
+                phases.add(String.format(Locale.ROOT, "# %s %d %s queued: %s", backend, devices.size(), Sizes.format(size), after.phases()));
             } catch (RuntimeException e) {
                 System.out.printf(Locale.ROOT, "%-6s %-9d %9s | skipped: %s%n", backend, devices.size(), Sizes.format(size),
                         Messages.firstLine(e));
@@ -146,12 +146,14 @@ public final class CallerStreamBench {
     }
 
     /**
-     * Median host microseconds per call and median caller-stream microseconds per call, each call
-     * waited for; with {@code streams}, also the median host microseconds of calls queued back to
-     * back ({@link #DRAIN}), whose phases go into {@code described[0]}.
+     * Medians in microseconds of one row: the host's time per call and the caller stream's, each call
+     * waited for; with the caller's streams also the host's time of calls queued back to back
+     * ({@link #DRAIN}) and the synchronizer's phases in that run (NaN and null without).
      */
-    private static double[] measure(String backend, List<? extends Device> devices, long bytes, int calls, boolean streams,
-            String[] described) {
+    private record Measured(double host, double stream, double queued, String phases) {
+    }
+
+    private static Measured measure(String backend, List<? extends Device> devices, long bytes, int calls, boolean streams) {
         List<DeviceStream> callerStreams = new ArrayList<>();
         List<DeviceBuffer> buffers = new ArrayList<>();
         List<Replica> replicas = new ArrayList<>();
@@ -193,7 +195,7 @@ public final class CallerStreamBench {
                 }
             }
             if (!streams) {
-                return new double[] {Timing.of(host).medianMicros(), Timing.of(stream).medianMicros()};
+                return new Measured(Timing.of(host).medianMicros(), Timing.of(stream).medianMicros(), Double.NaN, null);
             }
             double[] queued = new double[calls];
             List<SyncHandle> open = new ArrayList<>();
@@ -213,8 +215,8 @@ public final class CallerStreamBench {
                     callerStreams.forEach(DeviceStream::synchronize);
                 }
             }
-            described[0] = sync.stats().describe();
-            return new double[] {Timing.of(host).medianMicros(), Timing.of(stream).medianMicros(), Timing.of(queued).medianMicros()};
+            return new Measured(Timing.of(host).medianMicros(), Timing.of(stream).medianMicros(), Timing.of(queued).medianMicros(),
+                    sync.stats().describe());
         } finally {
             callerStreams.forEach(DeviceStream::close);
             buffers.forEach(DeviceBuffer::close);
