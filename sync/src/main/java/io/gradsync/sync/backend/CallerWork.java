@@ -66,7 +66,7 @@ final class CallerWork {
     DeviceEvent[] readyEvents() {
         for (int r = 0; r < devices.size(); r++) {
             if (ready[r] == null) {
-                ready[r] = devices.get(r).createEvent();
+                ready[r] = devices.get(r).createUntimedEvent();
             }
         }
         return ready.clone();
@@ -89,7 +89,7 @@ final class CallerWork {
             return null;
         }
         if (ready[r] == null) {
-            ready[r] = devices.get(r).createEvent();
+            ready[r] = devices.get(r).createUntimedEvent();
         }
         caller.record(ready[r]);
         return ready[r];

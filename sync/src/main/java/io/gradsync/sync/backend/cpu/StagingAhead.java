@@ -150,8 +150,8 @@ final class StagingAhead {
             aheadDown[r] = Arrays.copyOf(aheadDown[r], chunks);
             aheadUp[r] = Arrays.copyOf(aheadUp[r], chunks);
             for (int k = have; k < chunks; k++) {
-                aheadDown[r][k] = devices.get(r).createEvent();
-                aheadUp[r][k] = devices.get(r).createEvent();
+                aheadDown[r][k] = devices.get(r).createUntimedEvent();
+                aheadUp[r][k] = devices.get(r).createUntimedEvent();
             }
         }
     }

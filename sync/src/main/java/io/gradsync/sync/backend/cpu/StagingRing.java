@@ -51,11 +51,11 @@ final class StagingRing {
                     Device d = devices.get(r);
                     down[r] = d.createStream();
                     up[r] = d.createStream();
-                    done[r] = d.createEvent();
+                    done[r] = d.createUntimedEvent();
                     staging[r] = d.allocateHost(ring);
                     for (int s = 0; s < slots; s++) {
-                        downloaded[r][s] = d.createEvent();
-                        uploaded[r][s] = d.createEvent();
+                        downloaded[r][s] = d.createUntimedEvent();
+                        uploaded[r][s] = d.createUntimedEvent();
                     }
                 }
                 // Allocated through device 0; on CUDA it is portable, so every GPU uploads from it directly.

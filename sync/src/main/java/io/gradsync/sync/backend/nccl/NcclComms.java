@@ -95,8 +95,8 @@ final class NcclComms {
                 streamHandles[r] = CudaHandles.stream(streams[r]);
                 streamAddresses[r] = streams[r].address();
                 scratch[r] = devices.get(r).allocate(NcclLayoutCheck.SCRATCH_BYTES);
-                readyEvents[r] = devices.get(r).createEvent();
-                finishedEvents[r] = devices.get(r).createEvent();
+                readyEvents[r] = devices.get(r).createUntimedEvent();
+                finishedEvents[r] = devices.get(r).createUntimedEvent();
             }
             host = devices.getFirst().allocateHost(NcclLayoutCheck.SCRATCH_BYTES);
         } catch (RuntimeException e) {

@@ -65,7 +65,7 @@ final class OpenClPrepared {
         DeviceEvent[][] e = new DeviceEvent[devices.size()][count];
         for (int i = 0; i < e.length; i++) {
             for (int s = 0; s < count; s++) {
-                e[i][s] = devices.get(i).createEvent();
+                e[i][s] = devices.get(i).createUntimedEvent();
             }
         }
         return e;

@@ -82,10 +82,10 @@ final class OpenClSynchronizer extends LocalSynchronizer<OpenClDevice> {
                 for (int i = 0; i < n; i++) {
                     down[i] = devices.get(i).createStream();
                     up[i] = devices.get(i).createStream();
-                    downDone[i] = devices.get(i).createEvent();
+                    downDone[i] = devices.get(i).createUntimedEvent();
                     queues[i] = down[i];
                     queues[n + i] = up[i];
-                    done[i] = devices.get(i).createEvent();
+                    done[i] = devices.get(i).createUntimedEvent();
                 }
             } catch (RuntimeException e) {
                 release();

@@ -63,20 +63,20 @@ final class PtxSchedule {
     void open() {
         for (int i = 0; i < devices.size(); i++) {
             streams[i] = devices.get(i).createStream();
-            staged[i] = devices.get(i).createEvent();
-            reduced[i] = devices.get(i).createEvent();
-            joined[i] = devices.get(i).createEvent();
+            staged[i] = devices.get(i).createUntimedEvent();
+            reduced[i] = devices.get(i).createUntimedEvent();
+            joined[i] = devices.get(i).createUntimedEvent();
             gatherLanes[i][0] = streams[i];
             for (int l = 1; l < laneCount; l++) {
                 gatherLanes[i][l] = devices.get(i).createStream();
-                gatherJoined[i][l] = devices.get(i).createEvent();
+                gatherJoined[i][l] = devices.get(i).createUntimedEvent();
             }
             if (laneCount > 1) {
-                gatherForked[i] = devices.get(i).createEvent();
+                gatherForked[i] = devices.get(i).createUntimedEvent();
             }
         }
-        forked = devices.getFirst().createEvent();
-        done = devices.getFirst().createEvent();
+        forked = devices.getFirst().createUntimedEvent();
+        done = devices.getFirst().createUntimedEvent();
     }
 
     /** Stream 0: every call starts on it, every other stream forks from it and joins back. */

@@ -67,8 +67,8 @@ public final class WireSynchronizer extends CollectiveCalls {
         try {
             for (int r = 0; r < n; r++) {
                 streams[r] = devices.get(r).createStream();
-                ready[r] = devices.get(r).createEvent();
-                done[r] = devices.get(r).createEvent();
+                ready[r] = devices.get(r).createUntimedEvent();
+                done[r] = devices.get(r).createUntimedEvent();
             }
         } catch (RuntimeException e) {
             releaseStreams();

@@ -263,7 +263,14 @@ public final class CudaDevice implements Device {
     @Override
     public CudaEvent createEvent() {
         bind();
-        return new CudaEvent(this);
+        return new CudaEvent(this, true);
+    }
+
+    /** An event without timing: recorded for less (the GPU writes no timestamp); it cannot be timed. */
+    @Override
+    public CudaEvent createUntimedEvent() {
+        bind();
+        return new CudaEvent(this, false);
     }
 
     @Override

@@ -13,18 +13,23 @@ import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUresult;
 
 /**
- * A CUDA event with timing enabled (the cost is negligible next to a copy or a kernel).
+ * A CUDA event, with timing ({@link CudaDevice#createEvent}) or without it
+ * ({@link CudaDevice#createUntimedEvent}: for ordering and waiting only, and cheaper to record, as
+ * the GPU writes no timestamp).
  *
  * <p>Thread-safety: as {@link io.gradsync.tasks.device.DeviceEvent}; any thread (the GPU's context is made current per call).
  */
 public final class CudaEvent implements DeviceEvent {
     private final CudaDevice device;
     private final CUevent event = new CUevent();
+    private final boolean timed;
     private volatile boolean closed;
 
-    CudaEvent(CudaDevice device) {
+    CudaEvent(CudaDevice device, boolean timed) {
         this.device = device;
-        check(cuEventCreate(event, CUevent_flags.CU_EVENT_DEFAULT), "cuEventCreate", device.id());
+        this.timed = timed;
+        check(cuEventCreate(event, timed ? CUevent_flags.CU_EVENT_DEFAULT : CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate",
+                device.id());
     }
 
     CudaDevice device() {
@@ -57,6 +62,10 @@ public final class CudaEvent implements DeviceEvent {
     public double elapsedMillisSince(DeviceEvent earlier) {
         if (!(earlier instanceof CudaEvent e)) {
             throw new IllegalArgumentException("both events must be cuda events");
+        }
+        if (!timed || !e.timed) {
+            throw new IllegalStateException("an event of " + (timed ? e : this).device.id()
+                    + " was made without timing (createUntimedEvent): time with events from createEvent");
         }
         float[] ms = {0};
         check(cuEventElapsedTime(ms, e.handle(), handle()), "cuEventElapsedTime", device.id());

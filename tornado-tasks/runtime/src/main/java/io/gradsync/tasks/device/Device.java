@@ -60,6 +60,15 @@ public interface Device extends AutoCloseable {
     DeviceEvent createEvent();
 
     /**
+     * An event for ordering and waiting only, which {@link DeviceEvent#elapsedMillisSince} may
+     * refuse: on CUDA it is recorded for less, as the GPU writes no timestamp (the synchronizers'
+     * own events are of this kind). Elsewhere the same as {@link #createEvent()}.
+     */
+    default DeviceEvent createUntimedEvent() {
+        return createEvent();
+    }
+
+    /**
      * A flag the host raises and this device's streams wait for ({@link DeviceStream#waitUntil}),
      * starting at 0.
      *

@@ -1,5 +1,6 @@
 package io.gradsync.tasks.device;
 
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.DeviceCatalog;
@@ -23,5 +24,20 @@ class CudaDeviceTest extends DeviceContractTest {
         assertTrue(d.smVersion() >= 50, d.capability());
         boolean[][] peers = DeviceCatalog.cudaPeerMatrix();
         assertTrue(peers[0][0]);
+    }
+
+    /** An untimed event cannot be timed: a clear refusal before the driver is asked (which would say only "invalid handle"). */
+    @Test
+    void anUntimedEventRefusesToBeTimed() {
+        CudaDevice d = CudaRuntime.device(0);
+        try (DeviceStream s = d.createStream(); DeviceEvent timed = d.createEvent(); DeviceEvent untimed = d.createUntimedEvent()) {
+            s.record(timed);
+            s.record(untimed);
+            s.synchronize();
+            IllegalStateException e = assertThrows(IllegalStateException.class, () -> untimed.elapsedMillisSince(timed));
+            assertTrue(e.getMessage().contains("without timing"), e.getMessage());
+            assertThrows(IllegalStateException.class, () -> timed.elapsedMillisSince(untimed));
+            assertTrue(timed.elapsedMillisSince(timed) == 0.0);
+        }
     }
 }

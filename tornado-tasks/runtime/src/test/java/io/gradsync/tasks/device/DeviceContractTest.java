@@ -77,6 +77,28 @@ abstract class DeviceContractTest {
         }
     }
 
+    /** Untimed events order streams as timed ones do: the second stream's copy sees the first's fill, round after round. */
+    @Test
+    void untimedEventsOrderStreams() {
+        Device d = devices().getFirst();
+        long n = 4 << 20;
+        try (DeviceBuffer buf = d.allocate(n); DeviceBuffer copy = d.allocate(n); HostBuffer out = d.allocateHost(n);
+                DeviceStream first = d.createStream(); DeviceStream second = d.createStream(); DeviceEvent filled = d.createUntimedEvent()) {
+            for (int round = 1; round <= 3; round++) {
+                first.fill32(buf, 0, n, round);
+                first.record(filled);
+                second.waitFor(filled);
+                second.copy(buf, 0, copy, 0, n);
+                second.copyToHost(copy, 0, out, 0, n);
+                second.synchronize();
+                assertTrue(filled.isDone());
+                for (long i = 0; i < n / 4; i += 4099) {
+                    assertEquals(round, out.segment().getAtIndex(ValueLayout.JAVA_INT, i), "round " + round + ", word " + i);
+                }
+            }
+        }
+    }
+
     @Test
     void eventsAreReusableAndTimeTheWorkBetweenThem() {
         Device d = devices().getFirst();
