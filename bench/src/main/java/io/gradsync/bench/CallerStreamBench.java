@@ -1,6 +1,8 @@
 package io.gradsync.bench;
 
 import io.gradsync.sync.DType;
+import io.gradsync.sync.PtxOptions;
+import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
@@ -37,7 +39,8 @@ import java.util.Locale;
  * own phases (means per call) in the queued run.
  *
  * <p>Run on CUDA GPUs: {@code gradsync run -cp 'lib/*' io.gradsync.bench.CallerStreamBench [calls [backends
- * [replicas]]]} (default 10,000 timed calls per row; ptx,cpu,nccl; 2,4). Replicas share the GPUs
+ * [replicas]]]} (default 10,000 timed calls per row; ptx,cpu,nccl; 2,4; {@value #PTX_PER_GPU} is ptx with
+ * every GPU launching its own slices' kernels at every size). Replicas share the GPUs
  * where there are fewer (logical devices); nccl runs one rank per real GPU.
  */
 public final class CallerStreamBench {
@@ -45,6 +48,8 @@ public final class CallerStreamBench {
     private static final int[] REPLICAS = {2, 4};
     /** Calls queued between two drains of the streams, in the queued run and in NCCL's. */
     private static final int DRAIN = 64;
+    /** The bench's name for ptx without {@link PtxOptions#oneGpuMaxBytes()}, to compare with it in one run. */
+    private static final String PTX_PER_GPU = "ptx-per-gpu";
 
     private CallerStreamBench() {
     }
@@ -153,13 +158,21 @@ public final class CallerStreamBench {
     private record Measured(double host, double stream, double queued, String phases) {
     }
 
+    /** A backend by name, or {@value #PTX_PER_GPU}: ptx with every GPU averaging its own slices at every size. */
+    private static GradientSynchronizer create(String backend, List<? extends Device> devices) {
+        if (backend.equals(PTX_PER_GPU)) {
+            return Synchronizers.create(SyncBackend.PTX, devices, SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneGpuMaxBytes(0)));
+        }
+        return Synchronizers.create(SyncBackend.parse(backend), devices);
+    }
+
     private static Measured measure(String backend, List<? extends Device> devices, long bytes, int calls, boolean streams) {
         List<DeviceStream> callerStreams = new ArrayList<>();
         List<DeviceBuffer> buffers = new ArrayList<>();
         List<Replica> replicas = new ArrayList<>();
         DeviceEvent before = devices.getFirst().createEvent();
         DeviceEvent after = devices.getFirst().createEvent();
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.parse(backend), devices)) {
+        try (GradientSynchronizer sync = create(backend, devices)) {
             for (Device d : devices) {
                 DeviceStream s = d.createStream();
                 DeviceBuffer b = d.allocate(bytes);

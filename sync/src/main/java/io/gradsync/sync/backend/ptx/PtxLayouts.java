@@ -37,7 +37,9 @@ final class PtxLayouts {
         final Collective op;
         /** Per run: averaged in one pass (each GPU writes its slice's average into every replica) rather than reduce-scatter + all-gather. */
         final boolean[] oneShot;
-        /** Per GPU, per run: the prepared reduce or one-shot average of its slice (null where it has nothing to do). */
+        /** Every run one-shot and averaged whole by GPU 0 ({@link PtxOptions#oneGpuMaxBytes()}): its launches alone, no fork. */
+        final boolean oneGpu;
+        /** Per GPU, per run: the prepared reduce or one-shot average of its slice, or GPU 0's of the whole run (null where it has nothing to do). */
         final Launch[][] launches;
         /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
         final Launch[][][] gathers;
@@ -50,11 +52,12 @@ final class PtxLayouts {
         /** Calls so far, the current one included: a layout is recorded on its second call. */
         int uses;
 
-        Layout(SlicePlan plan, Collective op, boolean[] oneShot, Launch[][] launches, Launch[][][] gathers, long[][] scratchAt,
-                PtxSquares.Squares squares) {
+        Layout(SlicePlan plan, Collective op, boolean[] oneShot, boolean oneGpu, Launch[][] launches, Launch[][][] gathers,
+                long[][] scratchAt, PtxSquares.Squares squares) {
             this.plan = plan;
             this.op = op;
             this.oneShot = oneShot;
+            this.oneGpu = oneGpu;
             this.launches = launches;
             this.gathers = gathers;
             this.scratchAt = scratchAt;
@@ -162,9 +165,14 @@ final class PtxLayouts {
         List<SlicePlan.Run> runs = p.runs();
         boolean[] small = new boolean[runs.size()];
         long[][] at = new long[n][runs.size()];
+        boolean allSmall = true;
+        long bytes = 0;
         for (int k = 0; k < runs.size(); k++) {
             small[k] = op.kind() == Collective.Kind.ALL_REDUCE && peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes();
+            allSmall &= small[k];
+            bytes += runs.get(k).bytes();
         }
+        boolean oneGpu = allSmall && !collect && options.oneGpuMaxBytes() > 0 && (bytes <= options.oneGpuMaxBytes() || oneChip());
         for (int i = 0; i < n; i++) {
             int missing = 0;
             for (int j = 0; j < n; j++) {
@@ -188,7 +196,20 @@ final class PtxLayouts {
         }
         Launch[][] prepared = new Launch[n][runs.size()];
         float replicaCount = n; // the kernels divide their float64 sums by it
-        for (int i = 0; i < n && op.sums(); i++) {
+        for (int k = 0; k < runs.size() && oneGpu; k++) { // GPU 0, every replica's whole run
+            SlicePlan.Run run = runs.get(k);
+            int count = Math.toIntExact(run.count());
+            if (count == 0) {
+                continue;
+            }
+            Object[] args = new Object[n + 1];
+            args[n] = replicaCount;
+            for (int j = 0; j < n; j++) {
+                args[j] = new DeviceSlice(run.buffers()[j], run.offsets()[j], count);
+            }
+            prepared[0][k] = launcher.prepare(0, SlicePlan.inPlaceAverageKernel(run.dtype(), n), count, args);
+        }
+        for (int i = 0; i < n && op.sums() && !oneGpu; i++) {
             for (int k = 0; k < runs.size(); k++) {
                 SlicePlan.Run run = runs.get(k);
                 int count = Math.toIntExact(run.sliceCount(i));
@@ -237,7 +258,20 @@ final class PtxLayouts {
                 }
             }
         }
-        return new Layout(p, op, small, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
+        return new Layout(p, op, small, oneGpu, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
+    }
+
+    /** Whether every device is a logical device of the first one's GPU: one chip, no link between replicas. */
+    private boolean oneChip() {
+        if (!(devices.getFirst() instanceof CudaDevice first)) {
+            return false;
+        }
+        for (Device d : devices) {
+            if (!(d instanceof CudaDevice gpu) || !gpu.sameGpu(first)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Closes the current layout's recorded schedule and every remembered one; called once, after the streams are done. */

@@ -5,6 +5,7 @@ import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.SlicePlan;
 import static io.gradsync.sync.backend.Resources.closeQuietly;
 
+import io.gradsync.sync.backend.ptx.PtxLaunches.Launch;
 import io.gradsync.sync.backend.ptx.PtxLayouts.Layout;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceEvent;
@@ -90,8 +91,19 @@ final class PtxSchedule {
         return done;
     }
 
-    /** The schedule as one recordable piece: every stream forks from stream 0 and joins back into it. */
+    /**
+     * The schedule as one recordable piece: every stream forks from stream 0 and joins back into
+     * it; or, where GPU 0 averages every run alone, its launches on stream 0 and nothing else.
+     */
     void enqueueForked(Layout layout) {
+        if (layout.oneGpu) {
+            for (Launch whole : layout.launches[0]) {
+                if (whole != null) { // null: an empty run
+                    whole.launch(streams[0]);
+                }
+            }
+            return;
+        }
         streams[0].record(forked);
         for (int i = 1; i < streams.length; i++) {
             streams[i].waitFor(forked);
@@ -118,11 +130,22 @@ final class PtxSchedule {
                 case BROADCAST -> scatter(i, runs, op.root());
             }
         }
-        for (int j = 0; j < n; j++) {
-            if (op.kind() != Collective.Kind.REDUCE_SCATTER && j != op.root()) {
+        boolean gathers = op.kind() != Collective.Kind.REDUCE_SCATTER && (layout.squares != null || !allOneShot(layout));
+        for (int j = 0; j < n && gathers; j++) {
+            if (j != op.root()) {
                 gather(j, layout);
             }
         }
+    }
+
+    /** Every run averaged one-shot: each GPU wrote its slices into every replica in phase 1, and nothing waits across GPUs. */
+    private static boolean allOneShot(Layout layout) {
+        for (boolean oneShot : layout.oneShot) {
+            if (!oneShot) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** All-gather's phase 1 on GPU i: where some GPU cannot read it directly, its own slices go to {@code result}. */

@@ -124,19 +124,60 @@ class PtxScheduleTest {
         return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null, true);
     }
 
+    /** Reduce-scatter always; one-shot always, by GPU 0 alone up to the default size; one-shot always, by every GPU. */
+    private static final List<PtxOptions> PATHS = List.of(PtxOptions.defaults().withOneShotMaxBytes(0),
+            PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE),
+            PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE).withOneGpuMaxBytes(0));
+
     static Stream<Arguments> shapes() {
-        return Stream.of(1, 2, 3, 4).flatMap(n -> Stream.of(Peers.values()).flatMap(p -> Stream.of(0L, Long.MAX_VALUE)
-                .flatMap(oneShot -> Stream.of(1L, 63L, 65L, 1023L, 4099L, 30_001L)
-                        .flatMap(len -> Stream.of(DType.values()).map(t -> Arguments.of(n, p, oneShot, len, t))))));
+        return Stream.of(1, 2, 3, 4).flatMap(n -> Stream.of(Peers.values()).flatMap(p -> PATHS.stream()
+                .flatMap(o -> Stream.of(1L, 63L, 65L, 1023L, 4099L, 30_001L)
+                        .flatMap(len -> Stream.of(DType.values()).map(t -> Arguments.of(n, p, o, len, t))))));
     }
 
-    @ParameterizedTest(name = "N={0} peers={1} one-shot up to {2} B, {3} x {4}")
+    @ParameterizedTest(name = "N={0} peers={1} {2}, {3} x {4}")
     @MethodSource("shapes")
-    void averagesExactly(int n, Peers peers, long oneShot, long length, DType dtype) {
-        try (PtxSynchronizer sync = schedule(n, peers, oneShot);
+    void averagesExactly(int n, Peers peers, PtxOptions options, long length, DType dtype) {
+        try (PtxSynchronizer sync = schedule(n, peers, options);
                 ReplicaFixture f = ReplicaFixture.flat(devices, length, dtype, seed())) {
             RepeatCheck.averagesTwice(sync, f);
         }
+    }
+
+    /**
+     * Up to {@link PtxOptions#oneGpuMaxBytes()} per replica in all, every run one-shot and every pair
+     * with P2P, GPU 0 launches every kernel of the call (each over a whole run, for every replica);
+     * above it, or without P2P everywhere, each GPU launches its own slice's.
+     */
+    @ParameterizedTest(name = "N={0} peers={1} one GPU up to {2} B")
+    @MethodSource("oneGpuShapes")
+    void averagesSmallCallsOnTheFirstGpuAlone(int n, Peers peers, long oneGpuMaxBytes) {
+        int[] launches = new int[n];
+        PtxLaunches.Launcher counting = (device, spec, count, args) -> {
+            PtxLaunches.Launch l = jvmKernels().prepare(device, spec, count, args);
+            return stream -> {
+                launches[device]++;
+                l.launch(stream);
+            };
+        };
+        devices = JvmRuntime.createDevices(n);
+        PtxOptions o = PtxOptions.defaults().withOneGpuMaxBytes(oneGpuMaxBytes);
+        long[] counts = {1, 5, 1000, 3, 2049, 0, 129}; // 6 runs, 13,454 bytes per replica
+        DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP16, DType.FP32};
+        try (PtxSynchronizer sync = new PtxSynchronizer(devices, o, peers.matrix(n), counting, jvmRecorder(), true);
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+            RepeatCheck.averagesTwice(sync, f);
+            boolean alone = peers == Peers.ALL && oneGpuMaxBytes >= 6_640;
+            assertTrue(launches[0] > 0, "GPU 0 launched nothing");
+            for (int i = 1; i < n; i++) {
+                assertEquals(alone, launches[i] == 0, "GPU " + i + " launched " + launches[i] + " kernels");
+            }
+        }
+    }
+
+    static Stream<Arguments> oneGpuShapes() {
+        return Stream.of(2, 3, 4).flatMap(n -> Stream.of(Peers.ALL, Peers.PARTIAL)
+                .flatMap(p -> Stream.of(0L, 6_639L, 6_640L).map(b -> Arguments.of(n, p, b))));
     }
 
     @ParameterizedTest(name = "peers={0}")
