@@ -5,7 +5,6 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
-import io.gradsync.tasks.api.HalfArray;
 
 import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
@@ -226,7 +225,7 @@ final class ReductionJvmForm {
      * The partial sums of squares: slot {@code p} of {@code P} gets elements {@code p + jP}, element
      * {@code j} into running sum {@code j mod 8} below the last whole group of eight and into sum
      * 0 after it, added {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))} (the kernels'
-     * {@code squares} and {@code squares16}). In SIMD lanes where the JVM has them ({@link #partialsInLanes});
+     * {@code squares} and {@code squares16}). fp32 and bf16 in SIMD lanes ({@link #partialsInLanes});
      * otherwise slots are taken {@link JvmFastForms#CHUNK} at a time and their elements row by row,
      * {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
      */
@@ -252,14 +251,7 @@ final class ReductionJvmForm {
                     p -> ReductionKernels.squares16(h, p, slots, true));
             return true;
         }
-        if (Lanes.available() && t == JvmFastForms.Type.F16) {
-            HalfArray h = (HalfArray) x;
-            partialsInLanes(h.getSize(), slots, partials.segment(), 2 * Lanes.width(),
-                    (from, steps, count) -> Lanes.squaresPartialsF16(h.segment(), slots, from, steps, count, partials.segment()),
-                    p -> ReductionKernels.squares16(h, p, slots, false));
-            return true;
-        }
-        // without the vector module: slots a chunk at a time, their rows in order
+        // fp16, or without the vector module: slots a chunk at a time, their rows in order
         int n = x.getSize();
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);

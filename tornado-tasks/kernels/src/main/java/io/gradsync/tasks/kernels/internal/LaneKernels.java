@@ -97,6 +97,127 @@ final class LaneKernels {
         return sum;
     }
 
+    /** See {@link Lanes#squaresPartialsF32}. */
+    static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector s0 = DoubleVector.zero(D), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                DoubleVector v0 = load(false, x, e);
+                DoubleVector v1 = load(false, x, e + slots);
+                DoubleVector v2 = load(false, x, e + 2 * slots);
+                DoubleVector v3 = load(false, x, e + 3 * slots);
+                DoubleVector v4 = load(false, x, e + 4 * slots);
+                DoubleVector v5 = load(false, x, e + 5 * slots);
+                DoubleVector v6 = load(false, x, e + 6 * slots);
+                DoubleVector v7 = load(false, x, e + 7 * slots);
+                s0 = v0.fma(v0, s0);
+                s1 = v1.fma(v1, s1);
+                s2 = v2.fma(v2, s2);
+                s3 = v3.fma(v3, s3);
+                s4 = v4.fma(v4, s4);
+                s5 = v5.fma(v5, s5);
+                s6 = v6.fma(v6, s6);
+                s7 = v7.fma(v7, s7);
+                e += 8 * slots;
+            }
+            for (int r = count % 8; r > 0; r--) {
+                DoubleVector v = load(false, x, e);
+                s0 = v.fma(v, s0);
+                e += slots;
+            }
+            s0.add(s1).add(s2.add(s3)).add(s4.add(s5).add(s6.add(s7))).intoMemorySegment(partials, 8 * k, ORDER);
+        }
+    }
+
+    /**
+     * See {@link Lanes#squaresPartialsBf16}. Written out with the Vector API alone, as
+     * {@code squaresBf16} is: a loop calling a helper of its own for its loads lost C2's intrinsics
+     * after other kernels had run (bench/RESULTS.md).
+     */
+    static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        double[] even = new double[LANES];
+        double[] odd = new double[LANES];
+        long end = from + steps * 2 * LANES;
+        for (long k = from; k < end; k += 2 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+                IntVector w2 = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+                IntVector w3 = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+                IntVector w4 = IntVector.fromMemorySegment(I, x, 2 * (e + 4 * slots), ORDER);
+                IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
+                IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
+                IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
+                DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u2 = (DoubleVector) w2.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u3 = (DoubleVector) w3.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u4 = (DoubleVector) w4.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u5 = (DoubleVector) w5.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u6 = (DoubleVector) w6.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u7 = (DoubleVector) w7.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) w2.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) w3.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v4 = (DoubleVector) w4.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v5 = (DoubleVector) w5.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v6 = (DoubleVector) w6.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v7 = (DoubleVector) w7.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u0.fma(u0, a0);
+                a1 = u1.fma(u1, a1);
+                a2 = u2.fma(u2, a2);
+                a3 = u3.fma(u3, a3);
+                a4 = u4.fma(u4, a4);
+                a5 = u5.fma(u5, a5);
+                a6 = u6.fma(u6, a6);
+                a7 = u7.fma(u7, a7);
+                b0 = v0.fma(v0, b0);
+                b1 = v1.fma(v1, b1);
+                b2 = v2.fma(v2, b2);
+                b3 = v3.fma(v3, b3);
+                b4 = v4.fma(v4, b4);
+                b5 = v5.fma(v5, b5);
+                b6 = v6.fma(v6, b6);
+                b7 = v7.fma(v7, b7);
+                e += 8 * slots;
+            }
+            for (int r = count % 8; r > 0; r--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                DoubleVector u = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u.fma(u, a0);
+                b0 = v.fma(v, b0);
+                e += slots;
+            }
+            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).intoArray(even, 0);
+            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).intoArray(odd, 0);
+            for (int i = 0; i < LANES; i++) { // a word's low element is the even slot's
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i, even[i]);
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i + 1, odd[i]);
+            }
+        }
+    }
+
+    /** See {@link Lanes#sumsPartialsF64}. */
+    static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector acc = DoubleVector.zero(D);
+            long e = k;
+            for (int r = count; r > 0; r--) {
+                acc = acc.add(DoubleVector.fromMemorySegment(D, x, 8 * e, ORDER));
+                e += slots;
+            }
+            acc.intoMemorySegment(partials, 8 * k, ORDER);
+        }
+    }
+
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D);
         DoubleVector a1 = DoubleVector.zero(D);

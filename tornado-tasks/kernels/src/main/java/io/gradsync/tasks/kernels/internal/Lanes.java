@@ -8,8 +8,8 @@ import java.lang.foreign.MemorySegment;
  * launcher, the build's tests and the benchmarks add it). Without it, or with
  * {@code -Dgradsync.lanes=false} (to time both in one run), {@link #available()} is false and the
  * callers' plain loops give the same bits. This class names no vector type, so that it loads
- * everywhere; {@link LaneKernels} (the averages), {@link LanePartials} (the partial sums) and
- * {@link LaneWords} (bf16 element-wise) hold the lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
+ * everywhere; {@link LaneKernels} (the averages) and {@link LaneWords} (bf16 element-wise) hold
+ * the lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
  *
  * <p>Thread-safety: stateless.
  */
@@ -67,20 +67,12 @@ public final class Lanes {
      * of a step of slots stay in registers over all their rows. Only if {@link #available()}.
      */
     public static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LanePartials.run(LanePartials.Kind.SQUARES_F32, x, slots, from, steps, count, partials);
+        LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
     }
 
     /** As {@link #squaresPartialsF32} for bf16 elements, steps of {@code 2 * width()} slots. Only if {@link #available()}. */
     public static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LanePartials.run(LanePartials.Kind.SQUARES_BF16, x, slots, from, steps, count, partials);
-    }
-
-    /**
-     * As {@link #squaresPartialsBf16} for fp16 elements: a slot with an infinity is infinite, one with
-     * a NaN is NaN, as {@code sumOfSquaresPartialsF16} makes them. Only if {@link #available()}.
-     */
-    public static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LanePartials.run(LanePartials.Kind.SQUARES_F16, x, slots, from, steps, count, partials);
+        LaneKernels.squaresPartialsBf16(x, slots, from, steps, count, partials);
     }
 
     /**
@@ -89,7 +81,7 @@ public final class Lanes {
      * order from 0.0, into {@code partials}. Only if {@link #available()}.
      */
     public static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LanePartials.run(LanePartials.Kind.SUMS_F64, x, slots, from, steps, count, partials);
+        LaneKernels.sumsPartialsF64(x, slots, from, steps, count, partials);
     }
 
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
