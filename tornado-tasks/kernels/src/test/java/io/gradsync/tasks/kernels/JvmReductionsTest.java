@@ -47,8 +47,12 @@ class JvmReductionsTest {
         for (int[] c : new int[][] {{1, 1}, {1000, 7}, {70_001, 1024}, {200_003, 3000}, {5000, 6000}, {100_000, 999},
                 {1_000_003, 40_000}, // many blocks to a task, whose rows differ by one
                 // slots of eight and seven elements, nine and eight, sixteen and fifteen, four and three, the boundary inside a block
-                {7 * 4096 + 1501, 4096}, {8 * 2000 + 700, 2000}, {15 * 1024 + 513, 1024}, {3 * 5000 + 1234, 5000}}) {
-            KernelArray x = input(name, c[0], rnd, c[0] == 100_000 ? 1e-4 : 0); // NaN and infinities in some slots
+                {7 * 4096 + 1501, 4096}, {8 * 2000 + 700, 2000}, {15 * 1024 + 513, 1024}, {3 * 5000 + 1234, 5000},
+                // more rows than a step sums at once: the sums carried between chunks of rows, blocks of slots
+                {33 * 1024, 1024}, {40 * 1500 + 777, 1500}, {70 * 3000 + 17, 3000}, {96 * 1536 + 700, 1536}, {200 * 40 + 3, 40},
+                {64 * 2048 + 1, 2048}}) {
+            // NaN and infinities in some slots of a short and of a tall array
+            KernelArray x = input(name, c[0], rnd, c[0] == 100_000 || c[1] == 1500 ? 1e-4 : 0);
             DoubleArray want = new DoubleArray(c[1]);
             DoubleArray got = new DoubleArray(c[1]);
             KernelArgs.poison(want);
@@ -71,7 +75,7 @@ class JvmReductionsTest {
         Random rnd = new Random();
         Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
         int slots = 1024;
-        for (int rows : new int[] {3, 8, 9, 16, 17}) {
+        for (int rows : new int[] {3, 8, 9, 16, 17, 33, 40, 41, 57}) {
             for (int boundary : new int[] {512 + 101, 512 + 100}) { // in the second block, at an odd and an even slot
                 for (int repeat = 0; repeat < 6; repeat++) {
                     int n = (rows - 1) * slots + boundary;
@@ -95,7 +99,8 @@ class JvmReductionsTest {
     void sumPartialsBitForBit() {
         Random rnd = new Random();
         // slots in lanes and past the last whole step, those before and after the boundary of one element fewer, more slots than elements
-        for (int[] c : new int[][] {{1, 1}, {10_000, 64}, {300_001, 2048}, {5_000, 1_003}, {100, 300}, {64_007, 61}}) {
+        for (int[] c : new int[][] {{1, 1}, {10_000, 64}, {300_001, 2048}, {5_000, 1_003}, {100, 300}, {64_007, 61},
+                {65 * 2048 + 33, 2048}, {100 * 1200 + 7, 1200}}) { // the last two in chunks of rows
             DoubleArray x = new DoubleArray(c[0]);
             for (int i = 0; i < c[0]; i++) {
                 x.set(i, rnd.nextGaussian() * Math.pow(10, rnd.nextInt(10) - 5));
