@@ -65,12 +65,17 @@ final class ReductionJvmForm {
         MemorySegment seg = x.segment();
         JvmFastForms.Type type = JvmFastForms.Type.of(x);
         boolean inLanes = Lanes.available();
+        // a method per type here too, called through an interface (not inlined into this shared loop)
+        SquaresInLanes inLanesOfType = switch (type) {
+            case F32 -> Lanes::sumOfSquaresF32;
+            case F16 -> Lanes::sumOfSquaresF16;
+            case BF16 -> Lanes::sumOfSquaresBf16;
+        };
         IntStream.range(0, tasks).parallel().forEach(task -> {
             if (inLanes) {
                 long from = (long) chunks * task / tasks * CHUNK;
                 long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
-                parts[task] = type == JvmFastForms.Type.F16 ? Lanes.sumOfSquaresF16(seg, from, to)
-                        : Lanes.sumOfSquares(type == JvmFastForms.Type.BF16, seg, from, to);
+                parts[task] = inLanesOfType.sum(seg, from, to);
                 return;
             }
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();
@@ -92,6 +97,11 @@ final class ReductionJvmForm {
         }
         result.set(0, result.get(0) + (float) total);
         return true;
+    }
+
+    /** The float64 sum of the squares of elements {@code [from, to)} in SIMD lanes. */
+    private interface SquaresInLanes {
+        double sum(MemorySegment x, long from, long to);
     }
 
     /** Adds the squares of elements {@code from .. to - 1} ({@code from} a chunk's first) into {@code c.acc}, as fp64 (exact for a float's square). */

@@ -73,19 +73,30 @@ final class LaneKernels {
      * per type: one loop testing the type, first compiled for one, fell to a tenth of its speed
      * when the other came (see {@link #fixedCount}).
      */
-    static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
-        int step = 2 * LANES;
-        long end = to - (to - from) % step;
-        double sum = bf16 ? squaresBf16(x, from, end) : squaresF32(x, from, end);
+    // A method a type from the entry down, as the other forms have: one method for two types is
+    // compiled while one of them runs, with the other's loop left to a recompilation later.
+
+    static double sumOfSquaresF32(MemorySegment x, long from, long to) {
+        long end = to - (to - from) % (2 * LANES);
+        double sum = squaresF32(x, from, end);
         for (long i = end; i < to; i++) {
-            double v = bf16 ? HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i))
-                    : x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
             sum += v * v;
         }
         return sum;
     }
 
-    /** As {@link #sumOfSquares} for fp16 elements: {@code sumOfSquaresF16}. */
+    static double sumOfSquaresBf16(MemorySegment x, long from, long to) {
+        long end = to - (to - from) % (2 * LANES);
+        double sum = squaresBf16(x, from, end);
+        for (long i = end; i < to; i++) {
+            double v = HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
+            sum += v * v;
+        }
+        return sum;
+    }
+
+    /** As {@link #sumOfSquaresF32} for fp16 elements: {@code sumOfSquaresF16}. */
     static double sumOfSquaresF16(MemorySegment x, long from, long to) {
         int step = 4 * LANES;
         long end = to - (to - from) % step;

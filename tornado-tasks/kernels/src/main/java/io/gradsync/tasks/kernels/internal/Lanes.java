@@ -49,9 +49,14 @@ public final class Lanes {
         LaneKernels.fp32Pieces(pieces, from, to);
     }
 
-    /** The float64 sum of squares of fp32 or bf16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
-    public static double sumOfSquares(boolean bf16, MemorySegment x, long from, long to) {
-        return LaneKernels.sumOfSquares(bf16, x, from, to);
+    /** The float64 sum of squares of fp32 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
+    public static double sumOfSquaresF32(MemorySegment x, long from, long to) {
+        return LaneKernels.sumOfSquaresF32(x, from, to);
+    }
+
+    /** As {@link #sumOfSquaresF32} for bf16 elements: {@code sumOfSquaresBf16}. Only if {@link #available()}. */
+    public static double sumOfSquaresBf16(MemorySegment x, long from, long to) {
+        return LaneKernels.sumOfSquaresBf16(x, from, to);
     }
 
     /** The float64 sum of squares of fp16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquaresF16}. Only if {@link #available()}. */
