@@ -20,6 +20,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -73,16 +74,30 @@ class CallerStreamsGpuTest {
     @ParameterizedTest(name = "{0} replicas, {1} bytes, async {2}")
     @MethodSource("ptxCases")
     void busyCallerStreamsNeverHoldUpPtx(int n, long bytes, boolean async) {
-        rounds(SyncBackend.PTX, n, bytes, async);
+        rounds(SyncBackend.PTX, n, bytes, async, SyncOptions.defaults());
+    }
+
+    /**
+     * As above with every GPU averaging its own slices of a small call: logical devices of one GPU
+     * otherwise average every one-shot call on the first alone ({@link PtxOptions#oneGpuMaxBytes()}).
+     */
+    @ParameterizedTest(name = "{0} replicas, async {1}")
+    @CsvSource({"2, false", "2, true", "4, false", "4, true", "8, true"})
+    void busyCallerStreamsNeverHoldUpPtxPerGpu(int n, boolean async) {
+        rounds(SyncBackend.PTX, n, 4L << 10, async, SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneGpuMaxBytes(0)));
     }
 
     private static void rounds(SyncBackend backend, int n, long bytes, boolean async) {
+        rounds(backend, n, bytes, async, SyncOptions.defaults());
+    }
+
+    private static void rounds(SyncBackend backend, int n, long bytes, boolean async, SyncOptions options) {
         assumeTrue(!DeviceCatalog.gpus(DeviceRuntime.CUDA).isEmpty(),
                 () -> "a CUDA GPU needed: " + DeviceCatalog.status(DeviceRuntime.CUDA).describe());
         List<? extends Device> devices = DeviceCatalog.sharedGpus(DeviceRuntime.CUDA, n);
         long count = bytes / 4;
         List<AutoCloseable> open = new ArrayList<>();
-        try (GradientSynchronizer sync = Synchronizers.create(backend, devices)) {
+        try (GradientSynchronizer sync = Synchronizers.create(backend, devices, options)) {
             List<DeviceStream> callers = new ArrayList<>();
             List<DeviceBuffer> grads = new ArrayList<>();
             List<DeviceBuffer> busy = new ArrayList<>();

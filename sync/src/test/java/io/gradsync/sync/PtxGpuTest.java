@@ -32,6 +32,8 @@ class PtxGpuTest {
         EAGER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withGraph(false))),
         GATHER_LANES(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0).withGatherLanes(3))),
         ONE_SHOT(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE))),
+        /** One-shot with every GPU averaging its own slices, never the first GPU alone (which logical devices of one GPU take for every one-shot call). */
+        ONE_SHOT_PER_GPU(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(Long.MAX_VALUE).withOneGpuMaxBytes(0))),
         REDUCE_SCATTER(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0))),
         NO_P2P(SyncOptions.defaults().withPtx(PtxOptions.defaults().withPeerAccess(false))),
         GATHER_KERNEL(SyncOptions.defaults().withPtx(PtxOptions.defaults().withOneShotMaxBytes(0)
