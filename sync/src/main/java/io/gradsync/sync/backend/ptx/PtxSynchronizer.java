@@ -37,7 +37,10 @@ import java.util.List;
  * <li><b>one-shot</b> (small runs, only where every pair has P2P): GPU i averages slice i of
  * every replica and writes the average into slice i of every replica ({@code averageInPlace<N>},
  * storing into the peers through their pointers): one kernel per GPU, no copies. It needs no
- * order between GPUs within the call: GPU i alone reads and writes slice i.</li>
+ * order between GPUs within the call: GPU i alone reads and writes slice i. A call whose runs are
+ * all one-shot and small ({@link PtxOptions#oneGpuMaxBytes()}, or replicas all on one chip) is
+ * averaged by GPU 0 alone, one kernel per whole run: its recorded schedule has no fork to the other
+ * GPUs' streams, which costs the host less per call.</li>
  * </ul>
  *
  * <p>Ordering, all on one stream per GPU, with one event per GPU and phase:
