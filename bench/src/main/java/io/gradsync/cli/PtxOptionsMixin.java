@@ -6,11 +6,16 @@ import io.gradsync.sync.SyncOptions;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** The {@code ptx} backend's options: the one-shot threshold, the all-gather, peer access and the recorded graphs. */
+/** The {@code ptx} backend's options: the one-shot and one-GPU thresholds, the all-gather, peer access and the recorded graphs. */
 final class PtxOptionsMixin implements BackendOptions<PtxOptions> {
     @Option(names = "--ptx-one-shot", paramLabel = "SIZE", description = "ptx backend: runs up to this size are averaged "
             + "one-shot (each GPU writes its slice's average into every replica) instead of reduce-scatter + all-gather; sweep it to find the crossover (default: 1M).")
     String ptxOneShot;
+
+    @Option(names = "--ptx-one-gpu", paramLabel = "SIZE", description = "ptx backend: calls whose runs are all one-shot and "
+            + "hold up to this size per replica are averaged by the first GPU alone (no fork across GPUs); 0 turns it off; "
+            + "sweep it on several GPUs to find the crossover (default: 64K).")
+    String ptxOneGpu;
 
     @Option(names = "--ptx-gather", paramLabel = "HOW", description = "ptx backend: all-gather with copy-engine "
             + "(cuMemcpyPeerAsync) or kernel (a copy kernel reading the peer) (default: copy-engine).")
@@ -38,6 +43,10 @@ final class PtxOptionsMixin implements BackendOptions<PtxOptions> {
         if (ptxOneShot != null) {
             p = BackendOptions.with(p, "--ptx-one-shot", x -> x.withOneShotMaxBytes(ptxOneShot.trim().equals("0") ? 0
                     : Sizes.parse(ptxOneShot)));
+        }
+        if (ptxOneGpu != null) {
+            p = BackendOptions.with(p, "--ptx-one-gpu", x -> x.withOneGpuMaxBytes(ptxOneGpu.trim().equals("0") ? 0
+                    : Sizes.parse(ptxOneGpu)));
         }
         if (ptxGather != null) {
             p = p.withGather(switch (ptxGather.trim().toLowerCase(Locale.ROOT)) {

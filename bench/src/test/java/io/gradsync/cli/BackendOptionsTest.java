@@ -24,8 +24,10 @@ class BackendOptionsTest {
 
         PtxOptionsMixin ptx = new PtxOptionsMixin();
         ptx.ptxOneShot = "0";
+        ptx.ptxOneGpu = "256K";
         ptx.ptxNoGraph = true;
-        assertEquals(PtxOptions.defaults().withOneShotMaxBytes(0).withGraph(false), ptx.apply(PtxOptions.defaults()));
+        assertEquals(PtxOptions.defaults().withOneShotMaxBytes(0).withOneGpuMaxBytes(256 << 10).withGraph(false),
+                ptx.apply(PtxOptions.defaults()));
 
         OpenClOptionsMixin openCl = new OpenClOptionsMixin();
         openCl.openClStep = "8M";
