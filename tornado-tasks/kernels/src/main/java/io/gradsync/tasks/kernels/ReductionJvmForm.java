@@ -5,6 +5,7 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
+import io.gradsync.tasks.api.HalfArray;
 
 import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
@@ -261,8 +262,16 @@ final class ReductionJvmForm {
                     p -> ReductionKernels.squares16(h, p, slots, true));
             return true;
         }
-        // fp16, or without the vector module: slots a chunk at a time, their rows in order
         int n = x.getSize();
+        if (Lanes.available() && t == JvmFastForms.Type.F16 && (long) n / slots >= Lanes.tallRows()) {
+            HalfArray h = (HalfArray) x;
+            partialsInLanes(n, slots, partials.segment(), 2 * Lanes.width(),
+                    (from, steps, count) -> Lanes.squaresPartialsF16(h.segment(), slots, from, steps, count, partials.segment(),
+                            p -> ReductionKernels.squares16(h, (int) p, slots, false)),
+                    p -> ReductionKernels.squares16(h, p, slots, false));
+            return true;
+        }
+        // fp16 of fewer rows, or without the vector module: slots a chunk at a time, their rows in order
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);
         IntStream.range(0, tasks).parallel().forEach(task -> {

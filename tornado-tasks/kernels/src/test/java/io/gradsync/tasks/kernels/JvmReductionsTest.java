@@ -52,7 +52,7 @@ class JvmReductionsTest {
                 {33 * 1024, 1024}, {40 * 1500 + 777, 1500}, {70 * 3000 + 17, 3000}, {96 * 1536 + 700, 1536}, {200 * 40 + 3, 40},
                 {64 * 2048 + 1, 2048}}) {
             // NaN and infinities in some slots of a short and of a tall array
-            KernelArray x = input(name, c[0], rnd, c[0] == 100_000 || c[1] == 1500 ? 1e-4 : 0);
+            KernelArray x = input(name, c[0], rnd, c[0] == 100_000 || c[1] == 1500 || c[1] == 1536 ? 1e-4 : 0);
             DoubleArray want = new DoubleArray(c[1]);
             DoubleArray got = new DoubleArray(c[1]);
             KernelArgs.poison(want);
@@ -75,7 +75,7 @@ class JvmReductionsTest {
         Random rnd = new Random();
         Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
         int slots = 1024;
-        for (int rows : new int[] {3, 8, 9, 16, 17, 33, 40, 41, 57}) {
+        for (int rows : new int[] {3, 8, 9, 16, 17, 33, 40, 41, 47, 48, 49, 57, 64, 71, 72, 73, 130}) {
             for (int boundary : new int[] {512 + 101, 512 + 100}) { // in the second block, at an odd and an even slot
                 for (int repeat = 0; repeat < 6; repeat++) {
                     int n = (rows - 1) * slots + boundary;
@@ -92,6 +92,36 @@ class JvmReductionsTest {
                     assertEquals(-1, KernelArgs.firstDifference(want, got), name + " rows=" + rows + " boundary=" + boundary);
                 }
             }
+        }
+    }
+
+    /**
+     * A tall array (each running sum read one at a time) with one infinity and one NaN, in
+     * different blocks of slots: those blocks' slots as the kernel sums them, the others' too.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
+    void tallPartialsWithAnInfinityAndANaN(String name) {
+        Random rnd = new Random();
+        int slots = 5000;
+        int n = 70 * slots + 123;
+        for (float bad : new float[] {Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY, Float.NaN}) {
+            KernelArray x = KernelArgs.allocate(input(name, 1, rnd, 0).getClass(), n);
+            for (int i = 0; i < n; i++) {
+                KernelArgs.setFloat(x, i, (float) rnd.nextGaussian());
+            }
+            KernelArgs.setFloat(x, 33 * slots + 2500, bad); // a slot of the second block
+            KernelArgs.setFloat(x, 69 * slots + 4999, Float.NaN); // the last slot, in its last row
+            DoubleArray want = new DoubleArray(slots);
+            DoubleArray got = new DoubleArray(slots);
+            KernelArgs.poison(want);
+            KernelArgs.poison(got);
+            kernel(spec(name), slots, x, want);
+            JvmKernels.run(spec(name), spec(name).launchShape(slots), x, got);
+            assertEquals(-1, KernelArgs.firstDifference(want, got), name + " " + bad);
+            assertEquals(bad < 0 ? Double.POSITIVE_INFINITY : bad, got.get(2500), name);
+            assertTrue(Double.isNaN(got.get(4999)), name);
+            assertTrue(Double.isFinite(got.get(2499)) && Double.isFinite(got.get(0)), name);
         }
     }
 

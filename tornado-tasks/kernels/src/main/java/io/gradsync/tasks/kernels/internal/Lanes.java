@@ -1,6 +1,7 @@
 package io.gradsync.tasks.kernels.internal;
 
 import java.lang.foreign.MemorySegment;
+import java.util.function.LongToDoubleFunction;
 
 /**
  * SIMD lanes for the JVM forms of the averages and the host average, where the JVM has the
@@ -15,6 +16,7 @@ import java.lang.foreign.MemorySegment;
  */
 public final class Lanes {
     private static final boolean AVAILABLE = availableHere();
+    private static final int TALL = Math.max(1, Integer.getInteger("gradsync.partials.tallRows", 48));
 
     private Lanes() {
     }
@@ -72,12 +74,39 @@ public final class Lanes {
      * of a step of slots stay in registers over all their rows. Only if {@link #available()}.
      */
     public static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
+        if (count >= TALL) {
+            PartialsPerSum.squaresF32(x, slots, from, steps, count, partials);
+        } else {
+            LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
+        }
     }
 
     /** As {@link #squaresPartialsF32} for bf16 elements, steps of {@code 2 * width()} slots. Only if {@link #available()}. */
     public static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LaneKernels.squaresPartialsBf16(x, slots, from, steps, count, partials);
+        if (count >= TALL) {
+            PartialsPerSum.squaresBf16(x, slots, from, steps, count, partials);
+        } else {
+            LaneKernels.squaresPartialsBf16(x, slots, from, steps, count, partials);
+        }
+    }
+
+    /**
+     * As {@link #squaresPartialsBf16} for fp16 elements, where slots hold at least
+     * {@link #tallRows()} elements; slots of a block of them that holds an infinity or NaN are set
+     * to {@code slot.applyAsDouble(p)} one by one (the kernel's own sum). Only if {@link #available()}.
+     */
+    public static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
+            LongToDoubleFunction slot) {
+        PartialsPerSum.squaresF16(x, slots, from, steps, count, partials, slot);
+    }
+
+    /**
+     * Elements a slot from which the partials run one running sum at a time ({@link PartialsPerSum});
+     * below it a step of slots sums every row at once. {@code -Dgradsync.partials.tallRows} sets it
+     * (to time both in one run).
+     */
+    public static int tallRows() {
+        return TALL;
     }
 
     /**

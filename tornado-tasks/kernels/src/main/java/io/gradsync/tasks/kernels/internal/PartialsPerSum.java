@@ -1,0 +1,280 @@
+package io.gradsync.tasks.kernels.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.function.LongToDoubleFunction;
+import jdk.incubator.vector.DoubleVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The sums-of-squares partials kernels for tall arrays, one running sum at a time. Slot {@code p}
+ * of {@code P} sums elements {@code p, p + P, ...}: element {@code j} into running sum
+ * {@code j mod 8} while whole groups of eight remain, the rest into sum 0, the eight added
+ * {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}. {@link LaneKernels} keeps a step's
+ * sixteen sums in registers and reads every row of the step at once; with {@code P} a power of
+ * two those rows' pieces share one first-level cache set, and past a few dozen rows each read
+ * misses (bench/RESULTS.md). Here a block of {@value #BLOCK} slots is taken sum by sum: sum
+ * {@code s} reads its rows {@code s, s + 8, ...} four at a time across the block, its running
+ * values kept in an array between those passes. At most four rows' pieces are then read at once,
+ * each in order; the sums, and so the partials, are the kernels' bit for bit.
+ *
+ * <p>The fp16 squares are taken as in {@code LaneKernels.squaresF16}: a half's magnitude shifted
+ * into a float is the value times 2^-112, so the sums are the kernels' times 2^-224 exactly
+ * (nothing comes near either end of the float64 range) and are scaled back at the end. An infinity
+ * or NaN does not map so; a block holding one is done again slot by slot by the caller's kernel.
+ *
+ * <p>Each type's pass is written out with the Vector API alone, its vectors never leaving the
+ * method: a vector helper shared by loops lost C2's intrinsics after other kernels ran
+ * ({@link LaneKernels}).
+ *
+ * <p>Thread-safety: stateless; each call's arrays are its own.
+ */
+final class PartialsPerSum {
+    private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
+    private static final int LANES = D.length();
+    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
+    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
+    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    /** Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level cache. */
+    static final int BLOCK = 2048;
+    private static final double F16_SCALE = 0x1p224;
+    private static final short F16_INFINITY = 0x7C00;
+
+    private PartialsPerSum() {
+    }
+
+    /** See {@link Lanes#squaresPartialsF32}: slots {@code [from, from + steps * LANES)}. */
+    static void squaresF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        double[][] sums = new double[8][BLOCK];
+        for (long b = from; b < end; b += BLOCK) {
+            int width = (int) Math.min(BLOCK, end - b);
+            for (int s = 0; s < 8; s++) {
+                Rows r = Rows.of(s, count);
+                rowsF32(x, slots, b, width, r.first, 8, r.spaced, sums[s], true);
+                if (r.tail > 0) {
+                    rowsF32(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0);
+                }
+            }
+            for (int q = 0; q < width; q++) {
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q, combined(sums, q));
+            }
+        }
+    }
+
+    /** See {@link Lanes#squaresPartialsBf16}: slots {@code [from, from + steps * 2 * LANES)}. */
+    static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * 2 * LANES;
+        double[][] sums = new double[8][BLOCK];
+        for (long b = from; b < end; b += BLOCK) {
+            int width = (int) Math.min(BLOCK, end - b);
+            for (int s = 0; s < 8; s++) {
+                Rows r = Rows.of(s, count);
+                rowsBf16(x, slots, b, width, r.first, 8, r.spaced, sums[s], true);
+                if (r.tail > 0) {
+                    rowsBf16(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0);
+                }
+            }
+            writePairs(sums, b, width, 1.0, partials);
+        }
+    }
+
+    /**
+     * As {@link #squaresBf16} for fp16; a block holding an infinity or NaN has its slots set to
+     * {@code slot.applyAsDouble(p)} instead, one by one.
+     */
+    static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials, LongToDoubleFunction slot) {
+        long end = from + steps * 2 * LANES;
+        double[][] sums = new double[8][BLOCK];
+        for (long b = from; b < end; b += BLOCK) {
+            int width = (int) Math.min(BLOCK, end - b);
+            int largest = 0;
+            for (int s = 0; s < 8; s++) {
+                Rows r = Rows.of(s, count);
+                largest = Math.max(largest, rowsF16(x, slots, b, width, r.first, 8, r.spaced, sums[s], true));
+                if (r.tail > 0) {
+                    largest = Math.max(largest, rowsF16(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0));
+                }
+            }
+            if (largest >= F16_INFINITY) {
+                for (long p = b; p < b + width; p++) {
+                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+                }
+            } else {
+                writePairs(sums, b, width, F16_SCALE, partials);
+            }
+        }
+    }
+
+    /**
+     * The rows of running sum {@code s} of slots with {@code count} elements: {@code spaced} rows
+     * {@code first, first + 8, ...}, then (sum 0 only) {@code tail} rows {@code tailFirst, tailFirst + 1, ...}.
+     */
+    private record Rows(int first, int spaced, int tailFirst, int tail) {
+        static Rows of(int s, int count) {
+            int groups = count / 8;
+            return new Rows(s, groups, 8 * groups, s == 0 ? count % 8 : 0);
+        }
+    }
+
+    private static double combined(double[][] s, int q) {
+        return ((s[0][q] + s[1][q]) + (s[2][q] + s[3][q])) + ((s[4][q] + s[5][q]) + (s[6][q] + s[7][q]));
+    }
+
+    /** The 16-bit sums' places hold a step's even slots, then its odd ones (a word's two halves): back to slot order. */
+    private static void writePairs(double[][] sums, long b, int width, double scale, MemorySegment partials) {
+        int step = 2 * LANES;
+        for (int q = 0; q < width; q += step) {
+            for (int i = 0; i < LANES; i++) {
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q + 2 * i, combined(sums, q + i) * scale);
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q + 2 * i + 1, combined(sums, q + LANES + i) * scale);
+            }
+        }
+    }
+
+    /**
+     * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
+     * {@code [b, b + width)} into {@code a} in order; from zero where {@code fresh} (every place
+     * set even for no rows).
+     */
+    private static void rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+        if (rows == 0) {
+            if (fresh) {
+                java.util.Arrays.fill(a, 0, width, 0.0);
+            }
+            return;
+        }
+        long d = 4L * step * slots;
+        int c = 0;
+        for (; c + 4 <= rows; c += 4) {
+            boolean zero = fresh && c == 0;
+            long row = 4L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                long o = row + 4L * q;
+                DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + 2 * d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + 3 * d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                v3.fma(v3, v2.fma(v2, v1.fma(v1, v0.fma(v0, u)))).intoArray(a, q);
+            }
+        }
+        for (; c < rows; c++) {
+            boolean zero = fresh && c == 0;
+            long row = 4L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                DoubleVector v = (DoubleVector) FloatVector.fromMemorySegment(F, x, row + 4L * q, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                v.fma(v, u).intoArray(a, q);
+            }
+        }
+    }
+
+    /** As {@link #rowsF32} for bf16: a word's low halves (even slots) into {@code a[q ..]}, its high halves into {@code a[q + LANES ..]}. */
+    private static void rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+        if (rows == 0) {
+            if (fresh) {
+                java.util.Arrays.fill(a, 0, width, 0.0);
+            }
+            return;
+        }
+        long d = 2L * step * slots;
+        int c = 0;
+        for (; c + 4 <= rows; c += 4) {
+            boolean zero = fresh && c == 0;
+            long row = 2L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += 2 * LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
+                long o = row + 2L * q;
+                IntVector w0 = IntVector.fromMemorySegment(I, x, o, ORDER);
+                IntVector w1 = IntVector.fromMemorySegment(I, x, o + d, ORDER);
+                IntVector w2 = IntVector.fromMemorySegment(I, x, o + 2 * d, ORDER);
+                IntVector w3 = IntVector.fromMemorySegment(I, x, o + 3 * d, ORDER);
+                DoubleVector l0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l2 = (DoubleVector) w2.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h2 = (DoubleVector) w2.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l3 = (DoubleVector) w3.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h3 = (DoubleVector) w3.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
+                h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
+            }
+        }
+        for (; c < rows; c++) {
+            boolean zero = fresh && c == 0;
+            long row = 2L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += 2 * LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
+                IntVector w = IntVector.fromMemorySegment(I, x, row + 2L * q, ORDER);
+                DoubleVector l = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                l.fma(l, u).intoArray(a, q);
+                h.fma(h, v).intoArray(a, q + LANES);
+            }
+        }
+    }
+
+    /** As {@link #rowsBf16} for fp16 magnitudes (times 2^-112); returns the largest magnitude's bits read. */
+    private static int rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+        if (rows == 0) {
+            if (fresh) {
+                java.util.Arrays.fill(a, 0, width, 0.0);
+            }
+            return 0;
+        }
+        long d = 2L * step * slots;
+        ShortVector largest = ShortVector.zero(S2);
+        int c = 0;
+        for (; c + 4 <= rows; c += 4) {
+            boolean zero = fresh && c == 0;
+            long row = 2L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += 2 * LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
+                long o = row + 2L * q;
+                IntVector w0 = IntVector.fromMemorySegment(I, x, o, ORDER);
+                IntVector w1 = IntVector.fromMemorySegment(I, x, o + d, ORDER);
+                IntVector w2 = IntVector.fromMemorySegment(I, x, o + 2 * d, ORDER);
+                IntVector w3 = IntVector.fromMemorySegment(I, x, o + 3 * d, ORDER);
+                DoubleVector l0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h0 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l1 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h1 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l2 = (DoubleVector) w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h2 = (DoubleVector) w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l3 = (DoubleVector) w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h3 = (DoubleVector) w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
+                h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
+                largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts())
+                        .max(w2.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w3.and(0x7FFF_7FFF).reinterpretAsShorts());
+            }
+        }
+        for (; c < rows; c++) {
+            boolean zero = fresh && c == 0;
+            long row = 2L * ((first + (long) c * step) * slots + b);
+            for (int q = 0; q < width; q += 2 * LANES) {
+                DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
+                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
+                IntVector w = IntVector.fromMemorySegment(I, x, row + 2L * q, ORDER);
+                DoubleVector l = (DoubleVector) w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h = (DoubleVector) w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                l.fma(l, u).intoArray(a, q);
+                h.fma(h, v).intoArray(a, q + LANES);
+                largest = largest.max(w.and(0x7FFF_7FFF).reinterpretAsShorts());
+            }
+        }
+        return largest.reduceLanes(VectorOperators.MAX);
+    }
+}
