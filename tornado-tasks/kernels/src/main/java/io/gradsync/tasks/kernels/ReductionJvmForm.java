@@ -236,8 +236,8 @@ final class ReductionJvmForm {
      * The partial sums of squares: slot {@code p} of {@code P} gets elements {@code p + jP}, element
      * {@code j} into running sum {@code j mod 8} below the last whole group of eight and into sum
      * 0 after it, added {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))} (the kernels'
-     * {@code squares} and {@code squares16}). fp32 and bf16 in SIMD lanes ({@link #partialsInLanes});
-     * otherwise slots are taken {@link JvmFastForms#CHUNK} at a time and their elements row by row,
+     * {@code squares} and {@code squares16}). In SIMD lanes ({@link #partialsInLanes}) where the
+     * vector module is there; otherwise slots are taken {@link JvmFastForms#CHUNK} at a time and their elements row by row,
      * {@code x[jP + p0 .. jP + p1)}, which reads memory in order.
      */
     private static boolean partials(Object[] args) {
@@ -263,7 +263,7 @@ final class ReductionJvmForm {
             return true;
         }
         int n = x.getSize();
-        if (Lanes.available() && t == JvmFastForms.Type.F16 && (long) n / slots >= Lanes.tallRows()) {
+        if (Lanes.available() && t == JvmFastForms.Type.F16) {
             HalfArray h = (HalfArray) x;
             partialsInLanes(n, slots, partials.segment(), 2 * Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsF16(h.segment(), slots, from, steps, count, partials.segment(),
@@ -271,7 +271,7 @@ final class ReductionJvmForm {
                     p -> ReductionKernels.squares16(h, p, slots, false));
             return true;
         }
-        // fp16 of fewer rows, or without the vector module: slots a chunk at a time, their rows in order
+        // without the vector module: slots a chunk at a time, their rows in order
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);
         IntStream.range(0, tasks).parallel().forEach(task -> {

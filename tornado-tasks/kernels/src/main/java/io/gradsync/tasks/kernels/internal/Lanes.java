@@ -16,6 +16,11 @@ import java.util.function.LongToDoubleFunction;
  */
 public final class Lanes {
     private static final boolean AVAILABLE = availableHere();
+    /**
+     * Elements a slot from which the partials run one running sum at a time ({@link PartialsPerSum});
+     * below it a step of slots reads every row at once ({@link PartialsPerStep}).
+     * {@code -Dgradsync.partials.tallRows} sets it, to time both in one run.
+     */
     private static final int TALL = Math.max(1, Integer.getInteger("gradsync.partials.tallRows", 48));
 
     private Lanes() {
@@ -77,7 +82,7 @@ public final class Lanes {
         if (count >= TALL) {
             PartialsPerSum.squaresF32(x, slots, from, steps, count, partials);
         } else {
-            LaneKernels.squaresPartialsF32(x, slots, from, steps, count, partials);
+            PartialsPerStep.squaresPartialsF32(x, slots, from, steps, count, partials);
         }
     }
 
@@ -86,27 +91,22 @@ public final class Lanes {
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, steps, count, partials);
         } else {
-            LaneKernels.squaresPartialsBf16(x, slots, from, steps, count, partials);
+            PartialsPerStep.squaresPartialsBf16(x, slots, from, steps, count, partials);
         }
     }
 
     /**
-     * As {@link #squaresPartialsBf16} for fp16 elements, where slots hold at least
-     * {@link #tallRows()} elements; slots of a block of them that holds an infinity or NaN are set
-     * to {@code slot.applyAsDouble(p)} one by one (the kernel's own sum). Only if {@link #available()}.
+     * As {@link #squaresPartialsBf16} for fp16 elements; slots read together with an infinity or
+     * NaN are set to {@code slot.applyAsDouble(p)} one by one (the kernel's own sum). Only if
+     * {@link #available()}.
      */
     public static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        PartialsPerSum.squaresF16(x, slots, from, steps, count, partials, slot);
-    }
-
-    /**
-     * Elements a slot from which the partials run one running sum at a time ({@link PartialsPerSum});
-     * below it a step of slots sums every row at once. {@code -Dgradsync.partials.tallRows} sets it
-     * (to time both in one run).
-     */
-    public static int tallRows() {
-        return TALL;
+        if (count >= TALL) {
+            PartialsPerSum.squaresF16(x, slots, from, steps, count, partials, slot);
+        } else {
+            PartialsPerStep.squaresPartialsF16(x, slots, from, steps, count, partials, slot);
+        }
     }
 
     /**
@@ -115,7 +115,7 @@ public final class Lanes {
      * order from 0.0, into {@code partials}. Only if {@link #available()}.
      */
     public static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        LaneKernels.sumsPartialsF64(x, slots, from, steps, count, partials);
+        PartialsPerStep.sumsPartialsF64(x, slots, from, steps, count, partials);
     }
 
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */

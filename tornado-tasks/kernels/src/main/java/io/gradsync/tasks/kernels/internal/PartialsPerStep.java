@@ -1,0 +1,247 @@
+package io.gradsync.tasks.kernels.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.function.LongToDoubleFunction;
+import jdk.incubator.vector.DoubleVector;
+import jdk.incubator.vector.FloatVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.ShortVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The partials kernels a step of slots at a time: slot {@code p} of {@code P} sums elements
+ * {@code p, p + P, ...}; a step's running sums stay in registers over all its rows, which it reads
+ * at once. Right for arrays of few rows; taller ones go to {@link PartialsPerSum}, whose sums are
+ * the same. Each step is written out with the Vector API alone ({@link LaneKernels} says why).
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class PartialsPerStep {
+    private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
+    private static final int LANES = D.length();
+    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
+    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
+    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    private static final double F16_SCALE = 0x1p224;
+    private static final short F16_INFINITY = 0x7C00;
+
+    private PartialsPerStep() {
+    }
+
+    /** See {@link Lanes#squaresPartialsF32}. */
+    static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector s0 = DoubleVector.zero(D), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                DoubleVector v0 = f32(x, e);
+                DoubleVector v1 = f32(x, e + slots);
+                DoubleVector v2 = f32(x, e + 2 * slots);
+                DoubleVector v3 = f32(x, e + 3 * slots);
+                DoubleVector v4 = f32(x, e + 4 * slots);
+                DoubleVector v5 = f32(x, e + 5 * slots);
+                DoubleVector v6 = f32(x, e + 6 * slots);
+                DoubleVector v7 = f32(x, e + 7 * slots);
+                s0 = v0.fma(v0, s0);
+                s1 = v1.fma(v1, s1);
+                s2 = v2.fma(v2, s2);
+                s3 = v3.fma(v3, s3);
+                s4 = v4.fma(v4, s4);
+                s5 = v5.fma(v5, s5);
+                s6 = v6.fma(v6, s6);
+                s7 = v7.fma(v7, s7);
+                e += 8 * slots;
+            }
+            for (int r = count % 8; r > 0; r--) {
+                DoubleVector v = f32(x, e);
+                s0 = v.fma(v, s0);
+                e += slots;
+            }
+            s0.add(s1).add(s2.add(s3)).add(s4.add(s5).add(s6.add(s7))).intoMemorySegment(partials, 8 * k, ORDER);
+        }
+    }
+
+    /**
+     * See {@link Lanes#squaresPartialsBf16}. Written out with the Vector API alone, as
+     * {@code squaresBf16} is: a loop calling a helper of its own for its loads lost C2's intrinsics
+     * after other kernels had run (bench/RESULTS.md).
+     */
+    static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        double[] even = new double[LANES];
+        double[] odd = new double[LANES];
+        long end = from + steps * 2 * LANES;
+        for (long k = from; k < end; k += 2 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+                IntVector w2 = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+                IntVector w3 = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+                IntVector w4 = IntVector.fromMemorySegment(I, x, 2 * (e + 4 * slots), ORDER);
+                IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
+                IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
+                IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
+                DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u2 = (DoubleVector) w2.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u3 = (DoubleVector) w3.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u4 = (DoubleVector) w4.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u5 = (DoubleVector) w5.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u6 = (DoubleVector) w6.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u7 = (DoubleVector) w7.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) w2.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) w3.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v4 = (DoubleVector) w4.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v5 = (DoubleVector) w5.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v6 = (DoubleVector) w6.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v7 = (DoubleVector) w7.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u0.fma(u0, a0);
+                a1 = u1.fma(u1, a1);
+                a2 = u2.fma(u2, a2);
+                a3 = u3.fma(u3, a3);
+                a4 = u4.fma(u4, a4);
+                a5 = u5.fma(u5, a5);
+                a6 = u6.fma(u6, a6);
+                a7 = u7.fma(u7, a7);
+                b0 = v0.fma(v0, b0);
+                b1 = v1.fma(v1, b1);
+                b2 = v2.fma(v2, b2);
+                b3 = v3.fma(v3, b3);
+                b4 = v4.fma(v4, b4);
+                b5 = v5.fma(v5, b5);
+                b6 = v6.fma(v6, b6);
+                b7 = v7.fma(v7, b7);
+                e += 8 * slots;
+            }
+            for (int r = count % 8; r > 0; r--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                DoubleVector u = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u.fma(u, a0);
+                b0 = v.fma(v, b0);
+                e += slots;
+            }
+            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).intoArray(even, 0);
+            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).intoArray(odd, 0);
+            for (int i = 0; i < LANES; i++) { // a word's low element is the even slot's
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i, even[i]);
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i + 1, odd[i]);
+            }
+        }
+    }
+
+    /**
+     * See {@link Lanes#squaresPartialsF16}: fp16 magnitudes shifted into floats (the values times
+     * 2^-112, their squares' sums the kernels' times 2^-224 exactly, scaled back at the end); a
+     * step whose elements hold an infinity or NaN is done again slot by slot by {@code slot}.
+     */
+    static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
+            LongToDoubleFunction slot) {
+        double[] even = new double[LANES];
+        double[] odd = new double[LANES];
+        long end = from + steps * 2 * LANES;
+        for (long k = from; k < end; k += 2 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
+            ShortVector largest = ShortVector.zero(S2);
+            long e = k;
+            for (int g = count / 8; g > 0; g--) {
+                IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+                IntVector w2 = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+                IntVector w3 = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+                IntVector w4 = IntVector.fromMemorySegment(I, x, 2 * (e + 4 * slots), ORDER);
+                IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
+                IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
+                IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
+                DoubleVector u0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u1 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u2 = (DoubleVector) w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u3 = (DoubleVector) w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u4 = (DoubleVector) w4.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u5 = (DoubleVector) w5.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u6 = (DoubleVector) w6.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u7 = (DoubleVector) w7.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v4 = (DoubleVector) w4.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v5 = (DoubleVector) w5.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v6 = (DoubleVector) w6.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v7 = (DoubleVector) w7.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u0.fma(u0, a0);
+                a1 = u1.fma(u1, a1);
+                a2 = u2.fma(u2, a2);
+                a3 = u3.fma(u3, a3);
+                a4 = u4.fma(u4, a4);
+                a5 = u5.fma(u5, a5);
+                a6 = u6.fma(u6, a6);
+                a7 = u7.fma(u7, a7);
+                b0 = v0.fma(v0, b0);
+                b1 = v1.fma(v1, b1);
+                b2 = v2.fma(v2, b2);
+                b3 = v3.fma(v3, b3);
+                b4 = v4.fma(v4, b4);
+                b5 = v5.fma(v5, b5);
+                b6 = v6.fma(v6, b6);
+                b7 = v7.fma(v7, b7);
+                largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts())
+                        .max(w2.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w3.and(0x7FFF_7FFF).reinterpretAsShorts())
+                        .max(w4.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w5.and(0x7FFF_7FFF).reinterpretAsShorts())
+                        .max(w6.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w7.and(0x7FFF_7FFF).reinterpretAsShorts());
+                e += 8 * slots;
+            }
+            for (int r = count % 8; r > 0; r--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                DoubleVector u = (DoubleVector) w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                a0 = u.fma(u, a0);
+                b0 = v.fma(v, b0);
+                largest = largest.max(w.and(0x7FFF_7FFF).reinterpretAsShorts());
+                e += slots;
+            }
+            if (largest.reduceLanes(VectorOperators.MAX) >= F16_INFINITY) {
+                for (long p = k; p < k + 2 * LANES; p++) {
+                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+                }
+                continue;
+            }
+            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).mul(F16_SCALE).intoArray(even, 0);
+            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE).intoArray(odd, 0);
+            for (int i = 0; i < LANES; i++) { // a word's low element is the even slot's
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i, even[i]);
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i + 1, odd[i]);
+            }
+        }
+    }
+
+    /** See {@link Lanes#sumsPartialsF64}. */
+    static void sumsPartialsF64(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * LANES;
+        for (long k = from; k < end; k += LANES) {
+            DoubleVector acc = DoubleVector.zero(D);
+            long e = k;
+            for (int r = count; r > 0; r--) {
+                acc = acc.add(DoubleVector.fromMemorySegment(D, x, 8 * e, ORDER));
+                e += slots;
+            }
+            acc.intoMemorySegment(partials, 8 * k, ORDER);
+        }
+    }
+
+    /** fp32 elements {@code [e, e + LANES)} as float64. */
+    private static DoubleVector f32(MemorySegment x, long e) {
+        return (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
+    }
+}
