@@ -40,14 +40,14 @@ final class PartialsPerStep {
             DoubleVector s0 = DoubleVector.zero(D), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
             long e = k;
             for (int g = count / 8; g > 0; g--) {
-                DoubleVector v0 = f32(x, e);
-                DoubleVector v1 = f32(x, e + slots);
-                DoubleVector v2 = f32(x, e + 2 * slots);
-                DoubleVector v3 = f32(x, e + 3 * slots);
-                DoubleVector v4 = f32(x, e + 4 * slots);
-                DoubleVector v5 = f32(x, e + 5 * slots);
-                DoubleVector v6 = f32(x, e + 6 * slots);
-                DoubleVector v7 = f32(x, e + 7 * slots);
+                DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 2 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 3 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v4 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 4 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v5 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 5 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v6 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 6 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v7 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 7 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
                 s0 = v0.fma(v0, s0);
                 s1 = v1.fma(v1, s1);
                 s2 = v2.fma(v2, s2);
@@ -59,7 +59,7 @@ final class PartialsPerStep {
                 e += 8 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
-                DoubleVector v = f32(x, e);
+                DoubleVector v = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
                 s0 = v.fma(v, s0);
                 e += slots;
             }
@@ -238,10 +238,5 @@ final class PartialsPerStep {
             }
             acc.intoMemorySegment(partials, 8 * k, ORDER);
         }
-    }
-
-    /** fp32 elements {@code [e, e + LANES)} as float64. */
-    private static DoubleVector f32(MemorySegment x, long e) {
-        return (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
     }
 }
