@@ -33,7 +33,8 @@ import jdk.incubator.vector.VectorSpecies;
  * method: a vector helper shared by loops lost C2's intrinsics after other kernels ran
  * ({@link LaneKernels}).
  *
- * <p>Thread-safety: stateless; each call's arrays are its own.
+ * <p>Thread-safety: safe; each thread's running sums are its own ({@link #SUMS}), and a call
+ * finishes with them before it returns.
  */
 final class PartialsPerSum {
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
@@ -46,6 +47,8 @@ final class PartialsPerSum {
     static final int BLOCK = 2048;
     private static final double F16_SCALE = 0x1p224;
     private static final short F16_INFINITY = 0x7C00;
+    /** Each thread's running sums for a block: a launch's tasks would otherwise allocate megabytes of them. */
+    private static final ThreadLocal<double[][]> SUMS = ThreadLocal.withInitial(() -> new double[8][BLOCK]);
 
     private PartialsPerSum() {
     }
@@ -53,7 +56,7 @@ final class PartialsPerSum {
     /** See {@link Lanes#squaresPartialsF32}: slots {@code [from, from + steps * LANES)}. */
     static void squaresF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         long end = from + steps * LANES;
-        double[][] sums = new double[8][BLOCK];
+        double[][] sums = SUMS.get();
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
             for (int s = 0; s < 8; s++) {
@@ -72,7 +75,7 @@ final class PartialsPerSum {
     /** See {@link Lanes#squaresPartialsBf16}: slots {@code [from, from + steps * 2 * LANES)}. */
     static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         long end = from + steps * 2 * LANES;
-        double[][] sums = new double[8][BLOCK];
+        double[][] sums = SUMS.get();
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
             for (int s = 0; s < 8; s++) {
@@ -92,7 +95,7 @@ final class PartialsPerSum {
      */
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials, LongToDoubleFunction slot) {
         long end = from + steps * 2 * LANES;
-        double[][] sums = new double[8][BLOCK];
+        double[][] sums = SUMS.get();
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
             int largest = 0;
