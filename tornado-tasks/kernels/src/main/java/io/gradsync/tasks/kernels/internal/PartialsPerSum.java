@@ -47,8 +47,11 @@ final class PartialsPerSum {
     static final int BLOCK = 2048;
     private static final double F16_SCALE = 0x1p224;
     private static final short F16_INFINITY = 0x7C00;
-    /** Each thread's running sums for a block: a launch's tasks would otherwise allocate megabytes of them. */
-    private static final ThreadLocal<double[][]> SUMS = ThreadLocal.withInitial(() -> new double[8][BLOCK]);
+    /**
+     * Each thread's running sums for a block (eight), and two rows for their combination: a
+     * launch's tasks would otherwise allocate megabytes of them.
+     */
+    private static final ThreadLocal<double[][]> SUMS = ThreadLocal.withInitial(() -> new double[10][BLOCK]);
 
     private PartialsPerSum() {
     }
@@ -66,9 +69,7 @@ final class PartialsPerSum {
                     rowsF32(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0);
                 }
             }
-            for (int q = 0; q < width; q++) {
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q, combined(sums, q));
-            }
+            write(sums, b, width, partials);
         }
     }
 
@@ -127,19 +128,44 @@ final class PartialsPerSum {
         }
     }
 
-    private static double combined(double[][] s, int q) {
-        return ((s[0][q] + s[1][q]) + (s[2][q] + s[3][q])) + ((s[4][q] + s[5][q]) + (s[6][q] + s[7][q]));
+    /**
+     * {@code sums[8][q] = (((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))) * scale} for the
+     * block's places {@code [0, width)} (a multiple of the lanes), the eight sums added in the
+     * kernels' order; the scale is a power of two.
+     */
+    private static void combine(double[][] sums, int width, double scale) {
+        double[] s0 = sums[0], s1 = sums[1], s2 = sums[2], s3 = sums[3], s4 = sums[4], s5 = sums[5], s6 = sums[6], s7 = sums[7];
+        double[] t = sums[8];
+        for (int q = 0; q < width; q += LANES) {
+            DoubleVector a = DoubleVector.fromArray(D, s0, q).add(DoubleVector.fromArray(D, s1, q))
+                    .add(DoubleVector.fromArray(D, s2, q).add(DoubleVector.fromArray(D, s3, q)));
+            DoubleVector c = DoubleVector.fromArray(D, s4, q).add(DoubleVector.fromArray(D, s5, q))
+                    .add(DoubleVector.fromArray(D, s6, q).add(DoubleVector.fromArray(D, s7, q)));
+            a.add(c).mul(scale).intoArray(t, q);
+        }
     }
 
-    /** The 16-bit sums' places hold a step's even slots, then its odd ones (a word's two halves): back to slot order. */
+    /** {@link #combine}d sums of fp32 slots {@code [b, b + width)} into {@code partials}. */
+    private static void write(double[][] sums, long b, int width, MemorySegment partials) {
+        combine(sums, width, 1.0);
+        MemorySegment.copy(MemorySegment.ofArray(sums[8]), 0, partials, 8 * b, 8L * width);
+    }
+
+    /**
+     * As {@link #write} for 16-bit slots, whose places hold a step's even slots, then its odd ones
+     * (a word's two halves): put back in slot order first.
+     */
     private static void writePairs(double[][] sums, long b, int width, double scale, MemorySegment partials) {
-        int step = 2 * LANES;
-        for (int q = 0; q < width; q += step) {
+        combine(sums, width, scale);
+        double[] t = sums[8];
+        double[] ordered = sums[9];
+        for (int q = 0; q < width; q += 2 * LANES) {
             for (int i = 0; i < LANES; i++) {
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q + 2 * i, combined(sums, q + i) * scale);
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, b + q + 2 * i + 1, combined(sums, q + LANES + i) * scale);
+                ordered[q + 2 * i] = t[q + i];
+                ordered[q + 2 * i + 1] = t[q + LANES + i];
             }
         }
+        MemorySegment.copy(MemorySegment.ofArray(ordered), 0, partials, 8 * b, 8L * width);
     }
 
     /**
