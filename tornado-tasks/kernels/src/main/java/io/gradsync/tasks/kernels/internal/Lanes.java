@@ -9,8 +9,9 @@ import java.util.function.LongToDoubleFunction;
  * launcher, the build's tests and the benchmarks add it). Without it, or with
  * {@code -Dgradsync.lanes=false} (to time both in one run), {@link #available()} is false and the
  * callers' plain loops give the same bits. This class names no vector type, so that it loads
- * everywhere; {@link LaneKernels} (the averages) and {@link LaneWords} (bf16 element-wise) hold
- * the lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
+ * everywhere; {@link LaneKernels} (the averages and sums of squares), {@link LaneWords} (16-bit
+ * element-wise), {@link PartialsPerStep} and {@link PartialsPerSum} (the partials) hold the
+ * lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
  *
  * <p>Thread-safety: stateless.
  */
@@ -75,8 +76,10 @@ public final class Lanes {
      * {@code sumOfSquaresPartials} (fp32) for slots {@code [from, from + steps * width())} of
      * {@code slots}, each of which has {@code count} elements {@code p, p + slots, ...} in {@code x}:
      * element {@code j} into running sum {@code j mod 8} while whole groups of eight remain, the
-     * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). The sums
-     * of a step of slots stay in registers over all their rows. Only if {@link #available()}.
+     * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). Below
+     * 48 elements ({@code -Dgradsync.partials.tallRows}) a step of slots keeps its sums in
+     * registers over all its rows; from there on the slots go one running sum at a time. Only if
+     * {@link #available()}.
      */
     public static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         if (count >= TALL) {
