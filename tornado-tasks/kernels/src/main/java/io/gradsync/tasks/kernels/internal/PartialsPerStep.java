@@ -27,8 +27,10 @@ final class PartialsPerStep {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    private static final double F16_SCALE = 0x1p224;
-    private static final short F16_INFINITY = 0x7C00;
+    /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
+    static final double F16_SCALE = 0x1p224;
+    /** An fp16 infinity's magnitude bits: at or above it, an infinity or NaN. */
+    static final short F16_INFINITY = 0x7C00;
 
     private PartialsPerStep() {
     }

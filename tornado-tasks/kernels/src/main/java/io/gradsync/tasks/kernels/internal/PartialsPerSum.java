@@ -45,8 +45,6 @@ final class PartialsPerSum {
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level cache. */
     static final int BLOCK = 2048;
-    private static final double F16_SCALE = 0x1p224;
-    private static final short F16_INFINITY = 0x7C00;
     /**
      * Each thread's running sums for a block (eight), and two rows for their combination: a
      * launch's tasks would otherwise allocate megabytes of them.
@@ -58,36 +56,12 @@ final class PartialsPerSum {
 
     /** See {@link Lanes#squaresPartialsF32}: slots {@code [from, from + steps * LANES)}. */
     static void squaresF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long end = from + steps * LANES;
-        double[][] sums = SUMS.get();
-        for (long b = from; b < end; b += BLOCK) {
-            int width = (int) Math.min(BLOCK, end - b);
-            for (int s = 0; s < 8; s++) {
-                Rows r = Rows.of(s, count);
-                rowsF32(x, slots, b, width, r.first, 8, r.spaced, sums[s], true);
-                if (r.tail > 0) {
-                    rowsF32(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0);
-                }
-            }
-            write(sums, b, width, partials);
-        }
+        blocks(PartialsPerSum::rowsF32, x, slots, from, from + steps * LANES, count, partials, false, 1.0, null);
     }
 
     /** See {@link Lanes#squaresPartialsBf16}: slots {@code [from, from + steps * 2 * LANES)}. */
     static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long end = from + steps * 2 * LANES;
-        double[][] sums = SUMS.get();
-        for (long b = from; b < end; b += BLOCK) {
-            int width = (int) Math.min(BLOCK, end - b);
-            for (int s = 0; s < 8; s++) {
-                Rows r = Rows.of(s, count);
-                rowsBf16(x, slots, b, width, r.first, 8, r.spaced, sums[s], true);
-                if (r.tail > 0) {
-                    rowsBf16(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0);
-                }
-            }
-            writePairs(sums, b, width, 1.0, partials);
-        }
+        blocks(PartialsPerSum::rowsBf16, x, slots, from, from + steps * 2 * LANES, count, partials, true, 1.0, null);
     }
 
     /**
@@ -95,36 +69,46 @@ final class PartialsPerSum {
      * {@code slot.applyAsDouble(p)} instead, one by one.
      */
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials, LongToDoubleFunction slot) {
-        long end = from + steps * 2 * LANES;
+        blocks(PartialsPerSum::rowsF16, x, slots, from, from + steps * 2 * LANES, count, partials, true, PartialsPerStep.F16_SCALE, slot);
+    }
+
+    /**
+     * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
+     * {@code [b, b + width)} into {@code a} in order, from zero where {@code fresh} (every place set
+     * even for no rows); returns the largest fp16 magnitude's bits read (0 for the other types).
+     */
+    private interface Pass {
+        int add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
+    }
+
+    /**
+     * Slots {@code [from, end)} of {@code count} elements each, a block at a time: running sum
+     * {@code s} over its rows {@code s, s + 8, ...} while whole groups of eight remain, then sum 0
+     * over the rest; combined into {@code partials}, in slot order from a word's halves where
+     * {@code pairs}, or, where a block read an fp16 infinity or NaN, {@code redo} slot by slot.
+     */
+    private static void blocks(Pass pass, MemorySegment x, long slots, long from, long end, int count, MemorySegment partials,
+            boolean pairs, double scale, LongToDoubleFunction redo) {
         double[][] sums = SUMS.get();
+        int groups = count / 8;
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
             int largest = 0;
             for (int s = 0; s < 8; s++) {
-                Rows r = Rows.of(s, count);
-                largest = Math.max(largest, rowsF16(x, slots, b, width, r.first, 8, r.spaced, sums[s], true));
-                if (r.tail > 0) {
-                    largest = Math.max(largest, rowsF16(x, slots, b, width, r.tailFirst, 1, r.tail, sums[s], r.spaced == 0));
-                }
+                largest = Math.max(largest, pass.add(x, slots, b, width, s, 8, groups, sums[s], true));
             }
-            if (largest >= F16_INFINITY) {
+            if (count % 8 > 0) {
+                largest = Math.max(largest, pass.add(x, slots, b, width, 8L * groups, 1, count % 8, sums[0], groups == 0));
+            }
+            if (largest >= PartialsPerStep.F16_INFINITY) {
                 for (long p = b; p < b + width; p++) {
-                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, redo.applyAsDouble(p));
                 }
+            } else if (pairs) {
+                writePairs(sums, b, width, scale, partials);
             } else {
-                writePairs(sums, b, width, F16_SCALE, partials);
+                write(sums, b, width, partials);
             }
-        }
-    }
-
-    /**
-     * The rows of running sum {@code s} of slots with {@code count} elements: {@code spaced} rows
-     * {@code first, first + 8, ...}, then (sum 0 only) {@code tail} rows {@code tailFirst, tailFirst + 1, ...}.
-     */
-    private record Rows(int first, int spaced, int tailFirst, int tail) {
-        static Rows of(int s, int count) {
-            int groups = count / 8;
-            return new Rows(s, groups, 8 * groups, s == 0 ? count % 8 : 0);
         }
     }
 
@@ -168,17 +152,13 @@ final class PartialsPerSum {
         MemorySegment.copy(MemorySegment.ofArray(ordered), 0, partials, 8 * b, 8L * width);
     }
 
-    /**
-     * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
-     * {@code [b, b + width)} into {@code a} in order; from zero where {@code fresh} (every place
-     * set even for no rows).
-     */
-    private static void rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    /** A {@link Pass} over fp32 rows. */
+    private static int rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return;
+            return 0;
         }
         long d = 4L * step * slots;
         int c = 0;
@@ -204,15 +184,16 @@ final class PartialsPerSum {
                 v.fma(v, u).intoArray(a, q);
             }
         }
+        return 0;
     }
 
-    /** As {@link #rowsF32} for bf16: a word's low halves (even slots) into {@code a[q ..]}, its high halves into {@code a[q + LANES ..]}. */
-    private static void rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    /** A {@link Pass} over bf16 rows: a word's low halves (even slots) into {@code a[q ..]}, its high halves into {@code a[q + LANES ..]}. */
+    private static int rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return;
+            return 0;
         }
         long d = 2L * step * slots;
         int c = 0;
@@ -252,9 +233,10 @@ final class PartialsPerSum {
                 h.fma(h, v).intoArray(a, q + LANES);
             }
         }
+        return 0;
     }
 
-    /** As {@link #rowsBf16} for fp16 magnitudes (times 2^-112); returns the largest magnitude's bits read. */
+    /** As {@link #rowsBf16} for fp16 magnitudes (times 2^-112). */
     private static int rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
