@@ -35,6 +35,21 @@ class JvmReductionsTest {
         KernelArgs.runOnJvm(spec.method(), null, withCtx, shape);
     }
 
+    /**
+     * Runs partials kernel {@code name} over {@code x} into {@code slots} slots, as the kernel and as
+     * its JVM form, both outputs poisoned first; asserts the same bits and returns the form's.
+     */
+    private static DoubleArray partialsAsTheKernel(String name, KernelArray x, int slots, String what) {
+        DoubleArray want = new DoubleArray(slots);
+        DoubleArray got = new DoubleArray(slots);
+        KernelArgs.poison(want);
+        KernelArgs.poison(got);
+        kernel(spec(name), slots, x, want);
+        JvmKernels.run(spec(name), spec(name).launchShape(slots), x, got);
+        assertEquals(-1, KernelArgs.firstDifference(want, got), what);
+        return got;
+    }
+
     private static KernelArray input(String name, int n, Random rnd, double nonFinite) {
         Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
         return KernelArgs.random(type, n, rnd, nonFinite);
@@ -53,13 +68,7 @@ class JvmReductionsTest {
                 {64 * 2048 + 1, 2048}}) {
             // NaN and infinities in some slots of a short and of a tall array
             KernelArray x = input(name, c[0], rnd, c[0] == 100_000 || c[1] == 1500 || c[1] == 1536 ? 1e-4 : 0);
-            DoubleArray want = new DoubleArray(c[1]);
-            DoubleArray got = new DoubleArray(c[1]);
-            KernelArgs.poison(want);
-            KernelArgs.poison(got);
-            kernel(spec(name), c[1], x, want);
-            JvmKernels.run(spec(name), spec(name).launchShape(c[1]), x, got);
-            assertEquals(-1, KernelArgs.firstDifference(want, got), name + " n=" + c[0] + " slots=" + c[1]);
+            partialsAsTheKernel(name, x, c[1], name + " n=" + c[0] + " slots=" + c[1]);
         }
     }
 
@@ -83,13 +92,7 @@ class JvmReductionsTest {
                     for (int i = 0; i < n; i++) {
                         KernelArgs.setFloat(x, i, (float) Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(29) - 14));
                     }
-                    DoubleArray want = new DoubleArray(slots);
-                    DoubleArray got = new DoubleArray(slots);
-                    KernelArgs.poison(want);
-                    KernelArgs.poison(got);
-                    kernel(spec(name), slots, x, want);
-                    JvmKernels.run(spec(name), spec(name).launchShape(slots), x, got);
-                    assertEquals(-1, KernelArgs.firstDifference(want, got), name + " rows=" + rows + " boundary=" + boundary);
+                    partialsAsTheKernel(name, x, slots, name + " rows=" + rows + " boundary=" + boundary);
                 }
             }
         }
@@ -112,13 +115,7 @@ class JvmReductionsTest {
             }
             KernelArgs.setFloat(x, 33 * slots + 2500, bad); // a slot of the second block
             KernelArgs.setFloat(x, 69 * slots + 4999, Float.NaN); // the last slot, in its last row
-            DoubleArray want = new DoubleArray(slots);
-            DoubleArray got = new DoubleArray(slots);
-            KernelArgs.poison(want);
-            KernelArgs.poison(got);
-            kernel(spec(name), slots, x, want);
-            JvmKernels.run(spec(name), spec(name).launchShape(slots), x, got);
-            assertEquals(-1, KernelArgs.firstDifference(want, got), name + " " + bad);
+            DoubleArray got = partialsAsTheKernel(name, x, slots, name + " " + bad);
             assertEquals(bad < 0 ? Double.POSITIVE_INFINITY : bad, got.get(2500), name);
             assertTrue(Double.isNaN(got.get(4999)), name);
             assertTrue(Double.isFinite(got.get(2499)) && Double.isFinite(got.get(0)), name);
@@ -135,11 +132,7 @@ class JvmReductionsTest {
             for (int i = 0; i < c[0]; i++) {
                 x.set(i, rnd.nextGaussian() * Math.pow(10, rnd.nextInt(10) - 5));
             }
-            DoubleArray want = new DoubleArray(c[1]);
-            DoubleArray got = new DoubleArray(c[1]);
-            kernel(spec("sumPartials"), c[1], x, want);
-            JvmKernels.run(spec("sumPartials"), spec("sumPartials").launchShape(c[1]), x, got);
-            assertEquals(-1, KernelArgs.firstDifference(want, got), "n=" + c[0]);
+            partialsAsTheKernel("sumPartials", x, c[1], "n=" + c[0]);
         }
     }
 
