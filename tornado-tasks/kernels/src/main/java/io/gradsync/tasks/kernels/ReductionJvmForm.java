@@ -7,11 +7,13 @@ import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.HalfArray;
 
+import io.gradsync.tasks.kernels.internal.CoreSpread;
 import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.function.IntToDoubleFunction;
-import java.util.stream.IntStream;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntConsumer;
 
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
 
@@ -47,6 +49,22 @@ final class ReductionJvmForm {
         return Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors() * 4));
     }
 
+    /**
+     * Runs {@code task} for each of {@code 0 .. tasks - 1}: on every core ({@link CoreSpread#each})
+     * where the launch may share them and any thread may touch {@code args}' arrays, else here in
+     * turn. Not a parallel stream: C2 compiled a reduction's loop into the stream's own code, where
+     * it ran several times slower for the rest of the run.
+     */
+    private static void eachTask(int tasks, Object[] args, IntConsumer task) {
+        if (CoreSpread.mayShare() && CoreSpread.shareable(args)) {
+            CoreSpread.each(tasks, task);
+        } else {
+            for (int t = 0; t < tasks; t++) {
+                task.accept(t);
+            }
+        }
+    }
+
     private static boolean sumOfSquares(Object[] args) {
         KernelArray x = (KernelArray) args[0];
         FloatArray result = (FloatArray) args[1];
@@ -72,7 +90,7 @@ final class ReductionJvmForm {
             case F16 -> Lanes::sumOfSquaresF16;
             case BF16 -> Lanes::sumOfSquaresBf16;
         };
-        IntStream.range(0, tasks).parallel().forEach(task -> {
+        eachTask(tasks, args, task -> {
             if (inLanes) {
                 long from = (long) chunks * task / tasks * CHUNK;
                 long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
@@ -181,11 +199,10 @@ final class ReductionJvmForm {
     }
 
     /**
-     * Sets {@code flag[0] = 1} if any element's magnitude bits are those of an infinity or NaN: for
-     * the 16-bit types, adding the distance from the infinity's bits to the top bit carries into it
-     * exactly then, so an OR over the elements says it. The 16-bit elements are taken two to a
-     * 32-bit word, both halves at once (neither carry reaches the other half): C2 vectorizes a loop
-     * of words, not one of shorts.
+     * Sets {@code flag[0] = 1} if any element's magnitude bits are those of an infinity or NaN:
+     * adding the distance from the infinity's magnitude to the top bit carries into it exactly
+     * then, so an OR over the elements says it. The 16-bit elements are taken two to a 32-bit word,
+     * both halves at once (neither carry reaches the other half); an odd last one alone.
      */
     private static boolean checkFinite(Object[] args) {
         KernelArray x = (KernelArray) args[0];
@@ -194,42 +211,37 @@ final class ReductionJvmForm {
             return false;
         }
         boolean wide = x instanceof FloatArray;
-        int carry = x instanceof Bfloat16Array ? 0x8000 - 0x7f80 : 0x8000 - 0x7c00;
+        int carry16 = x instanceof Bfloat16Array ? 0x8000 - 0x7f80 : 0x8000 - 0x7c00;
+        int magnitude = wide ? 0x7fff_ffff : 0x7fff_7fff;
+        int carry = wide ? 0x8000_0000 - 0x7f80_0000 : carry16 * 0x1_0001;
+        int signs = wide ? 0x8000_0000 : 0x8000_8000;
         int n = x.getSize();
-        int chunks = (n + CHUNK - 1) / CHUNK;
+        long words = wide ? n : n / 2;
+        int chunks = (int) ((words + CHUNK - 1) / CHUNK);
         int tasks = tasks(chunks);
         MemorySegment seg = x.segment();
-        boolean bad = IntStream.range(0, tasks).parallel().anyMatch(task -> {
-            long from = (long) chunks * task / tasks * CHUNK; // even
-            long to = Math.min(n, (long) chunks * (task + 1) / tasks * CHUNK);
-            return wide ? anyNotFiniteFloat(seg, from, to) : anyNotFinite16(seg, from, to, carry);
+        boolean inLanes = Lanes.available();
+        AtomicBoolean bad = new AtomicBoolean(!wide && n % 2 != 0 && ((seg.get(SHORT, 2L * (n - 1)) & 0x7fff) + carry16 & 0x8000) != 0);
+        eachTask(tasks, args, task -> {
+            long from = (long) chunks * task / tasks * CHUNK;
+            long to = Math.min(words, (long) chunks * (task + 1) / tasks * CHUNK);
+            if (!bad.get() && (inLanes ? Lanes.anyCarries(seg, from, to, magnitude, carry, signs) : anyCarries(seg, from, to, magnitude, carry, signs))) {
+                bad.set(true);
+            }
         });
-        if (bad) {
+        if (bad.get()) {
             flag.set(0, 1);
         }
         return true;
     }
 
-    // A method per width, each with its own profile: as one lambda, a run of fp32 checks left the
-    // 16-bit loop compiled from a stale profile, at a tenth of its speed, in a long run of kernels.
-
-    private static boolean anyNotFiniteFloat(MemorySegment seg, long from, long to) {
-        int m = 0;
-        for (long i = from; i < to; i++) {
-            m = Math.max(m, seg.get(INT, 4 * i) & 0x7fffffff);
-        }
-        return m >= 0x7f800000;
-    }
-
-    private static boolean anyNotFinite16(MemorySegment seg, long from, long to, int carry) {
+    /** {@link Lanes#anyCarries} without the lanes. */
+    private static boolean anyCarries(MemorySegment seg, long from, long to, int magnitude, int carry, int signs) {
         int any = 0;
-        for (long p = from / 2; p < to / 2; p++) {
-            any |= (seg.get(INT, 4 * p) & 0x7fff_7fff) + carry * 0x1_0001;
+        for (long w = from; w < to; w++) {
+            any |= (seg.get(INT, 4 * w) & magnitude) + carry;
         }
-        if (to % 2 != 0) {
-            any |= (seg.get(SHORT, 2 * (to - 1)) & 0x7fff) + carry;
-        }
-        return (any & 0x8000_8000) != 0;
+        return (any & signs) != 0;
     }
 
     /**
@@ -250,14 +262,14 @@ final class ReductionJvmForm {
         int slots = partials.getSize();
         if (Lanes.available() && t == JvmFastForms.Type.F32) {
             FloatArray f = (FloatArray) x;
-            partialsInLanes(f.getSize(), slots, partials.segment(), Lanes.width(),
+            partialsInLanes(args, f.getSize(), slots, partials.segment(), Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsF32(f.segment(), slots, from, steps, count, partials.segment()),
                     p -> ReductionKernels.squares(f, p, slots));
             return true;
         }
         if (Lanes.available() && t == JvmFastForms.Type.BF16) {
             Bfloat16Array h = (Bfloat16Array) x;
-            partialsInLanes(h.getSize(), slots, partials.segment(), 2 * Lanes.width(),
+            partialsInLanes(args, h.getSize(), slots, partials.segment(), 2 * Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsBf16(h.segment(), slots, from, steps, count, partials.segment()),
                     p -> ReductionKernels.squares16(h, p, slots, true));
             return true;
@@ -265,7 +277,7 @@ final class ReductionJvmForm {
         int n = x.getSize();
         if (Lanes.available() && t == JvmFastForms.Type.F16) {
             HalfArray h = (HalfArray) x;
-            partialsInLanes(n, slots, partials.segment(), 2 * Lanes.width(),
+            partialsInLanes(args, n, slots, partials.segment(), 2 * Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsF16(h.segment(), slots, from, steps, count, partials.segment(),
                             p -> ReductionKernels.squares16(h, (int) p, slots, false)),
                     p -> ReductionKernels.squares16(h, p, slots, false));
@@ -274,7 +286,7 @@ final class ReductionJvmForm {
         // without the vector module: slots a chunk at a time, their rows in order
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);
-        IntStream.range(0, tasks).parallel().forEach(task -> {
+        eachTask(tasks, args, task -> {
             JvmFastForms.Chunk c = new JvmFastForms.Chunk();
             float[] f = c.f;
             // the running sums of slot p0 + i sit where a chunk load puts element i
@@ -359,12 +371,12 @@ final class ReductionJvmForm {
      * slots before {@code split} have {@code rows} elements, the others one fewer; the few slots past
      * a range's last whole step one by one ({@code one}), as the kernel sums each.
      */
-    private static void partialsInLanes(int n, int slots, MemorySegment out, int step, SlotSteps lanes, IntToDoubleFunction one) {
+    private static void partialsInLanes(Object[] args, int n, int slots, MemorySegment out, int step, SlotSteps lanes, IntToDoubleFunction one) {
         int rows = (int) (((long) n + slots - 1) / slots);
         long split = n - (long) (rows - 1) * slots;
         int blocks = (slots + CHUNK - 1) / CHUNK;
         int tasks = tasks(blocks);
-        IntStream.range(0, tasks).parallel().forEach(task -> {
+        eachTask(tasks, args, task -> {
             long from = (long) blocks * task / tasks * CHUNK;
             long to = Math.min(slots, (long) blocks * (task + 1) / tasks * CHUNK);
             slotsInLanes(out, step, lanes, one, from, Math.min(to, split), rows);
@@ -406,13 +418,13 @@ final class ReductionJvmForm {
         int n = x.getSize();
         int slots = partials.getSize();
         if (Lanes.available()) {
-            partialsInLanes(n, slots, partials.segment(), Lanes.width(),
+            partialsInLanes(args, n, slots, partials.segment(), Lanes.width(),
                     (from, steps, count) -> Lanes.sumsPartialsF64(x.segment(), slots, from, steps, count, partials.segment()),
                     p -> sumOfSlot(x, p, slots));
             return true;
         }
         int blocks = (slots + CHUNK - 1) / CHUNK;
-        IntStream.range(0, blocks).parallel().forEach(block -> {
+        eachTask(blocks, args, block -> {
             int p0 = block * CHUNK;
             int width = Math.min(CHUNK, slots - p0);
             double[] acc = new double[width];

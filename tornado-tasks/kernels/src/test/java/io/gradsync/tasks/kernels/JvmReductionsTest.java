@@ -13,6 +13,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.Random;
 
@@ -152,6 +154,58 @@ class JvmReductionsTest {
         }
     }
 
+    /**
+     * One element of a finite array at a time made an infinity, a NaN or the largest finite value,
+     * at the ends, inside a word's either half and in the lanes' tail: the flag as the kernel sets it.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"checkFinite", "checkFiniteBf16", "checkFiniteF16"})
+    void finiteFlagOfOneElement(String name) {
+        Random rnd = new Random();
+        float largest = name.endsWith("Bf16") ? 0x1.FEp127f : name.endsWith("F16") ? 65504f : Float.MAX_VALUE;
+        for (int n : new int[] {1, 2, 3, 63, 64, 65, 1023, 100_001}) {
+            for (int at : new int[] {0, 1, n / 2, n - 2, n - 1}) {
+                for (float v : new float[] {Float.NEGATIVE_INFINITY, Float.NaN, largest, -largest}) {
+                    if (at < 0 || at >= n) {
+                        continue;
+                    }
+                    KernelArray x = input(name, n, rnd, 0);
+                    for (int i = 0; i < n; i++) { // finite in every type: the inputs' edges hold values that round to infinity
+                        set(x, i, (float) rnd.nextGaussian());
+                    }
+                    set(x, at, v);
+                    IntArray want = new IntArray(1);
+                    IntArray got = new IntArray(1);
+                    kernel(spec(name), n, x, want);
+                    JvmKernels.run(spec(name), spec(name).launchShape(n), x, got);
+                    assertEquals(Float.isFinite(v) ? 0 : 1, want.get(0), "the kernel itself, " + name + " n=" + n + " at " + at + " = " + v);
+                    assertEquals(want.get(0), got.get(0), name + " n=" + n + " at " + at + " = " + v);
+                }
+            }
+        }
+    }
+
+    /** An array of {@code like}'s type over {@code segment}. */
+    private static KernelArray over(KernelArray like, MemorySegment segment) {
+        return switch (like) {
+            case FloatArray f -> FloatArray.wrap(segment);
+            case Bfloat16Array b -> Bfloat16Array.wrap(segment);
+            case HalfArray h -> HalfArray.wrap(segment);
+            case DoubleArray d -> DoubleArray.wrap(segment);
+            case IntArray i -> IntArray.wrap(segment);
+            default -> throw new IllegalArgumentException(like.getClass().getName());
+        };
+    }
+
+    private static void set(KernelArray x, int i, float v) {
+        switch (x) {
+            case FloatArray f -> f.set(i, v);
+            case Bfloat16Array b -> b.set(i, v);
+            case HalfArray h -> h.set(i, v);
+            default -> throw new IllegalArgumentException(x.getClass().getName());
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"sumOfSquares", "sumOfSquaresBf16", "sumOfSquaresF16"})
     void sumOfSquaresWithinRounding(String name) {
@@ -171,6 +225,27 @@ class JvmReductionsTest {
                         : exact > Float.MAX_VALUE ? g == Float.POSITIVE_INFINITY : Math.abs(g - exact) <= 1e-6 * exact + 1e-30;
                 assertTrue(ok, name + " n=" + n + " rate=" + rate + ": " + g + " vs " + exact);
             }
+        }
+    }
+
+    /**
+     * Memory of a confined arena, which only its owner thread may touch, is reduced on the caller's
+     * thread: the results of the same arrays in shared memory, and no WrongThreadException.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"checkFiniteF16", "sumOfSquaresBf16", "sumOfSquaresPartialsF16", "sumPartials"})
+    void confinedMemoryOnTheCallersThread(String name) {
+        Random rnd = new Random();
+        int n = 1 << 20;
+        int slots = name.contains("Partials") ? 4096 : 1;
+        KernelArray x = name.equals("sumPartials") ? KernelArgs.random(DoubleArray.class, n, rnd, 0) : input(name, n, rnd, 1e-6);
+        KernelArray shared = name.startsWith("check") ? new IntArray(1) : name.contains("Partials") ? new DoubleArray(slots) : new FloatArray(1);
+        JvmKernels.run(spec(name), spec(name).launchShape(name.contains("Partials") ? slots : n), x, shared);
+        try (Arena arena = Arena.ofConfined()) {
+            KernelArray in = over(x, arena.allocate(x.segment().byteSize(), 64).copyFrom(x.segment()));
+            KernelArray out = over(shared, arena.allocate(shared.segment().byteSize(), 64));
+            JvmKernels.run(spec(name), spec(name).launchShape(name.contains("Partials") ? slots : n), in, out);
+            assertEquals(-1, out.segment().mismatch(shared.segment()), name);
         }
     }
 

@@ -33,8 +33,6 @@ final class LaneKernels {
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
-    /** Shorts of the int lanes' width: a word's two halves. */
-    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
     /** Floats of the float64 lanes' width: twice as many. */
     private static final VectorSpecies<Float> WIDE = VectorSpecies.of(float.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
@@ -141,23 +139,27 @@ final class LaneKernels {
      */
     private static double squaresF16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0;
-        ShortVector largest = ShortVector.zero(S2);
+        IntVector largest = IntVector.zero(I);
         for (long i = from; i < end; i += 4 * LANES) {
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
-            DoubleVector v0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v2 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v3 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            IntVector m0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            IntVector m1 = w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            IntVector m2 = w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            IntVector m3 = w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector v0 = (DoubleVector) m0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) m1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v2 = (DoubleVector) m2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v3 = (DoubleVector) m3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = v0.fma(v0, a0);
             a1 = v1.fma(v1, a1);
             a2 = v2.fma(v2, a2);
             a3 = v3.fma(v3, a3);
-            largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts());
+            largest = largest.max(m0.max(m1)).max(m2.max(m3));
         }
         int top = largest.reduceLanes(VectorOperators.MAX);
-        if (top >= 0x7C00) {
-            return top > 0x7C00 ? Double.NaN : Double.POSITIVE_INFINITY;
+        if (top >= PartialsPerStep.F16_INFINITY) {
+            return top > PartialsPerStep.F16_INFINITY ? Double.NaN : Double.POSITIVE_INFINITY;
         }
         return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD) * 0x1p224;
     }

@@ -39,6 +39,7 @@ final class LaneWords {
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
+    private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     /** Elements of {@link #average} per call of its steps' loop. */
     private static final int BLOCK = 1024;
     /** A step's elements, one per short lane. */
@@ -63,6 +64,28 @@ final class LaneWords {
         for (long i = whole; i < n; i++) {
             acc.set(SHORT, 2 * i, HalfFloats.floatToBf16(bf16(acc, i) + bf16(x, i)));
         }
+    }
+
+    /**
+     * Whether any of words {@code [from, to)} of {@code x}, masked by {@code magnitude} and added to
+     * {@code carry}, has a bit of {@code signs} set ({@link Lanes#anyCarries}).
+     */
+    static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
+        int step = 4 * WORDS.length();
+        long whole = from + (to - from) / step * step;
+        IntVector a0 = IntVector.zero(WORDS), a1 = a0, a2 = a0, a3 = a0;
+        for (long w = from; w < whole; w += step) {
+            long at = 4 * w;
+            a0 = a0.or(IntVector.fromMemorySegment(WORDS, x, at, ORDER).and(magnitude).add(carry));
+            a1 = a1.or(IntVector.fromMemorySegment(WORDS, x, at + step, ORDER).and(magnitude).add(carry));
+            a2 = a2.or(IntVector.fromMemorySegment(WORDS, x, at + 2 * step, ORDER).and(magnitude).add(carry));
+            a3 = a3.or(IntVector.fromMemorySegment(WORDS, x, at + 3 * step, ORDER).and(magnitude).add(carry));
+        }
+        int any = a0.or(a1).or(a2.or(a3)).reduceLanes(VectorOperators.OR);
+        for (long w = whole; w < to; w++) {
+            any |= (x.get(INT, 4 * w) & magnitude) + carry;
+        }
+        return (any & signs) != 0;
     }
 
     /** {@code x[i] = bf16(x[i] * s)} for {@code n} elements. */

@@ -121,6 +121,16 @@ public final class Lanes {
         PartialsPerStep.sumsPartialsF64(x, slots, from, steps, count, partials);
     }
 
+    /**
+     * Whether any of 32-bit words {@code [from, to)} of {@code x}, masked by {@code magnitude} and
+     * added to {@code carry}, has a bit of {@code signs} set: the finite checks' test, where an
+     * element's magnitude at or above its infinity's carries into its top bit (a word holds one
+     * float or two 16-bit elements). Only if {@link #available()}.
+     */
+    public static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
+        return LaneWords.anyCarries(x, from, to, magnitude, carry, signs);
+    }
+
     /** {@code acc[i] = bf16(acc[i] + x[i])}: {@code sumIntoBf16}. Only if {@link #available()}. */
     public static void sumIntoBf16(MemorySegment acc, MemorySegment x, int n) {
         LaneWords.sumInto(acc, x, n);

@@ -7,7 +7,6 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -25,12 +24,14 @@ final class PartialsPerStep {
     private static final int LANES = D.length();
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
-    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
     static final double F16_SCALE = 0x1p224;
-    /** An fp16 infinity's magnitude bits: at or above it, an infinity or NaN. */
-    static final short F16_INFINITY = 0x7C00;
+    /**
+     * An fp16 infinity's magnitude bits where the lanes shift them to make a float of them: a
+     * magnitude at or above it is an infinity or NaN (above it, a NaN).
+     */
+    static final int F16_INFINITY = 0x7C00 << 13;
 
     private PartialsPerStep() {
     }
@@ -155,7 +156,7 @@ final class PartialsPerStep {
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
-            ShortVector largest = ShortVector.zero(S2);
+            IntVector largest = IntVector.zero(I);
             long e = k;
             for (int g = count / 8; g > 0; g--) {
                 IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
@@ -166,22 +167,38 @@ final class PartialsPerStep {
                 IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
                 IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
                 IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
-                DoubleVector u0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u1 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u2 = (DoubleVector) w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u3 = (DoubleVector) w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u4 = (DoubleVector) w4.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u5 = (DoubleVector) w5.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u6 = (DoubleVector) w6.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u7 = (DoubleVector) w7.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v0 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v1 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v2 = (DoubleVector) w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v3 = (DoubleVector) w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v4 = (DoubleVector) w4.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v5 = (DoubleVector) w5.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v6 = (DoubleVector) w6.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v7 = (DoubleVector) w7.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                IntVector l0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h0 = w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l1 = w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h1 = w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l2 = w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h2 = w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l3 = w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h3 = w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l4 = w4.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h4 = w4.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l5 = w5.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h5 = w5.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l6 = w6.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h6 = w6.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector l7 = w7.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h7 = w7.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector u0 = (DoubleVector) l0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u1 = (DoubleVector) l1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u2 = (DoubleVector) l2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u3 = (DoubleVector) l3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u4 = (DoubleVector) l4.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u5 = (DoubleVector) l5.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u6 = (DoubleVector) l6.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u7 = (DoubleVector) l7.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) h0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) h1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) h2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) h3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v4 = (DoubleVector) h4.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v5 = (DoubleVector) h5.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v6 = (DoubleVector) h6.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v7 = (DoubleVector) h7.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 a0 = u0.fma(u0, a0);
                 a1 = u1.fma(u1, a1);
                 a2 = u2.fma(u2, a2);
@@ -198,19 +215,19 @@ final class PartialsPerStep {
                 b5 = v5.fma(v5, b5);
                 b6 = v6.fma(v6, b6);
                 b7 = v7.fma(v7, b7);
-                largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts())
-                        .max(w2.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w3.and(0x7FFF_7FFF).reinterpretAsShorts())
-                        .max(w4.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w5.and(0x7FFF_7FFF).reinterpretAsShorts())
-                        .max(w6.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w7.and(0x7FFF_7FFF).reinterpretAsShorts());
+                largest = largest.max(l0.max(h0).max(l1.max(h1))).max(l2.max(h2).max(l3.max(h3)))
+                        .max(l4.max(h4).max(l5.max(h5)).max(l6.max(h6).max(l7.max(h7))));
                 e += 8 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
                 IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
-                DoubleVector u = (DoubleVector) w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v = (DoubleVector) w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector u = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 a0 = u.fma(u, a0);
                 b0 = v.fma(v, b0);
-                largest = largest.max(w.and(0x7FFF_7FFF).reinterpretAsShorts());
+                largest = largest.max(l.max(h));
                 e += slots;
             }
             if (largest.reduceLanes(VectorOperators.MAX) >= F16_INFINITY) {

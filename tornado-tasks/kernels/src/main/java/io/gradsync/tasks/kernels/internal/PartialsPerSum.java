@@ -7,7 +7,6 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
@@ -41,7 +40,6 @@ final class PartialsPerSum {
     private static final int LANES = D.length();
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
-    private static final VectorSpecies<Short> S2 = VectorSpecies.of(short.class, VectorShape.forBitSize(32 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level cache. */
     static final int BLOCK = 2048;
@@ -75,7 +73,7 @@ final class PartialsPerSum {
     /**
      * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
      * {@code [b, b + width)} into {@code a} in order, from zero where {@code fresh} (every place set
-     * even for no rows); returns the largest fp16 magnitude's bits read (0 for the other types).
+     * even for no rows); returns the largest fp16 magnitude read, as its bits shifted into a float's place ({@code PartialsPerStep.F16_INFINITY}; 0 for the other types).
      */
     private interface Pass {
         int add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
@@ -245,7 +243,7 @@ final class PartialsPerSum {
             return 0;
         }
         long d = 2L * step * slots;
-        ShortVector largest = ShortVector.zero(S2);
+        IntVector largest = IntVector.zero(I);
         int c = 0;
         for (; c + 4 <= rows; c += 4) {
             boolean zero = fresh && c == 0;
@@ -258,18 +256,25 @@ final class PartialsPerSum {
                 IntVector w1 = IntVector.fromMemorySegment(I, x, o + d, ORDER);
                 IntVector w2 = IntVector.fromMemorySegment(I, x, o + 2 * d, ORDER);
                 IntVector w3 = IntVector.fromMemorySegment(I, x, o + 3 * d, ORDER);
-                DoubleVector l0 = (DoubleVector) w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h0 = (DoubleVector) w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l1 = (DoubleVector) w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h1 = (DoubleVector) w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l2 = (DoubleVector) w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h2 = (DoubleVector) w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l3 = (DoubleVector) w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h3 = (DoubleVector) w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                IntVector m0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector n0 = w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector m1 = w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector n1 = w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector m2 = w2.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector n2 = w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                IntVector m3 = w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector n3 = w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector l0 = (DoubleVector) m0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h0 = (DoubleVector) n0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l1 = (DoubleVector) m1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h1 = (DoubleVector) n1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l2 = (DoubleVector) m2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h2 = (DoubleVector) n2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector l3 = (DoubleVector) m3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h3 = (DoubleVector) n3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
                 h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
-                largest = largest.max(w0.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w1.and(0x7FFF_7FFF).reinterpretAsShorts())
-                        .max(w2.and(0x7FFF_7FFF).reinterpretAsShorts()).max(w3.and(0x7FFF_7FFF).reinterpretAsShorts());
+                largest = largest.max(m0.max(n0).max(m1.max(n1))).max(m2.max(n2).max(m3.max(n3)));
             }
         }
         for (; c < rows; c++) {
@@ -279,11 +284,13 @@ final class PartialsPerSum {
                 DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
                 DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
                 IntVector w = IntVector.fromMemorySegment(I, x, row + 2L * q, ORDER);
-                DoubleVector l = (DoubleVector) w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h = (DoubleVector) w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                IntVector m = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                IntVector n = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector l = (DoubleVector) m.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector h = (DoubleVector) n.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l.fma(l, u).intoArray(a, q);
                 h.fma(h, v).intoArray(a, q + LANES);
-                largest = largest.max(w.and(0x7FFF_7FFF).reinterpretAsShorts());
+                largest = largest.max(m.max(n));
             }
         }
         return largest.reduceLanes(VectorOperators.MAX);
