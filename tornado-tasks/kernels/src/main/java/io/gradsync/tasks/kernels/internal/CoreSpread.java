@@ -69,7 +69,7 @@ public final class CoreSpread {
             return false;
         }
         int chunk = loopChunk(args);
-        spread(Integer.MAX_VALUE / chunk + 1, c -> {
+        spread(Integer.MAX_VALUE / chunk + 1, ALONE_NANOS, c -> {
             int from = c * chunk;
             return (int) form.invokeExact(args, from, (int) Math.min((long) from + chunk, Integer.MAX_VALUE)) != 0;
         });
@@ -105,7 +105,7 @@ public final class CoreSpread {
         long total = grid.threads();
         int gx = shape.globalX();
         int gy = shape.globalY();
-        spread((int) Math.min(Integer.MAX_VALUE, (total + CHUNK - 1) / CHUNK), c -> {
+        spread((int) Math.min(Integer.MAX_VALUE, (total + CHUNK - 1) / CHUNK), ALONE_NANOS, c -> {
             Object[] own = new Object[args.length + 1]; // the arguments, with a context of this chunk's own
             System.arraycopy(args, 0, own, 0, ctxIndex);
             own[ctxIndex] = new KernelContext(grid);
@@ -160,7 +160,21 @@ public final class CoreSpread {
      */
     public static void each(int count, IntConsumer task) {
         if (count > 0) {
-            spread(count, c -> {
+            spread(count, ALONE_NANOS, c -> {
+                task.accept(c);
+                return true;
+            });
+        }
+    }
+
+    /**
+     * As {@link #each}, with every core woken at once: for work its caller knows to be long (a
+     * reduction over large arrays, a few long tasks a core), where the first task run alone would
+     * leave the other cores idle for its whole length.
+     */
+    public static void eachAtOnce(int count, IntConsumer task) {
+        if (count > 0) {
+            spread(count, 0, c -> {
                 task.accept(c);
                 return true;
             });
@@ -195,17 +209,17 @@ public final class CoreSpread {
 
     /**
      * Runs chunks {@code 0 .. count - 1} until one says the work ended: here alone for the first
-     * {@link #ALONE_NANOS}, then on every core.
+     * {@code aloneNanos} (none if 0), then on every core.
      */
-    private static void spread(int count, Chunk chunk) {
+    private static void spread(int count, long aloneNanos, Chunk chunk) {
         int first = 0;
         long start = System.nanoTime();
         try {
-            do {
+            while (aloneNanos > 0 && System.nanoTime() - start < aloneNanos) {
                 if (!chunk.run(first++) || first == count) {
                     return;
                 }
-            } while (System.nanoTime() - start < ALONE_NANOS);
+            }
         } catch (RuntimeException | Error e) {
             throw e;
         } catch (Throwable t) {

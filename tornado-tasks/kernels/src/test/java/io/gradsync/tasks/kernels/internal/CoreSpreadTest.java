@@ -18,6 +18,11 @@ import java.lang.invoke.MethodHandle;
 import java.lang.reflect.Method;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
+import java.util.function.IntConsumer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
@@ -303,6 +308,55 @@ class CoreSpreadTest {
             JvmKernels.runAsWritten(sumInto, new LaunchShape(1, 1), want, x);
             assertEquals(-1, acc.segment().mismatch(want.segment()));
             assertNotEquals(-1, acc.segment().mismatch(first.segment()), "the sums differ from the first input");
+        }
+    }
+
+    /** {@code each} and {@code eachAtOnce} run every task exactly once, and the woken cores take part. */
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void everyTaskRunsOnce(boolean atOnce) {
+        int count = 257;
+        AtomicIntegerArray runs = new AtomicIntegerArray(count);
+        Set<Thread> threads = ConcurrentHashMap.newKeySet();
+        IntConsumer task = t -> {
+            runs.incrementAndGet(t);
+            threads.add(Thread.currentThread());
+            long until = System.nanoTime() + 200_000; // long enough for a woken core to claim some
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        };
+        run(atOnce, count, task);
+        for (int t = 0; t < count; t++) {
+            assertEquals(1, runs.get(t), "task " + t);
+        }
+        if (Runtime.getRuntime().availableProcessors() > 1) {
+            assertTrue(threads.size() > 1, "one thread ran all " + count + " tasks");
+        }
+    }
+
+    @ParameterizedTest
+    @ValueSource(booleans = {false, true})
+    void aFailingTaskFailsTheRunAndLaterTasksAreNotBegun(boolean atOnce) {
+        int count = 100_000;
+        AtomicInteger begun = new AtomicInteger();
+        IntConsumer task = t -> {
+            begun.incrementAndGet();
+            if (t == 3) {
+                throw new IllegalStateException("task 3");
+            }
+        };
+        IllegalStateException e = assertThrows(IllegalStateException.class,
+                () -> run(atOnce, count, task));
+        assertEquals("task 3", e.getMessage());
+        assertTrue(begun.get() < count, "every task was begun after the failure");
+    }
+
+    private static void run(boolean atOnce, int count, IntConsumer task) {
+        if (atOnce) {
+            CoreSpread.eachAtOnce(count, task);
+        } else {
+            CoreSpread.each(count, task);
         }
     }
 }
