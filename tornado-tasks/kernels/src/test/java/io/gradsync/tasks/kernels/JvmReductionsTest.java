@@ -86,7 +86,7 @@ class JvmReductionsTest {
         Random rnd = new Random();
         Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : name.endsWith("F16") ? HalfArray.class : FloatArray.class;
         int slots = 1024;
-        for (int rows : new int[] {3, 8, 9, 16, 17, 33, 40, 41, 47, 48, 49, 57, 64, 71, 72, 73, 130}) {
+        for (int rows : new int[] {3, 8, 9, 16, 17, 31, 32, 33, 40, 41, 47, 48, 49, 57, 64, 71, 72, 73, 130}) {
             for (int boundary : new int[] {512 + 101, 512 + 100}) { // in the second block, at an odd and an even slot
                 for (int repeat = 0; repeat < 6; repeat++) {
                     int n = (rows - 1) * slots + boundary;

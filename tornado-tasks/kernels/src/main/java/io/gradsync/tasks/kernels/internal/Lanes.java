@@ -19,10 +19,11 @@ public final class Lanes {
     private static final boolean AVAILABLE = availableHere();
     /**
      * Elements a slot from which the partials run one running sum at a time ({@link PartialsPerSum});
-     * below it a step of slots reads every row at once ({@link PartialsPerStep}).
-     * {@code -Dgradsync.partials.tallRows} sets it, to time both in one run.
+     * below it a step of slots reads every row at once ({@link PartialsPerStep}). At 32 each running
+     * sum has four rows, which its pass reads at once; with fewer it reads them one at a time and
+     * the steps are faster. {@code -Dgradsync.partials.tallRows} sets it, to time both in one run.
      */
-    private static final int TALL = Math.max(1, Integer.getInteger("gradsync.partials.tallRows", 48));
+    private static final int TALL = Math.max(1, Integer.getInteger("gradsync.partials.tallRows", 32));
 
     private Lanes() {
     }
@@ -77,7 +78,7 @@ public final class Lanes {
      * {@code slots}, each of which has {@code count} elements {@code p, p + slots, ...} in {@code x}:
      * element {@code j} into running sum {@code j mod 8} while whole groups of eight remain, the
      * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). Below
-     * 48 elements ({@code -Dgradsync.partials.tallRows}) a step of slots keeps its sums in
+     * 32 elements ({@code -Dgradsync.partials.tallRows}) a step of slots keeps its sums in
      * registers over all its rows; from there on the slots go one running sum at a time. Only if
      * {@link #available()}.
      */
