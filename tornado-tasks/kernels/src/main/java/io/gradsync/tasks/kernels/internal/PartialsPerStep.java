@@ -83,48 +83,27 @@ final class PartialsPerStep {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
             long e = k;
-            for (int g = count / 8; g > 0; g--) {
+            // four rows at a time, the sets of four sums trading places (as squaresPartialsF16)
+            for (int half = 2 * (count / 8); half > 0; half--) {
                 IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
                 IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
                 IntVector w2 = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
                 IntVector w3 = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
-                IntVector w4 = IntVector.fromMemorySegment(I, x, 2 * (e + 4 * slots), ORDER);
-                IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
-                IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
-                IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
                 DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u2 = (DoubleVector) w2.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u3 = (DoubleVector) w3.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u4 = (DoubleVector) w4.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u5 = (DoubleVector) w5.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u6 = (DoubleVector) w6.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u7 = (DoubleVector) w7.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v2 = (DoubleVector) w2.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v3 = (DoubleVector) w3.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v4 = (DoubleVector) w4.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v5 = (DoubleVector) w5.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v6 = (DoubleVector) w6.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v7 = (DoubleVector) w7.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                a0 = u0.fma(u0, a0);
-                a1 = u1.fma(u1, a1);
-                a2 = u2.fma(u2, a2);
-                a3 = u3.fma(u3, a3);
-                a4 = u4.fma(u4, a4);
-                a5 = u5.fma(u5, a5);
-                a6 = u6.fma(u6, a6);
-                a7 = u7.fma(u7, a7);
-                b0 = v0.fma(v0, b0);
-                b1 = v1.fma(v1, b1);
-                b2 = v2.fma(v2, b2);
-                b3 = v3.fma(v3, b3);
-                b4 = v4.fma(v4, b4);
-                b5 = v5.fma(v5, b5);
-                b6 = v6.fma(v6, b6);
-                b7 = v7.fma(v7, b7);
-                e += 8 * slots;
+                DoubleVector t0 = u0.fma(u0, a0), t1 = u1.fma(u1, a1), t2 = u2.fma(u2, a2), t3 = u3.fma(u3, a3);
+                DoubleVector c0 = v0.fma(v0, b0), c1 = v1.fma(v1, b1), c2 = v2.fma(v2, b2), c3 = v3.fma(v3, b3);
+                a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+                a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+                b0 = b4; b1 = b5; b2 = b6; b3 = b7;
+                b4 = c0; b5 = c1; b6 = c2; b7 = c3;
+                e += 4 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
                 IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
@@ -158,15 +137,14 @@ final class PartialsPerStep {
             DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
             IntVector largest = IntVector.zero(I);
             long e = k;
-            for (int g = count / 8; g > 0; g--) {
+            // a group's rows four at a time: rows 0-3 into the first four sums, then the two sets of
+            // four trade places, so that rows 4-7 go to the last four (half the code of eight rows
+            // a pass, which C2 compiled to a tenth of the speed once other kernels had run)
+            for (int half = 2 * (count / 8); half > 0; half--) {
                 IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
                 IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
                 IntVector w2 = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
                 IntVector w3 = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
-                IntVector w4 = IntVector.fromMemorySegment(I, x, 2 * (e + 4 * slots), ORDER);
-                IntVector w5 = IntVector.fromMemorySegment(I, x, 2 * (e + 5 * slots), ORDER);
-                IntVector w6 = IntVector.fromMemorySegment(I, x, 2 * (e + 6 * slots), ORDER);
-                IntVector w7 = IntVector.fromMemorySegment(I, x, 2 * (e + 7 * slots), ORDER);
                 IntVector l0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
                 IntVector h0 = w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
                 IntVector l1 = w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
@@ -175,49 +153,22 @@ final class PartialsPerStep {
                 IntVector h2 = w2.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
                 IntVector l3 = w3.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
                 IntVector h3 = w3.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-                IntVector l4 = w4.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-                IntVector h4 = w4.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-                IntVector l5 = w5.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-                IntVector h5 = w5.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-                IntVector l6 = w6.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-                IntVector h6 = w6.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-                IntVector l7 = w7.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-                IntVector h7 = w7.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
                 DoubleVector u0 = (DoubleVector) l0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u1 = (DoubleVector) l1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u2 = (DoubleVector) l2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u3 = (DoubleVector) l3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u4 = (DoubleVector) l4.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u5 = (DoubleVector) l5.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u6 = (DoubleVector) l6.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector u7 = (DoubleVector) l7.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v0 = (DoubleVector) h0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v1 = (DoubleVector) h1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v2 = (DoubleVector) h2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector v3 = (DoubleVector) h3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v4 = (DoubleVector) h4.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v5 = (DoubleVector) h5.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v6 = (DoubleVector) h6.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v7 = (DoubleVector) h7.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-                a0 = u0.fma(u0, a0);
-                a1 = u1.fma(u1, a1);
-                a2 = u2.fma(u2, a2);
-                a3 = u3.fma(u3, a3);
-                a4 = u4.fma(u4, a4);
-                a5 = u5.fma(u5, a5);
-                a6 = u6.fma(u6, a6);
-                a7 = u7.fma(u7, a7);
-                b0 = v0.fma(v0, b0);
-                b1 = v1.fma(v1, b1);
-                b2 = v2.fma(v2, b2);
-                b3 = v3.fma(v3, b3);
-                b4 = v4.fma(v4, b4);
-                b5 = v5.fma(v5, b5);
-                b6 = v6.fma(v6, b6);
-                b7 = v7.fma(v7, b7);
-                largest = largest.max(l0.max(h0).max(l1.max(h1))).max(l2.max(h2).max(l3.max(h3)))
-                        .max(l4.max(h4).max(l5.max(h5)).max(l6.max(h6).max(l7.max(h7))));
-                e += 8 * slots;
+                DoubleVector t0 = u0.fma(u0, a0), t1 = u1.fma(u1, a1), t2 = u2.fma(u2, a2), t3 = u3.fma(u3, a3);
+                DoubleVector c0 = v0.fma(v0, b0), c1 = v1.fma(v1, b1), c2 = v2.fma(v2, b2), c3 = v3.fma(v3, b3);
+                a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+                a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+                b0 = b4; b1 = b5; b2 = b6; b3 = b7;
+                b4 = c0; b5 = c1; b6 = c2; b7 = c3;
+                largest = largest.max(l0.max(h0).max(l1.max(h1))).max(l2.max(h2).max(l3.max(h3)));
+                e += 4 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
                 IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
