@@ -11,9 +11,9 @@ import io.gradsync.tasks.kernels.internal.CoreSpread;
 import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.function.IntToDoubleFunction;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntConsumer;
+import java.util.function.IntToDoubleFunction;
 
 import static io.gradsync.tasks.kernels.JvmFastForms.CHUNK;
 

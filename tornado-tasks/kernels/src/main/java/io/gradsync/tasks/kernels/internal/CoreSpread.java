@@ -25,7 +25,7 @@ import java.util.function.IntConsumer;
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
  * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
- * join for the rest. The launch returns once every chunk begun has ended, without waiting for a
+ * join for the rest (at once for work its caller knows to be long: {@link #eachAtOnce}). The launch returns once every chunk begun has ended, without waiting for a
  * helper that wakes too late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
  * written. Arrays of a confined arena, which other threads may not touch, keep a launch on the
