@@ -230,7 +230,8 @@ final class ReductionJvmForm {
         int tasks = tasks(chunks);
         MemorySegment seg = x.segment();
         boolean inLanes = Lanes.available();
-        AtomicBoolean bad = new AtomicBoolean(!wide && n % 2 != 0 && ((seg.get(SHORT, 2L * (n - 1)) & 0x7fff) + carry16 & 0x8000) != 0);
+        boolean oddLastBad = !wide && n % 2 != 0 && ((seg.get(SHORT, 2L * (n - 1)) & 0x7fff) + carry16 & 0x8000) != 0;
+        AtomicBoolean bad = new AtomicBoolean(oddLastBad);
         eachTask(tasks, args, task -> {
             long from = (long) chunks * task / tasks * CHUNK;
             long to = Math.min(words, (long) chunks * (task + 1) / tasks * CHUNK);

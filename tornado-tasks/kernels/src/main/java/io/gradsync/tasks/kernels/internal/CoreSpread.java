@@ -25,8 +25,9 @@ import java.util.function.IntConsumer;
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
  * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
- * join for the rest (at once for work its caller knows to be long: {@link #eachAtOnce}). The launch returns once every chunk begun has ended, without waiting for a
- * helper that wakes too late to find one (waking one can cost more than a short launch). The first
+ * join for the rest (at once for work its caller knows to be long: {@link #eachAtOnce}). The
+ * launch returns once every chunk begun has ended, without waiting for a helper that wakes too
+ * late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
  * written. Arrays of a confined arena, which other threads may not touch, keep a launch on the
  * caller's thread; callers check {@link #mayShare} first.
@@ -159,12 +160,7 @@ public final class CoreSpread {
      * ended; the first failure is rethrown then, and tasks not yet begun are not begun.
      */
     public static void each(int count, IntConsumer task) {
-        if (count > 0) {
-            spread(count, ALONE_NANOS, c -> {
-                task.accept(c);
-                return true;
-            });
-        }
+        each(count, ALONE_NANOS, task);
     }
 
     /**
@@ -173,8 +169,12 @@ public final class CoreSpread {
      * leave the other cores idle for its whole length.
      */
     public static void eachAtOnce(int count, IntConsumer task) {
+        each(count, 0, task);
+    }
+
+    private static void each(int count, long aloneNanos, IntConsumer task) {
         if (count > 0) {
-            spread(count, 0, c -> {
+            spread(count, aloneNanos, c -> {
                 task.accept(c);
                 return true;
             });

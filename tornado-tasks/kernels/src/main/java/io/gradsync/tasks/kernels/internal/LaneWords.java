@@ -71,15 +71,16 @@ final class LaneWords {
      * {@code carry}, has a bit of {@code signs} set ({@link Lanes#anyCarries}).
      */
     static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
-        int step = 4 * WORDS.length();
+        long vector = 4L * WORDS.length(); // bytes
+        int step = 4 * WORDS.length(); // words: four vectors
         long whole = from + (to - from) / step * step;
         IntVector a0 = IntVector.zero(WORDS), a1 = a0, a2 = a0, a3 = a0;
         for (long w = from; w < whole; w += step) {
             long at = 4 * w;
             a0 = a0.or(IntVector.fromMemorySegment(WORDS, x, at, ORDER).and(magnitude).add(carry));
-            a1 = a1.or(IntVector.fromMemorySegment(WORDS, x, at + step, ORDER).and(magnitude).add(carry));
-            a2 = a2.or(IntVector.fromMemorySegment(WORDS, x, at + 2 * step, ORDER).and(magnitude).add(carry));
-            a3 = a3.or(IntVector.fromMemorySegment(WORDS, x, at + 3 * step, ORDER).and(magnitude).add(carry));
+            a1 = a1.or(IntVector.fromMemorySegment(WORDS, x, at + vector, ORDER).and(magnitude).add(carry));
+            a2 = a2.or(IntVector.fromMemorySegment(WORDS, x, at + 2 * vector, ORDER).and(magnitude).add(carry));
+            a3 = a3.or(IntVector.fromMemorySegment(WORDS, x, at + 3 * vector, ORDER).and(magnitude).add(carry));
         }
         int any = a0.or(a1).or(a2.or(a3)).reduceLanes(VectorOperators.OR);
         for (long w = whole; w < to; w++) {
