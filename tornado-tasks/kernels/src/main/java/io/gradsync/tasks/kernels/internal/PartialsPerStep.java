@@ -32,8 +32,22 @@ final class PartialsPerStep {
      * magnitude at or above it is an infinity or NaN (above it, a NaN).
      */
     static final int F16_INFINITY = 0x7C00 << 13;
+    /**
+     * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
+     * order ({@code selectFrom(e, o)}): the first half of the lanes, then the second.
+     */
+    static final double[] ZIP_FIRST = zip(0);
+    static final double[] ZIP_SECOND = zip(LANES / 2);
 
     private PartialsPerStep() {
+    }
+
+    private static double[] zip(int from) {
+        double[] picks = new double[LANES];
+        for (int j = 0; j < LANES; j++) {
+            picks[j] = (j % 2 == 0 ? 0 : LANES) + from + j / 2;
+        }
+        return picks;
     }
 
     /** See {@link Lanes#squaresPartialsF32}. */
@@ -76,8 +90,8 @@ final class PartialsPerStep {
      * after other kernels had run (bench/RESULTS.md).
      */
     static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        double[] even = new double[LANES];
-        double[] odd = new double[LANES];
+        DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
+        DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -113,12 +127,11 @@ final class PartialsPerStep {
                 b0 = v.fma(v, b0);
                 e += slots;
             }
-            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).intoArray(even, 0);
-            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).intoArray(odd, 0);
-            for (int i = 0; i < LANES; i++) { // a word's low element is the even slot's
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i, even[i]);
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i + 1, odd[i]);
-            }
+            DoubleVector e0 = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7)));
+            DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7)));
+            // a word's low element is the even slot's: the two interleaved back into slot order
+            first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
+            second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
         }
     }
 
@@ -129,8 +142,8 @@ final class PartialsPerStep {
      */
     static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        double[] even = new double[LANES];
-        double[] odd = new double[LANES];
+        DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
+        DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -181,18 +194,16 @@ final class PartialsPerStep {
                 largest = largest.max(l.max(h));
                 e += slots;
             }
-            if (largest.reduceLanes(VectorOperators.MAX) >= F16_INFINITY) {
+            if (largest.compare(VectorOperators.GE, F16_INFINITY).anyTrue()) {
                 for (long p = k; p < k + 2 * LANES; p++) {
                     partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
                 }
                 continue;
             }
-            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).mul(F16_SCALE).intoArray(even, 0);
-            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE).intoArray(odd, 0);
-            for (int i = 0; i < LANES; i++) { // a word's low element is the even slot's
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i, even[i]);
-                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, k + 2 * i + 1, odd[i]);
-            }
+            DoubleVector e0 = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).mul(F16_SCALE);
+            DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE);
+            first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
+            second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
         }
     }
 

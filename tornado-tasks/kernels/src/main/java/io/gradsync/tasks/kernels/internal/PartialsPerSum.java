@@ -44,10 +44,10 @@ final class PartialsPerSum {
     /** Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level cache. */
     static final int BLOCK = 2048;
     /**
-     * Each thread's running sums for a block (eight), and two rows for their combination: a
-     * launch's tasks would otherwise allocate megabytes of them.
+     * Each thread's running sums for a block (eight), and a row for their combination: a launch's
+     * tasks would otherwise allocate megabytes of them.
      */
-    private static final ThreadLocal<double[][]> SUMS = ThreadLocal.withInitial(() -> new double[10][BLOCK]);
+    private static final ThreadLocal<double[][]> SUMS = ThreadLocal.withInitial(() -> new double[9][BLOCK]);
 
     private PartialsPerSum() {
     }
@@ -140,14 +140,14 @@ final class PartialsPerSum {
     private static void writePairs(double[][] sums, long b, int width, double scale, MemorySegment partials) {
         combine(sums, width, scale);
         double[] t = sums[8];
-        double[] ordered = sums[9];
+        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
+        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
         for (int q = 0; q < width; q += 2 * LANES) {
-            for (int i = 0; i < LANES; i++) {
-                ordered[q + 2 * i] = t[q + i];
-                ordered[q + 2 * i + 1] = t[q + LANES + i];
-            }
+            DoubleVector even = DoubleVector.fromArray(D, t, q);
+            DoubleVector odd = DoubleVector.fromArray(D, t, q + LANES);
+            first.selectFrom(even, odd).intoMemorySegment(partials, 8 * (b + q), ORDER);
+            second.selectFrom(even, odd).intoMemorySegment(partials, 8 * (b + q + LANES), ORDER);
         }
-        MemorySegment.copy(MemorySegment.ofArray(ordered), 0, partials, 8 * b, 8L * width);
     }
 
     /** A {@link Pass} over fp32 rows. */
