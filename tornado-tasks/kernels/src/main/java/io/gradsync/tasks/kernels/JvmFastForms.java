@@ -17,6 +17,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.IntConsumer;
 
 /**
  * What the JVM fast forms of the built-in kernels share: finding a kernel's form (each family's
@@ -54,6 +55,10 @@ final class JvmFastForms {
      * little beside its work (shorter ones left the 16-bit conversions slow at times on 2 cores).
      */
     static final int SPREAD_CHUNK = 128 * 1024;
+    /** The fewest elements per task where slices shorter than {@link #SPREAD_CHUNK} share many cores. */
+    static final int SHORTEST_SLICE = 16 * 1024;
+    /** Bytes of its arrays a task moves from which it outlasts waking the other cores: they are woken at once. */
+    static final long LONG_TASK_BYTES = 256 * 1024;
 
     static {
         // Every kind of memory segment and array class loaded before any form is compiled: C2
@@ -131,15 +136,36 @@ final class JvmFastForms {
         if (!fits(out, others)) {
             return false;
         }
-        int slices = n / SPREAD_CHUNK; // the last one takes the rest
-        CoreSpread.each(slices, c -> {
-            int from = c * SPREAD_CHUNK;
-            int to = c == slices - 1 ? n : from + SPREAD_CHUNK;
+        int length = sliceLength(n, Runtime.getRuntime().availableProcessors());
+        int slices = n / length; // the last one takes the rest
+        IntConsumer task = c -> {
+            int from = c * length;
+            int to = c == slices - 1 ? n : from + length;
             if (!form.run(slice(args, from, to))) {
                 throw new IllegalStateException("a slice of arrays the form takes whole was refused"); // fits() says otherwise
             }
-        });
+        };
+        long bytesPerElement = out.elementBytes();
+        for (KernelArray a : others) {
+            bytesPerElement += a.elementBytes();
+        }
+        if (bytesPerElement * length >= LONG_TASK_BYTES) {
+            CoreSpread.eachAtOnce(slices, task);
+        } else {
+            CoreSpread.each(slices, task);
+        }
         return true;
+    }
+
+    /**
+     * Elements per slice of {@code n} on {@code cores} cores: {@link #SPREAD_CHUNK}, or fewer where
+     * that would leave fewer than four slices a core (a core left with one slice more than the
+     * others then costs the launch a quarter, not a whole slice), down to {@link #SHORTEST_SLICE};
+     * a multiple of {@link #CHUNK}, so that every slice but the last is whole chunks.
+     */
+    static int sliceLength(int n, int cores) {
+        long even = (long) n / (4L * cores);
+        return (int) Math.max(SHORTEST_SLICE, Math.min(SPREAD_CHUNK, even / CHUNK * CHUNK));
     }
 
     /** Elements {@code [from, to)} of every array argument, the others as they are. */

@@ -44,9 +44,6 @@ final class ReductionJvmForm {
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
 
-    /** Input a task reads from which it outlasts waking the other cores: they are woken at once. */
-    private static final long LONG_TASK_BYTES = 256 * 1024;
-
     /** Chunks of {@link JvmFastForms#CHUNK} elements spread over the cores, a task per run of them. */
     private static int tasks(int chunks) {
         return Math.max(1, Math.min(chunks, Runtime.getRuntime().availableProcessors() * 4));
@@ -55,14 +52,14 @@ final class ReductionJvmForm {
     /**
      * Runs {@code task} for each of {@code 0 .. tasks - 1}: on every core where the launch may share
      * them and any thread may touch {@code args}' arrays, else here in turn. Where a task reads
-     * {@link #LONG_TASK_BYTES} or more of the input ({@code args[0]}), every core is woken at once
+     * {@link JvmFastForms#LONG_TASK_BYTES} or more of the input ({@code args[0]}), every core is woken at once
      * ({@link CoreSpread#eachAtOnce}); else the first tasks run here alone while that is cheaper
      * than waking the others. Not a parallel stream: C2 compiled a reduction's loop into the
      * stream's own code, where it ran several times slower for the rest of the run.
      */
     private static void eachTask(int tasks, Object[] args, IntConsumer task) {
         if (CoreSpread.mayShare() && CoreSpread.shareable(args)) {
-            if (((KernelArray) args[0]).segment().byteSize() / tasks >= LONG_TASK_BYTES) {
+            if (((KernelArray) args[0]).segment().byteSize() / tasks >= JvmFastForms.LONG_TASK_BYTES) {
                 CoreSpread.eachAtOnce(tasks, task);
             } else {
                 CoreSpread.each(tasks, task);

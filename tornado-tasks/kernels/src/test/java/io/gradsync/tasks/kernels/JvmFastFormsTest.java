@@ -208,6 +208,29 @@ class JvmFastFormsTest {
         }
     }
 
+    /**
+     * Slices are whole chunks between the shortest slice and {@code SPREAD_CHUNK}, at least four a
+     * core where the array is long enough for that, and {@code SPREAD_CHUNK} where it has more.
+     */
+    @Test
+    void slicesShareTheCoresEvenly() {
+        for (int cores : new int[] {1, 2, 16, 64}) {
+            for (int n : new int[] {2 * JvmFastForms.SPREAD_CHUNK, 3 * JvmFastForms.SPREAD_CHUNK + 1001, 1 << 22, (1 << 22) + 7, 1 << 26, Integer.MAX_VALUE}) {
+                int length = JvmFastForms.sliceLength(n, cores);
+                String where = n + " elements on " + cores + " cores: " + length;
+                assertEquals(0, length % CHUNK, where);
+                assertTrue(length >= JvmFastForms.SHORTEST_SLICE && length <= JvmFastForms.SPREAD_CHUNK, where);
+                int slices = n / length;
+                if ((long) n >= 4L * cores * JvmFastForms.SHORTEST_SLICE + 4L * cores * CHUNK) {
+                    assertTrue(slices >= 4 * cores, where);
+                }
+                if ((long) n >= 4L * cores * (JvmFastForms.SPREAD_CHUNK + CHUNK)) {
+                    assertEquals(JvmFastForms.SPREAD_CHUNK, length, where);
+                }
+            }
+        }
+    }
+
     /** Long arrays of a confined arena, which other threads may not touch: the form runs on the caller's thread. */
     @Test
     void confinedArraysStayOnTheCallersThread() throws Exception {
