@@ -51,8 +51,9 @@ final class JvmFastForms {
     static final int CHUNK = 512;
     static final int HALF = CHUNK / 2;
     /**
-     * Elements per task where an element-wise form runs on every core: enough that a task costs
-     * little beside its work (shorter ones left the 16-bit conversions slow at times on 2 cores).
+     * The most elements per task where an element-wise form runs on every core: enough that a task
+     * costs little beside its work (shorter ones left the 16-bit conversions slow at times on 2
+     * cores); {@link #sliceLength} takes fewer only to give each core four or more.
      */
     static final int SPREAD_CHUNK = 128 * 1024;
     /** The fewest elements per task where slices shorter than {@link #SPREAD_CHUNK} share many cores. */
@@ -119,12 +120,14 @@ final class JvmFastForms {
     }
 
     /**
-     * Runs an element-wise form on every core, a slice of {@link #SPREAD_CHUNK} elements of every
-     * array a task, where the arrays are long enough to share and the form applies to them whole
+     * Runs an element-wise form on every core, a slice of every array a task ({@link #sliceLength}
+     * elements), where the arrays are long enough to share and the form applies to them whole
      * (output {@code args[written]}): element {@code i} of the result depends on element {@code i}
-     * of the inputs alone, so that slices give what the whole does. Where the cores may not be
-     * shared ({@link CoreSpread#mayShare}) or an array is a confined arena's, the form runs whole
-     * on the caller's thread.
+     * of the inputs alone, so that slices give what the whole does. A slice moving
+     * {@link #LONG_TASK_BYTES} or more wakes every core at once; shorter ones start on the caller's
+     * thread alone ({@link CoreSpread#each}). Where the cores may not be shared
+     * ({@link CoreSpread#mayShare}) or an array is a confined arena's, the form runs whole on the
+     * caller's thread.
      */
     private static boolean spread(JvmFastForm form, int written, Object[] args) {
         KernelArray out = (KernelArray) args[written];
