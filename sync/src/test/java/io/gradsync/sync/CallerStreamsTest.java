@@ -113,6 +113,35 @@ class CallerStreamsTest {
     }
 
     /**
+     * A synchronous {@code cpu} call on JVM devices averages host memory in place: it waits on the
+     * host for the work queued on the caller's streams first ("backward" blocked until released
+     * 100 ms after the call began), and the caller's next work sees the average.
+     */
+    @Test
+    void synchronousCpuCallWaitsForTheCallersStreamsThenAveragesInPlace() throws Exception {
+        int n = 3;
+        List<Device> devices = devices(n, false);
+        SyncOptions noDeviceWait = SyncOptions.defaults().withWaitForCaller(false);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, noDeviceWait)) {
+            for (int round = 0; round < 2; round++) {
+                CallerStreamSetup s = new CallerStreamSetup(devices, round);
+                Thread releaser = Thread.ofPlatform().daemon().start(() -> {
+                    sleep(100);
+                    s.release.countDown();
+                });
+                sync.synchronize(s.replicas);
+                assertEquals(0, s.release.getCount(), "the call returned before the caller's work it averages");
+                s.consumeAfter();
+                assertTrue(s.consumed.await(30, TimeUnit.SECONDS), "the caller's stream ran on after the average");
+                s.assertConsumedTheAverage();
+                releaser.join();
+                s.close();
+            }
+            assertTrue(sync.stats().phases().containsKey("in place"), () -> "not averaged in place: " + sync.stats().phases().keySet());
+        }
+    }
+
+    /**
      * Per device: the caller's stream, a gradient in its buffer, "backward" on the stream blocked
      * until {@link #release} (then writing {@code r + round}), and "optimizer" work queued after
      * the call that copies what it finds. JVM devices use their streams; opencl ones queue copies.

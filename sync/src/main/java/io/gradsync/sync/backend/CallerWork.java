@@ -49,6 +49,19 @@ final class CallerWork {
         }
     }
 
+    /**
+     * Every replica's caller work waited for here, on the host: a stream's up to now (its event),
+     * elsewhere the whole device where asked. For work the host does itself on host memory.
+     */
+    void awaitOnHost() {
+        for (int r = 0; r < devices.size(); r++) {
+            DeviceEvent e = callerReady(r);
+            if (e != null) {
+                e.synchronize();
+            }
+        }
+    }
+
     /** {@code start} waits for every replica's caller work. */
     void awaitOn(DeviceStream start) {
         for (int r = 0; r < devices.size(); r++) {

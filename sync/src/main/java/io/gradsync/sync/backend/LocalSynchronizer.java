@@ -56,6 +56,14 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     }
 
     /**
+     * The caller's work on the gradients comes first, for work the host does itself: each replica's
+     * stream waited for here up to now, elsewhere the whole device (unless told not to).
+     */
+    protected final void awaitCallerWorkOnHost() {
+        callerWork.awaitOnHost();
+    }
+
+    /**
      * As {@link #awaitCallerWork(DeviceStream...)} for a backend whose work starts on one stream
      * and reads every replica from there: {@code start} waits for every caller stream's event.
      */

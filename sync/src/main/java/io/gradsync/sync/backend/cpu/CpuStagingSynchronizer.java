@@ -128,7 +128,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             return null;
         }
         if (!collect && inPlaceViews.applies(replicas)) { // JVM devices: the replicas are host memory already
-            awaitCallerWork();
+            awaitCallerWorkOnHost(); // a synchronous call: its replicas' streams (JVM devices') waited for here
             long t1 = System.nanoTime();
             stats.phase("prepare", t1 - t0);
             RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers, inPlaceViews);

@@ -29,12 +29,12 @@ final class HostInPlace {
     private HostInPlace() {
     }
 
-    /** True where every gradient lies in a JVM device's memory and no replica names a stream (whose queued work would have to be waited for on the device). */
+    /**
+     * True where every gradient lies in a JVM device's memory. A replica's stream is then a JVM
+     * device's, whose queued work the synchronous call waits for on the host first.
+     */
     private static boolean applies(List<Replica> replicas) {
         for (Replica r : replicas) {
-            if (r.stream() != null) {
-                return false;
-            }
             for (Gradient g : r.gradients()) {
                 if (!(g.buffer() instanceof JvmBuffer)) {
                     return false;
