@@ -58,8 +58,6 @@ final class JvmFastForms {
     static final int SPREAD_CHUNK = 128 * 1024;
     /** The fewest elements per task where slices shorter than {@link #SPREAD_CHUNK} share many cores. */
     static final int SHORTEST_SLICE = 16 * 1024;
-    /** Bytes of its arrays a task moves from which it outlasts waking the other cores: they are woken at once. */
-    static final long LONG_TASK_BYTES = 256 * 1024;
 
     static {
         // Every kind of memory segment and array class loaded before any form is compiled: C2
@@ -123,9 +121,9 @@ final class JvmFastForms {
      * Runs an element-wise form on every core, a slice of every array a task ({@link #sliceLength}
      * elements), where the arrays are long enough to share and the form applies to them whole
      * (output {@code args[written]}): element {@code i} of the result depends on element {@code i}
-     * of the inputs alone, so that slices give what the whole does. A slice moving
-     * {@link #LONG_TASK_BYTES} or more wakes every core at once; shorter ones start on the caller's
-     * thread alone ({@link CoreSpread#each}). Where the cores may not be shared
+     * of the inputs alone, so that slices give what the whole does. How long a slice is (the bytes
+     * it moves) decides whether every core is woken at once ({@link CoreSpread#each(int, long,
+     * IntConsumer)}). Where the cores may not be shared
      * ({@link CoreSpread#mayShare}) or an array is a confined arena's, the form runs whole on the
      * caller's thread.
      */
@@ -152,11 +150,7 @@ final class JvmFastForms {
         for (KernelArray a : others) {
             bytesPerElement += a.elementBytes();
         }
-        if (bytesPerElement * length >= LONG_TASK_BYTES) {
-            CoreSpread.eachAtOnce(slices, task);
-        } else {
-            CoreSpread.each(slices, task);
-        }
+        CoreSpread.each(slices, bytesPerElement * length, task);
         return true;
     }
 

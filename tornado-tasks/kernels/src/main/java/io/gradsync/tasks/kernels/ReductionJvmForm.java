@@ -51,19 +51,14 @@ final class ReductionJvmForm {
 
     /**
      * Runs {@code task} for each of {@code 0 .. tasks - 1}: on every core where the launch may share
-     * them and any thread may touch {@code args}' arrays, else here in turn. Where a task reads
-     * {@link JvmFastForms#LONG_TASK_BYTES} or more of the input ({@code args[0]}), every core is woken at once
-     * ({@link CoreSpread#eachAtOnce}); else the first tasks run here alone while that is cheaper
-     * than waking the others. Not a parallel stream: C2 compiled a reduction's loop into the
-     * stream's own code, where it ran several times slower for the rest of the run.
+     * them and any thread may touch {@code args}' arrays (every core woken at once where each task
+     * reads enough of the input, {@code args[0]}: {@link CoreSpread#each(int, long, IntConsumer)}),
+     * else here in turn. Not a parallel stream: C2 compiled a reduction's loop into the stream's
+     * own code, where it ran several times slower for the rest of the run.
      */
     private static void eachTask(int tasks, Object[] args, IntConsumer task) {
         if (CoreSpread.mayShare() && CoreSpread.shareable(args)) {
-            if (((KernelArray) args[0]).segment().byteSize() / tasks >= JvmFastForms.LONG_TASK_BYTES) {
-                CoreSpread.eachAtOnce(tasks, task);
-            } else {
-                CoreSpread.each(tasks, task);
-            }
+            CoreSpread.each(tasks, ((KernelArray) args[0]).segment().byteSize() / tasks, task);
         } else {
             for (int t = 0; t < tasks; t++) {
                 task.accept(t);

@@ -25,7 +25,7 @@ import java.util.function.IntConsumer;
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
  * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
- * join for the rest (at once for work its caller knows to be long: {@link #eachAtOnce}). The
+ * join for the rest (at once for tasks long enough to outlast waking them: {@link #each(int, long, IntConsumer)}). The
  * launch returns once every chunk begun has ended, without waiting for a helper that wakes too
  * late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
@@ -44,6 +44,8 @@ public final class CoreSpread {
      * costs, so that a launch this short is not made slower by the cores that would share it.
      */
     private static final long ALONE_NANOS = 20_000;
+    /** Bytes a task moves from which it outlasts waking the other cores: they are woken at once. */
+    static final long LONG_TASK_BYTES = 256 * 1024;
     /** Whether launches may share the cores ({@code -Dgradsync.jvmSpread=false}: never). */
     private static final boolean ENABLED = !"false".equals(System.getProperty("gradsync.jvmSpread"));
     /** Bound where the caller shares the work among the cores itself: launches then stay on its thread. */
@@ -160,19 +162,20 @@ public final class CoreSpread {
      * ended; the first failure is rethrown then, and tasks not yet begun are not begun.
      */
     public static void each(int count, IntConsumer task) {
-        each(count, ALONE_NANOS, task);
+        runEach(count, ALONE_NANOS, task);
     }
 
     /**
-     * As {@link #each}, with every core woken at once: for work its caller knows to be long (a
-     * reduction over large arrays, a few long tasks a core), where the first task run alone would
-     * leave the other cores idle for its whole length.
+     * As {@link #each(int, IntConsumer)} for tasks that each move {@code taskBytes} of memory: from
+     * {@link #LONG_TASK_BYTES} on, every core is woken at once, since a first task run alone would
+     * leave the others idle for its whole length (a reduction over large arrays, a few long
+     * slices a core).
      */
-    public static void eachAtOnce(int count, IntConsumer task) {
-        each(count, 0, task);
+    public static void each(int count, long taskBytes, IntConsumer task) {
+        runEach(count, taskBytes >= LONG_TASK_BYTES ? 0 : ALONE_NANOS, task);
     }
 
-    private static void each(int count, long aloneNanos, IntConsumer task) {
+    private static void runEach(int count, long aloneNanos, IntConsumer task) {
         if (count > 0) {
             spread(count, aloneNanos, c -> {
                 task.accept(c);

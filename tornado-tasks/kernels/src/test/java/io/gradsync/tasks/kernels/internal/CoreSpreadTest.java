@@ -311,7 +311,7 @@ class CoreSpreadTest {
         }
     }
 
-    /** {@code each} and {@code eachAtOnce} run every task exactly once, and the woken cores take part. */
+    /** Both forms of {@code each} (alone first, or every core at once for long tasks) run every task exactly once, and the woken cores take part. */
     @ParameterizedTest
     @ValueSource(booleans = {false, true})
     void everyTaskRunsOnce(boolean atOnce) {
@@ -352,11 +352,8 @@ class CoreSpreadTest {
         assertTrue(begun.get() < count, "every task was begun after the failure");
     }
 
+    /** Tasks as long as waking every core at once is worth ({@code atOnce}), or as short as a few bytes. */
     private static void run(boolean atOnce, int count, IntConsumer task) {
-        if (atOnce) {
-            CoreSpread.eachAtOnce(count, task);
-        } else {
-            CoreSpread.each(count, task);
-        }
+        CoreSpread.each(count, atOnce ? CoreSpread.LONG_TASK_BYTES : 64, task);
     }
 }
