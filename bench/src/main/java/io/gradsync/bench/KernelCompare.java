@@ -47,9 +47,9 @@ import java.util.stream.IntStream;
  * one on the host (its work is synchronous); the figure is the median of the timed launches
  * after warm-up. Inputs are fresh random non-zero values: zeros can be faster than data.
  *
- * <p>Effective bandwidth counts each full-length array once if the kernel reads it or writes it,
- * twice if it does both (in place: {@code sumInto*}, {@code scale*}, {@code averageInPlace*}): the
- * traffic a perfect kernel must move. Compare it with the device's copy bandwidth (read + write).
+ * <p>Effective bandwidth counts each array once if the kernel reads it or writes it, twice if it
+ * does both (in place: {@code sumInto*}, {@code scale*}, {@code averageInPlace*}): the traffic a
+ * perfect kernel must move, a reduction's partials included. Compare it with the device's copy bandwidth (read + write).
  */
 public final class KernelCompare {
 
@@ -155,13 +155,18 @@ public final class KernelCompare {
         return args;
     }
 
-    /** Bytes a perfect kernel moves per launch (see the class comment); every array of a user's kernel counts. */
+    /**
+     * Bytes a perfect kernel moves per launch (see the class comment). Every array counts, not
+     * only the full-length ones: a reduction's fp64 partials are written whole whatever the
+     * input's length (524,288 slots, 4 MiB, a quarter of a 16 MiB input's bytes), while its
+     * one-element flag or result adds a few bytes.
+     */
     static long traffic(KernelSpec spec, List<Arg> args) {
         KernelIr ir = KernelIrs.ir(spec.compile());
         Set<String> read = readArrays(ir);
         long bytes = 0;
         for (Arg a : args) {
-            if (a.element() != null && (a.fullLength() || isUsers(spec))) {
+            if (a.element() != null) {
                 String name = ((KernelParam.ArrayParam) a.param()).name();
                 bytes += a.bytes() * ((read.contains(name) ? 1 : 0) + (ir.writes(name) ? 1 : 0));
             }

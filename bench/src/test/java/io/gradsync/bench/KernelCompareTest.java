@@ -1,8 +1,11 @@
 package io.gradsync.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.tasks.compiler.ir.ElementKind;
+import io.gradsync.tasks.kernels.BuiltinKernels;
+import io.gradsync.tasks.kernels.KernelSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -12,6 +15,22 @@ import org.junit.jupiter.api.Test;
 class KernelCompareTest {
     private static KernelCompare.Arg array(ElementKind kind, int count) {
         return new KernelCompare.Arg(null, kind, count, true, null);
+    }
+
+    @Test
+    void trafficCountsWhatAPerfectKernelReadsAndWritesPartialsIncluded() {
+        int n = 1 << 20;
+        KernelSpec average3 = BuiltinKernels.byName("average3").orElseThrow();
+        assertEquals(4L * n * 4, KernelCompare.traffic(average3, KernelCompare.arguments(average3, n))); // three read, one written
+        KernelSpec scale = BuiltinKernels.byName("scaleBf16").orElseThrow();
+        assertEquals(2L * n * 2, KernelCompare.traffic(scale, KernelCompare.arguments(scale, n))); // in place: read and written
+        KernelSpec partials = BuiltinKernels.byName("sumOfSquaresPartialsF16").orElseThrow();
+        // the input read, every fp64 slot written: the slots do not shrink with the input
+        assertEquals(2L * n + 8L * BuiltinKernels.REDUCTION_THREADS,
+                KernelCompare.traffic(partials, KernelCompare.arguments(partials, n)));
+        KernelSpec check = BuiltinKernels.byName("checkFinite").orElseThrow();
+        long flag = KernelCompare.traffic(check, KernelCompare.arguments(check, n)) - 4L * n;
+        assertTrue(flag >= 0 && flag <= 8, "the one-element flag adds at most its own bytes read and written: " + flag);
     }
 
     @Test

@@ -120,6 +120,11 @@ final class AverageJvmForm {
         Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < out.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, out.getSize() - at);
+            if (halves) {
+                t.loadHalfSum(c, in[0].segment(), in[1].segment(), at, count);
+                t.store(c, out.segment(), at, count);
+                continue;
+            }
             t.loadTwo(c, in[0].segment(), in[1].segment(), at, count);
             if (sum == Sum.THREE) {
                 t.load(c, in[2].segment(), at, count, c.f3, c.f3View);
@@ -138,9 +143,6 @@ final class AverageJvmForm {
             }
             if (t == JvmFastForms.Type.F32) {
                 divide(c, k, sum);
-                t.store(c, out.segment(), at, count);
-            } else if (halves) {
-                halfSum(c);
                 t.store(c, out.segment(), at, count);
             } else {
                 divideToNearest(c, k, sum);

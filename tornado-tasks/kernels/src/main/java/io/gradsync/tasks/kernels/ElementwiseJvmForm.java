@@ -48,8 +48,7 @@ final class ElementwiseJvmForm {
         Chunk c = Chunk.ofThisThread();
         for (int at = 0; at < acc.getSize(); at += CHUNK) {
             int count = Math.min(CHUNK, acc.getSize() - at);
-            t.loadTwo(c, acc.segment(), x.segment(), at, count);
-            c.addFloats();
+            t.loadSum(c, acc.segment(), x.segment(), at, count);
             t.store(c, acc.segment(), at, count);
         }
         return true;

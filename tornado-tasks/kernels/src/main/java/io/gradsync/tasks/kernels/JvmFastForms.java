@@ -7,6 +7,7 @@ import io.gradsync.tasks.api.HalfFloats;
 import io.gradsync.tasks.api.KernelArray;
 import io.gradsync.tasks.api.KernelContext;
 import io.gradsync.tasks.kernels.internal.CoreSpread;
+import io.gradsync.tasks.kernels.internal.Lanes;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -43,6 +44,7 @@ import java.util.function.IntConsumer;
  */
 final class JvmFastForms {
     private static final ValueLayout.OfShort SHORT = ValueLayout.JAVA_SHORT_UNALIGNED;
+    private static final ValueLayout.OfFloat FLOAT = ValueLayout.JAVA_FLOAT_UNALIGNED;
     private static final ValueLayout.OfInt INT = ValueLayout.JAVA_INT_UNALIGNED;
     /**
      * Elements per chunk: few enough that the scratch (15 KiB) stays in L1 beside the lines streaming
@@ -218,9 +220,18 @@ final class JvmFastForms {
                 MemorySegment.copy(src, 4L * at, dstView, 0, 4L * count);
             }
 
+            /** In lanes where there are, else in a loop C2 vectorizes: a bulk copy a chunk costs more than the chunk's conversion. */
             @Override
             void store(Chunk c, MemorySegment dst, int at, int count) {
-                MemorySegment.copy(c.fView, 0, dst, 4L * at, 4L * count);
+                if (Lanes.available()) {
+                    Lanes.storeFloats(c.f, count, dst, 4L * at);
+                    return;
+                }
+                float[] v = c.f;
+                long base = 4L * at;
+                for (int i = 0; i < count; i++) {
+                    dst.set(FLOAT, base + 4L * i, v[i]);
+                }
             }
         },
         F16 {
@@ -240,6 +251,29 @@ final class JvmFastForms {
                 for (int i = 0; i < count; i++) {
                     x[i] = Float.float16ToFloat(src.get(SHORT, base + 2L * i));
                     y[i] = Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
+                }
+            }
+
+            // the sums below widen src2 inside their own loop: one pass less over the chunk, and
+            // faster on 1 and 2 cores than loadTwo's one loop (bench/RESULTS.md, session 26)
+
+            @Override
+            void loadSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                float[] x = c.f;
+                load(c, src, at, count, x, c.fView);
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    x[i] = x[i] + Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
+                }
+            }
+
+            @Override
+            void loadHalfSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                float[] x = c.f;
+                load(c, src, at, count, x, c.fView);
+                long base = 2L * at;
+                for (int i = 0; i < count; i++) {
+                    x[i] = x[i] * 0.5f + Float.float16ToFloat(src2.get(SHORT, base + 2L * i)) * 0.5f;
                 }
             }
 
@@ -321,6 +355,18 @@ final class JvmFastForms {
         void loadTwo(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
             load(c, src, at, count, c.f, c.fView);
             load(c, src2, at, count, c.f2, c.f2View);
+        }
+
+        /** {@code c.f[i] = src[i] + src2[i]} in fp32 for the chunk's elements {@code at .. at + count - 1}. */
+        void loadSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+            loadTwo(c, src, src2, at, count);
+            c.addFloats();
+        }
+
+        /** {@code c.f[i] = src[i] * 0.5f + src2[i] * 0.5f} in fp32: the average of two, each halved first. */
+        void loadHalfSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+            loadTwo(c, src, src2, at, count);
+            AverageJvmForm.halfSum(c);
         }
 
         /** Elements {@code at .. at + count - 1} of {@code src}, widened to fp32, into {@code dst} (viewed by {@code dstView}). */

@@ -89,6 +89,17 @@ final class LaneWords {
         return (any & signs) != 0;
     }
 
+    /** See {@link Lanes#storeFloats}: vector stores, where a bulk copy of a chunk's floats costs a call's checks per 2 KiB. */
+    static void storeFloats(float[] from, int count, MemorySegment dst, long offset) {
+        int whole = count - count % FLOATS.length();
+        for (int i = 0; i < whole; i += FLOATS.length()) {
+            FloatVector.fromArray(FLOATS, from, i).intoMemorySegment(dst, offset + 4L * i, ORDER);
+        }
+        for (int i = whole; i < count; i++) {
+            dst.set(FLOAT, offset + 4L * i, from[i]);
+        }
+    }
+
     /** {@code x[i] = bf16(x[i] * s)} for {@code n} elements. */
     static void scale(MemorySegment x, float s, int n) {
         long whole = n - n % STEP;

@@ -165,6 +165,11 @@ public final class Lanes {
         LaneWords.average(out, in, n, false);
     }
 
+    /** Floats {@code [0, count)} of {@code from} into {@code dst} from byte {@code offset}. Only if {@link #available()}. */
+    public static void storeFloats(float[] from, int count, MemorySegment dst, long offset) {
+        LaneWords.storeFloats(from, count, dst, offset);
+    }
+
     /** {@code f32ToBf16}. Only if {@link #available()}. */
     public static void f32ToBf16(MemorySegment in, MemorySegment out, int n) {
         LaneWords.toBf16(in, out, n);
