@@ -155,7 +155,10 @@ final class LaneKernels {
             a1 = v1.fma(v1, a1);
             a2 = v2.fma(v2, a2);
             a3 = v3.fma(v3, a3);
-            largest = largest.max(m0.max(m1)).max(m2.max(m3));
+            // the running maximum an argument, never the receiver: a loop variable's vector class is
+            // unknown where C2 parses the call, which then goes by the JVM-wide profile of the
+            // vector classes (see PartialsPerStep)
+            largest = m0.max(m1).max(m2.max(m3)).max(largest);
         }
         int top = largest.reduceLanes(VectorOperators.MAX);
         if (top >= PartialsPerStep.F16_INFINITY) {
@@ -337,64 +340,74 @@ final class LaneKernels {
     private static void fixedCount(MemorySegment[] in, MemorySegment out, long from, long steps, float divisor) {
         DoubleVector kv = DoubleVector.broadcast(D, divisor);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / divisor);
-        long end = from + steps * LANES;
+        // an int count of steps, not a long index against a long end: over a long index C2 hoisted a
+        // profiled check out of the loops of 6 to 8 inputs whose trap then fired launch after
+        // launch, each trap a recompilation (a tenth of the speed and less: bench/RESULTS.md, session 26)
+        int count = Math.toIntExact(steps);
         switch (in.length) { // a method per count: C2 compiles each loop apart
-            case 2 -> two(in, out, from, end, kv, rv);
-            case 3 -> three(in, out, from, end, kv, rv);
-            case 4 -> four(in, out, from, end, kv, rv);
-            case 5 -> five(in, out, from, end, kv, rv);
-            case 6 -> six(in, out, from, end, kv, rv);
-            case 7 -> seven(in, out, from, end, kv, rv);
-            default -> eight(in, out, from, end, kv, rv);
+            case 2 -> two(in, out, from, count, kv, rv);
+            case 3 -> three(in, out, from, count, kv, rv);
+            case 4 -> four(in, out, from, count, kv, rv);
+            case 5 -> five(in, out, from, count, kv, rv);
+            case 6 -> six(in, out, from, count, kv, rv);
+            case 7 -> seven(in, out, from, count, kv, rv);
+            default -> eight(in, out, from, count, kv, rv);
         }
     }
 
-    private static void two(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void two(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)), kv, rv), out, i);
         }
     }
 
-    private static void three(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void three(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)), kv, rv), out, i);
         }
     }
 
-    private static void four(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void four(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2], d = in[3];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)), kv, rv), out, i);
         }
     }
 
-    private static void five(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void five(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)), kv, rv), out, i);
         }
     }
 
-    private static void six(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void six(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)), kv, rv), out, i);
         }
     }
 
-    private static void seven(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void seven(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i));
             store(divide(sum, kv, rv), out, i);
         }
     }
 
-    private static void eight(MemorySegment[] in, MemorySegment out, long from, long end, DoubleVector kv, DoubleVector rv) {
+    private static void eight(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
         MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6], h = in[7];
-        for (long i = from; i < end; i += LANES) {
+        for (int step = 0; step < steps; step++) {
+            long i = from + (long) step * LANES;
             DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i))
                     .add(f64(h, i));
             store(divide(sum, kv, rv), out, i);

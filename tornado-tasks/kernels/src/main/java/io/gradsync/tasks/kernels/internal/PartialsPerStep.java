@@ -180,7 +180,11 @@ final class PartialsPerStep {
                 a4 = t0; a5 = t1; a6 = t2; a7 = t3;
                 b0 = b4; b1 = b5; b2 = b6; b3 = b7;
                 b4 = c0; b5 = c1; b6 = c2; b7 = c3;
-                largest = largest.max(l0.max(h0).max(l1.max(h1))).max(l2.max(h2).max(l3.max(h3)));
+                // the running maximum an argument, never the receiver: a loop variable's class is
+                // unknown where C2 parses the call, which then dispatches by the JVM-wide profile
+                // of IntVector's classes; once other kernels had run it with other shapes, this
+                // kernel ran at half its speed (bench/RESULTS.md, session 26)
+                largest = l0.max(h0).max(l1.max(h1)).max(l2.max(h2).max(l3.max(h3))).max(largest);
                 e += 4 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
@@ -191,7 +195,7 @@ final class PartialsPerStep {
                 DoubleVector v = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 a0 = u.fma(u, a0);
                 b0 = v.fma(v, b0);
-                largest = largest.max(l.max(h));
+                largest = l.max(h).max(largest);
                 e += slots;
             }
             if (largest.compare(VectorOperators.GE, F16_INFINITY).anyTrue()) {

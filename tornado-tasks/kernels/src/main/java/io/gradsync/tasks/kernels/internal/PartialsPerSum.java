@@ -274,7 +274,7 @@ final class PartialsPerSum {
                 DoubleVector h3 = (DoubleVector) n3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
                 h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
-                largest = largest.max(m0.max(n0).max(m1.max(n1))).max(m2.max(n2).max(m3.max(n3)));
+                largest = m0.max(n0).max(m1.max(n1)).max(m2.max(n2).max(m3.max(n3))).max(largest);
             }
         }
         for (; c < rows; c++) {
@@ -290,7 +290,7 @@ final class PartialsPerSum {
                 DoubleVector h = (DoubleVector) n.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l.fma(l, u).intoArray(a, q);
                 h.fma(h, v).intoArray(a, q + LANES);
-                largest = largest.max(m.max(n));
+                largest = m.max(n).max(largest);
             }
         }
         return largest.reduceLanes(VectorOperators.MAX);
