@@ -90,6 +90,11 @@ final class CompareCommand implements Callable<Integer> {
                     + "the others show n/a. E.g. jvm alone for JVM devices' figures without a GPU's launches between.")
     String forms;
 
+    @Option(names = "--order", defaultValue = "table", paramLabel = "ORDER",
+            description = "The order kernels are timed in: table (by name) or reverse (default: ${DEFAULT-VALUE}). On the "
+                    + "JVM a kernel's speed can depend on the kernels the JIT compiled before it: reverse shows that.")
+    String order;
+
     @Option(names = "--no-check", negatable = false,
             description = "Skip checking each device form's result against the Java method on the same inputs.")
     boolean noCheck;
@@ -102,7 +107,11 @@ final class CompareCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         ClassLoader loader = Usage.parse(spec, () -> UserClassPath.loader(classPath, getClass().getClassLoader()));
         KernelSelection.Selection selection = Usage.parse(spec, () -> KernelSelection.select(kernels, loader));
-        List<KernelSpec> specs = selection.specs();
+        List<KernelSpec> specs = switch (order) {
+            case "table" -> selection.specs();
+            case "reverse" -> selection.specs().reversed();
+            default -> throw Usage.error(spec, "--order must be table or reverse, got '" + order + "'");
+        };
         long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
         long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
         Repeats repeats = Usage.parse(spec, () -> new Repeats(warmup, iterations));
@@ -161,7 +170,8 @@ final class CompareCommand implements Callable<Integer> {
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
-        out.printf(Locale.ROOT, "# gradsync compare: %d kernels, warmup %d, median of %d, %s%n", specs.size(), warmup, iterations,
+        out.printf(Locale.ROOT, "# gradsync compare: %d kernels%s, warmup %d, median of %d, %s%n", specs.size(),
+                order.equals("reverse") ? " in reverse order" : "", warmup, iterations,
                 grid == 0 ? "one thread per element" : grid + " blocks of " + LaunchShape.DEFAULT_BLOCK + " (element-wise kernels)");
         Map<Variant, Double> copy = new EnumMap<>(Variant.class);
         for (Variant v : Variant.values()) {

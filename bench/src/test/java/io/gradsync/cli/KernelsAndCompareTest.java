@@ -135,6 +135,19 @@ class KernelsAndCompareTest {
     }
 
     @Test
+    void compareTimesInReverseOrderOnRequestAndRefusesAnUnknownOrder() {
+        CliRun r = CliRun.of("compare", "--forms", "jvm", "--kernels", "average2,scale,sumInto", "--cpu-size", "256K",
+                "--warmup", "1", "--iters", "3", "--order", "reverse");
+        assertEquals(0, r.exitCode(), r.err());
+        List<String> rows = r.out().lines().filter(l -> l.startsWith(" ")).map(l -> l.trim().split("\\s+")[0]).toList();
+        assertEquals(List.of("sumInto", "scale", "average2"), rows, r.out());
+        assertTrue(r.out().contains("3 kernels in reverse order"), r.out());
+        CliRun bad = CliRun.of("compare", "--forms", "jvm", "--kernels", "average2", "--order", "random");
+        assertEquals(2, bad.exitCode(), bad.out());
+        assertTrue(bad.err().contains("--order must be table or reverse, got 'random'"), bad.err());
+    }
+
+    @Test
     void compareRefusesAnUnknownForm() {
         CliRun r = CliRun.of("compare", "--forms", "jvm,cuda", "--kernels", "average2");
         assertEquals(2, r.exitCode(), r.out());
