@@ -259,21 +259,21 @@ final class JvmFastForms {
 
             @Override
             void loadSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
-                float[] x = c.f;
-                load(c, src, at, count, x, c.fView);
-                long base = 2L * at;
-                for (int i = 0; i < count; i++) {
-                    x[i] = x[i] + Float.float16ToFloat(src2.get(SHORT, base + 2L * i));
-                }
+                weightedSum(c, src, src2, at, count, 1f); // times 1: each float exactly itself
             }
 
             @Override
             void loadHalfSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
+                weightedSum(c, src, src2, at, count, 0.5f);
+            }
+
+            /** {@code c.f[i] = src[i] * w + src2[i] * w}. */
+            private void weightedSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count, float w) {
                 float[] x = c.f;
                 load(c, src, at, count, x, c.fView);
                 long base = 2L * at;
                 for (int i = 0; i < count; i++) {
-                    x[i] = x[i] * 0.5f + Float.float16ToFloat(src2.get(SHORT, base + 2L * i)) * 0.5f;
+                    x[i] = x[i] * w + Float.float16ToFloat(src2.get(SHORT, base + 2L * i)) * w;
                 }
             }
 
