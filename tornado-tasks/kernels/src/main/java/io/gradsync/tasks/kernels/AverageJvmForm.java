@@ -212,23 +212,6 @@ final class AverageJvmForm {
         }
     }
 
-    /**
-     * {@code f[i] = f[i] * 0.5f + f2[i] * 0.5f}: for two 16-bit replicas and {@code k = 2}, a float
-     * that rounds to the 16-bit type as the kernel's quotient does, in float arithmetic. The
-     * halves are exact floats (the 16-bit types' smallest subnormals are 2^-133 and 2^-24), and so
-     * is their sum where the two exponents are at most 16 (bf16) or 13 (fp16) apart: it then has
-     * at most 24 significant bits. Further apart, the smaller half is too small to move the
-     * larger one to the nearest point halfway between two 16-bit values, and the float sum is
-     * not one of those points either: both round to the larger half. Neither sum overflows.
-     */
-    static void halfSum(Chunk c) {
-        float[] a = c.f;
-        float[] b = c.f2;
-        for (int i = 0; i < CHUNK; i++) {
-            a[i] = a[i] * 0.5f + b[i] * 0.5f;
-        }
-    }
-
     /** {@code acc[i]} = the whole sum of the replicas (see {@link Sum}). */
     static void sumIntoAcc(Chunk c, Sum sum) {
         double[] a = c.acc;

@@ -363,10 +363,18 @@ final class JvmFastForms {
             c.addFloats();
         }
 
-        /** {@code c.f[i] = src[i] * 0.5f + src2[i] * 0.5f} in fp32: the average of two, each halved first. */
+        /**
+         * {@code c.f[i] = src[i] * 0.5f + src2[i] * 0.5f} in fp32: for two 16-bit replicas and
+         * {@code k = 2}, a float that rounds to the 16-bit type as the kernel's quotient does. The
+         * halves are exact floats (the 16-bit types' smallest subnormals are 2^-133 and 2^-24), and
+         * so is their sum where the two exponents are at most 16 (bf16) or 13 (fp16) apart: it then
+         * has at most 24 significant bits. Further apart, the smaller half is too small to move the
+         * larger one to the nearest point halfway between two 16-bit values, and the float sum is
+         * not one of those points either: both round to the larger half. Neither sum overflows.
+         */
         void loadHalfSum(Chunk c, MemorySegment src, MemorySegment src2, int at, int count) {
             loadTwo(c, src, src2, at, count);
-            AverageJvmForm.halfSum(c);
+            c.halfSumFloats();
         }
 
         /** Elements {@code at .. at + count - 1} of {@code src}, widened to fp32, into {@code dst} (viewed by {@code dstView}). */
@@ -434,6 +442,15 @@ final class JvmFastForms {
         final MemorySegment longsView = MemorySegment.ofArray(longs);
         final MemorySegment errView = MemorySegment.ofArray(err);
         final MemorySegment errBitsView = MemorySegment.ofArray(errBits);
+
+        /** {@code f[i] = f[i] * 0.5f + f2[i] * 0.5f} ({@link Type#loadHalfSum} says why it is the 16-bit average of two). */
+        void halfSumFloats() {
+            float[] a = f;
+            float[] b = f2;
+            for (int i = 0; i < CHUNK; i++) {
+                a[i] = a[i] * 0.5f + b[i] * 0.5f;
+            }
+        }
 
         /** {@code f[i] = f[i] + f2[i]}. */
         void addFloats() {

@@ -126,7 +126,7 @@ final class LaneWords {
     /**
      * {@code out[i]} = the mean of two bf16 replicas rounded once, as {@code average2Bf16} with
      * {@code k = 2}: {@code a * 0.5f + b * 0.5f} rounds to bf16 as the float64 mean does (see the
-     * average kernels' JVM form, {@code halfSum}).
+     * JVM forms, {@code JvmFastForms.Type.loadHalfSum}).
      */
     static void averageTwo(MemorySegment out, MemorySegment a, MemorySegment b, int n) {
         long whole = n - n % STEP;
