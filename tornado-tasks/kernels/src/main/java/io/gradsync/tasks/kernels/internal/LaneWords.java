@@ -10,7 +10,6 @@ import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -32,8 +31,6 @@ final class LaneWords {
     private static final int STEP = 2 * WORDS.length();
     private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_PREFERRED;
     private static final VectorSpecies<Long> LONGS = LongVector.SPECIES_PREFERRED;
-    private static final VectorSpecies<Integer> HALF_WORDS = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LONGS.length()));
-    private static final VectorSpecies<Short> HALF_SHORTS = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * WORDS.length()));
     /** Elements a conversion step: two per long. */
     private static final int PAIR_STEP = 2 * LONGS.length();
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
@@ -44,6 +41,13 @@ final class LaneWords {
     private static final int BLOCK = 1024;
     /** A step's elements, one per short lane. */
     private static final VectorSpecies<Short> HALVES = VectorSpecies.of(short.class, WORDS.vectorShape());
+    // One shape for the int and short lanes, as for every other lane type here: the Vector API's
+    // own methods are compiled from one JVM-wide profile of the vector classes that passed through
+    // them, and where C2 does not know a vector's class (a loop variable, a call inlined late in a
+    // large method) it dispatches by that profile. Three short shapes there made each operation a
+    // call, two gave type checks and boxed vectors: the 16-bit averages at a fifth of their speed
+    // once the conversions had run (bench/RESULTS.md, session 27). A conversion's narrower side is
+    // therefore the low lanes of a vector of this shape (toBf16, fromBf16).
 
     private LaneWords() {
     }
@@ -74,15 +78,17 @@ final class LaneWords {
         long vector = 4L * WORDS.length(); // bytes
         int step = 4 * WORDS.length(); // words: four vectors
         long whole = from + (to - from) / step * step;
-        IntVector a0 = IntVector.zero(WORDS), a1 = a0, a2 = a0, a3 = a0;
+        IntVector zero = IntVector.zero(WORDS);
+        IntVector a0 = zero, a1 = zero, a2 = zero, a3 = zero;
         for (long w = from; w < whole; w += step) {
             long at = 4 * w;
-            a0 = a0.or(IntVector.fromMemorySegment(WORDS, x, at, ORDER).and(magnitude).add(carry));
-            a1 = a1.or(IntVector.fromMemorySegment(WORDS, x, at + vector, ORDER).and(magnitude).add(carry));
-            a2 = a2.or(IntVector.fromMemorySegment(WORDS, x, at + 2 * vector, ORDER).and(magnitude).add(carry));
-            a3 = a3.or(IntVector.fromMemorySegment(WORDS, x, at + 3 * vector, ORDER).and(magnitude).add(carry));
+            // the running values arguments, never receivers (averageSteps says why)
+            a0 = IntVector.fromMemorySegment(WORDS, x, at, ORDER).and(magnitude).add(carry).or(a0);
+            a1 = IntVector.fromMemorySegment(WORDS, x, at + vector, ORDER).and(magnitude).add(carry).or(a1);
+            a2 = IntVector.fromMemorySegment(WORDS, x, at + 2 * vector, ORDER).and(magnitude).add(carry).or(a2);
+            a3 = IntVector.fromMemorySegment(WORDS, x, at + 3 * vector, ORDER).and(magnitude).add(carry).or(a3);
         }
-        int any = a0.or(a1).or(a2.or(a3)).reduceLanes(VectorOperators.OR);
+        int any = zero.or(a0).or(a1).or(a2).or(a3).reduceLanes(VectorOperators.OR);
         for (long w = whole; w < to; w++) {
             any |= (x.get(INT, 4 * w) & magnitude) + carry;
         }
@@ -190,26 +196,34 @@ final class LaneWords {
      */
     private static void averageSteps(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        FloatVector reciprocal = FloatVector.broadcast(FLOATS, r);
+        ShortVector zero = ShortVector.zero(HALVES);
+        ShortVector one = ShortVector.broadcast(HALVES, (short) 1);
         for (long i = from; i < to; i += STEP) {
-            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
+            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // x + -0 is x, for any x
             FloatVector odd = even;
-            ShortVector largest = ShortVector.zero(HALVES);
-            ShortVector smallestBelow = largest.not(); // unsigned: a zero's magnitude less one is the largest
+            ShortVector largest = zero;
+            ShortVector smallestBelow = zero.not(); // unsigned: a zero's magnitude less one is the largest
             for (MemorySegment m : in) {
                 IntVector w = IntVector.fromMemorySegment(WORDS, m, 2 * i, ORDER);
                 // even() and odd() written out: helpers that other loops call may be compiled on
-                // their own first, and then not inlined here (every vector boxed: RESULTS)
-                even = even.add(w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats());
-                odd = odd.add(w.and(0xFFFF_0000).reinterpretAsFloats());
+                // their own first, and then not inlined here (every vector boxed: RESULTS). The
+                // running values are arguments, never receivers: a loop variable's class is
+                // unknown where C2 parses a call on it, which then dispatches by the JVM-wide
+                // profile of the Vector API's own methods; other kernels' shapes there boxed
+                // every vector (bench/RESULTS.md, session 27). x + y is y + x in float (the
+                // NaNs, whose payload might differ, are done again below).
+                even = w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().add(even);
+                odd = w.and(0xFFFF_0000).reinterpretAsFloats().add(odd);
                 ShortVector magnitude = w.and(0x7FFF_7FFF).reinterpretAsShorts();
-                largest = largest.max(magnitude);
-                smallestBelow = smallestBelow.lanewise(VectorOperators.UMIN, magnitude.sub((short) 1));
+                largest = magnitude.max(largest);
+                smallestBelow = magnitude.sub((short) 1).lanewise(VectorOperators.UMIN, smallestBelow);
             }
-            ShortVector top = largest.lanewise(VectorOperators.LSHR, 7); // exponent fields
-            ShortVector bottom = smallestBelow.add((short) 1).lanewise(VectorOperators.LSHR, 7);
+            ShortVector top = zero.or(largest).lanewise(VectorOperators.LSHR, 7); // exponent fields
+            ShortVector bottom = one.add(smallestBelow).lanewise(VectorOperators.LSHR, 7);
             VectorMask<Short> redo = top.sub(bottom).compare(VectorOperators.GT, 13).or(top.compare(VectorOperators.GT, 0xFB));
-            FloatVector qEven = even.mul(r);
-            FloatVector qOdd = odd.mul(r);
+            FloatVector qEven = reciprocal.mul(even);
+            FloatVector qOdd = reciprocal.mul(odd);
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
             if (!roundsAsQuotient) {
@@ -246,32 +260,36 @@ final class LaneWords {
      */
     private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        FloatVector reciprocal = FloatVector.broadcast(FLOATS, r);
+        FloatVector up = FloatVector.broadcast(FLOATS, 0x1p64f);
+        ShortVector zero = ShortVector.zero(HALVES);
+        ShortVector one = ShortVector.broadcast(HALVES, (short) 1);
         for (long i = from; i < to; i += STEP) {
-            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // -0 + x is x, for any x
+            FloatVector even = FloatVector.broadcast(FLOATS, -0f); // x + -0 is x, for any x
             FloatVector odd = even;
-            ShortVector largest = ShortVector.zero(HALVES);
-            ShortVector smallestBelow = largest.not(); // unsigned: a zero's magnitude less one is the largest
+            ShortVector largest = zero;
+            ShortVector smallestBelow = zero.not(); // unsigned: a zero's magnitude less one is the largest
             for (MemorySegment m : in) {
                 IntVector w = IntVector.fromMemorySegment(WORDS, m, 2 * i, ORDER);
-                // sign to bit 31, magnitude to bits 13..27
-                even = even.add(w.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats());
-                odd = odd.add(w.lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats());
+                // sign to bit 31, magnitude to bits 13..27; the running values arguments (see averageSteps)
+                even = w.lanewise(VectorOperators.LSHL, 16).lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats().add(even);
+                odd = w.lanewise(VectorOperators.ASHR, 3).and(0x8FFF_E000).reinterpretAsFloats().add(odd);
                 ShortVector magnitude = w.and(0x7FFF_7FFF).reinterpretAsShorts();
-                largest = largest.max(magnitude);
-                smallestBelow = smallestBelow.lanewise(VectorOperators.UMIN, magnitude.sub((short) 1));
+                largest = magnitude.max(largest);
+                smallestBelow = magnitude.sub((short) 1).lanewise(VectorOperators.UMIN, smallestBelow);
             }
-            ShortVector top = largest.lanewise(VectorOperators.LSHR, 10); // exponent fields
-            ShortVector bottom = smallestBelow.add((short) 1).lanewise(VectorOperators.LSHR, 10);
+            ShortVector top = zero.or(largest).lanewise(VectorOperators.LSHR, 10); // exponent fields
+            ShortVector bottom = one.add(smallestBelow).lanewise(VectorOperators.LSHR, 10);
             VectorMask<Short> redo = top.sub(bottom).compare(VectorOperators.GT, 10).or(top.compare(VectorOperators.GT, 30));
-            FloatVector qEven = even.mul(r);
-            FloatVector qOdd = odd.mul(r);
+            FloatVector qEven = reciprocal.mul(even);
+            FloatVector qOdd = reciprocal.mul(odd);
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
             if (!roundsAsQuotient) {
                 // the remainders 2^64 times, exactly: at 2^-112 times the values they would be
                 // subnormal, which costs a multiply or fma a hundred cycles or more on some cores
-                IntVector re = qEven.mul(0x1p64f).fma(minusK, even.mul(0x1p64f)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-                IntVector ro = qOdd.mul(0x1p64f).fma(minusK, odd.mul(0x1p64f)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                IntVector re = qEven.mul(0x1p64f).fma(minusK, up.mul(even)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
+                IntVector ro = qOdd.mul(0x1p64f).fma(minusK, up.mul(odd)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
                 ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
                         .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
                 // within four ulps of a tie: bits under bit 13 at 0x1000
@@ -319,25 +337,33 @@ final class LaneWords {
     /**
      * {@code out[i]} = the bf16 nearest the float {@code in[i]}: the floats rounded in int lanes, then
      * each one's upper half narrowed to a short (one instruction where the lanes are 512 bits wide;
-     * pairing the halves in longs took six and ran at two thirds of copy).
+     * pairing the halves in longs took six and ran at two thirds of copy). The narrowed shorts fill
+     * the low half of a short vector, stored whole: its zeros land on the next step's elements,
+     * which that step or the element loop after the last step then writes (a masked store ran at
+     * two thirds of this speed). Written in place the stores stay below the floats still to be read.
      */
     static void toBf16(MemorySegment in, MemorySegment out, int n) {
         int step = WORDS.length();
-        long whole = n - n % step;
+        long whole = n < 2 * step ? 0 : (n - step) - (n - step) % step;
         for (long i = 0; i < whole; i += step) {
             IntVector high = nearest(IntVector.fromMemorySegment(WORDS, in, 4 * i, ORDER)).lanewise(VectorOperators.LSHR, 16);
-            ((ShortVector) high.convertShape(VectorOperators.I2S, HALF_SHORTS, 0)).intoMemorySegment(out, 2 * i, ORDER);
+            ((ShortVector) high.convertShape(VectorOperators.I2S, HALVES, 0)).intoMemorySegment(out, 2 * i, ORDER);
         }
         for (long i = whole; i < n; i++) {
             out.set(SHORT, 2 * i, HalfFloats.floatToBf16(in.get(FLOAT, 4 * i)));
         }
     }
 
-    /** {@code out[i]} = the float of bf16 {@code in[i]}: each word's two elements into one long. */
+    /**
+     * {@code out[i]} = the float of bf16 {@code in[i]}: each word's two elements into one long. A
+     * step reads a whole word vector and widens its low half (a masked load ran at half this
+     * speed); the steps stop where that vector would pass the input's end.
+     */
     static void fromBf16(MemorySegment in, MemorySegment out, int n) {
-        long whole = n - n % PAIR_STEP;
+        long fits = in.byteSize() < WORDS.vectorByteSize() ? 0 : (in.byteSize() - WORDS.vectorByteSize()) / 2 + 1; // steps may start below
+        long whole = Math.min(n - n % PAIR_STEP, (fits + PAIR_STEP - 1) / PAIR_STEP * PAIR_STEP);
         for (long i = 0; i < whole; i += PAIR_STEP) {
-            LongVector w = ((LongVector) IntVector.fromMemorySegment(HALF_WORDS, in, 2 * i, ORDER)
+            LongVector w = ((LongVector) IntVector.fromMemorySegment(WORDS, in, 2 * i, ORDER)
                     .convertShape(VectorOperators.I2L, LONGS, 0)).and(0xFFFF_FFFFL);
             w.lanewise(VectorOperators.LSHL, 16).and(0xFFFF_0000L).or(w.and(0xFFFF_0000L).lanewise(VectorOperators.LSHL, 32))
                     .intoMemorySegment(out, 4 * i, ORDER);

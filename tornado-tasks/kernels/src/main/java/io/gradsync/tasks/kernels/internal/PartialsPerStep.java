@@ -144,6 +144,7 @@ final class PartialsPerStep {
             LongToDoubleFunction slot) {
         DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
         DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
+        IntVector infinity = IntVector.broadcast(I, F16_INFINITY);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -198,7 +199,7 @@ final class PartialsPerStep {
                 largest = l.max(h).max(largest);
                 e += slots;
             }
-            if (largest.compare(VectorOperators.GE, F16_INFINITY).anyTrue()) {
+            if (infinity.compare(VectorOperators.LE, largest).anyTrue()) { // largest a receiver would be a loop variable's
                 for (long p = k; p < k + 2 * LANES; p++) {
                     partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
                 }
