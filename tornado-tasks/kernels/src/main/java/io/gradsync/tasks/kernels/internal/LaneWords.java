@@ -26,6 +26,13 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Thread-safety: stateless.
  */
 final class LaneWords {
+    // One shape, the preferred, for every lane type here: the Vector API's own methods are compiled
+    // from one JVM-wide profile of the vector classes that passed through them, and where C2 does
+    // not know a vector's class (a loop variable, a call inlined late in a large method) it
+    // dispatches by that profile. Three short shapes there made each operation a call, two gave
+    // type checks and boxed vectors: the 16-bit averages at a fifth of their speed once the
+    // conversions had run (bench/RESULTS.md, session 27). A conversion's narrower side is
+    // therefore the low lanes of a vector of this shape (toBf16, fromBf16).
     private static final VectorSpecies<Integer> WORDS = IntVector.SPECIES_PREFERRED;
     /** Elements a step: two per word. */
     private static final int STEP = 2 * WORDS.length();
@@ -41,18 +48,11 @@ final class LaneWords {
     private static final int BLOCK = 1024;
     /** A step's elements, one per short lane. */
     private static final VectorSpecies<Short> HALVES = VectorSpecies.of(short.class, WORDS.vectorShape());
-    // One shape for the int and short lanes, as for every other lane type here: the Vector API's
-    // own methods are compiled from one JVM-wide profile of the vector classes that passed through
-    // them, and where C2 does not know a vector's class (a loop variable, a call inlined late in a
-    // large method) it dispatches by that profile. Three short shapes there made each operation a
-    // call, two gave type checks and boxed vectors: the 16-bit averages at a fifth of their speed
-    // once the conversions had run (bench/RESULTS.md, session 27). A conversion's narrower side is
-    // therefore the low lanes of a vector of this shape (toBf16, fromBf16).
 
     private LaneWords() {
     }
 
-    /** Whether the shapes fit: a long of each two words, and a word vector of half the longs' bits (at least 64). */
+    /** Whether the shape fits: a long lane to each two word lanes, at least 128 bits. */
     static boolean suits() {
         return WORDS.length() == 2 * LONGS.length() && LONGS.vectorBitSize() >= 128;
     }
@@ -344,12 +344,12 @@ final class LaneWords {
      */
     static void toBf16(MemorySegment in, MemorySegment out, int n) {
         int step = WORDS.length();
-        long whole = n < 2 * step ? 0 : (n - step) - (n - step) % step;
-        for (long i = 0; i < whole; i += step) {
+        long i = 0;
+        for (long last = n - 2L * step; i <= last; i += step) { // a step's store reaches a step further
             IntVector high = nearest(IntVector.fromMemorySegment(WORDS, in, 4 * i, ORDER)).lanewise(VectorOperators.LSHR, 16);
             ((ShortVector) high.convertShape(VectorOperators.I2S, HALVES, 0)).intoMemorySegment(out, 2 * i, ORDER);
         }
-        for (long i = whole; i < n; i++) {
+        for (; i < n; i++) {
             out.set(SHORT, 2 * i, HalfFloats.floatToBf16(in.get(FLOAT, 4 * i)));
         }
     }
@@ -360,15 +360,16 @@ final class LaneWords {
      * speed); the steps stop where that vector would pass the input's end.
      */
     static void fromBf16(MemorySegment in, MemorySegment out, int n) {
-        long fits = in.byteSize() < WORDS.vectorByteSize() ? 0 : (in.byteSize() - WORDS.vectorByteSize()) / 2 + 1; // steps may start below
-        long whole = Math.min(n - n % PAIR_STEP, (fits + PAIR_STEP - 1) / PAIR_STEP * PAIR_STEP);
-        for (long i = 0; i < whole; i += PAIR_STEP) {
+        // the last element a step may start at: its whole step within n, its vector within the input
+        long last = Math.min(n - PAIR_STEP, Math.floorDiv(in.byteSize() - WORDS.vectorByteSize(), 2));
+        long i = 0;
+        for (; i <= last; i += PAIR_STEP) {
             LongVector w = ((LongVector) IntVector.fromMemorySegment(WORDS, in, 2 * i, ORDER)
                     .convertShape(VectorOperators.I2L, LONGS, 0)).and(0xFFFF_FFFFL);
             w.lanewise(VectorOperators.LSHL, 16).and(0xFFFF_0000L).or(w.and(0xFFFF_0000L).lanewise(VectorOperators.LSHL, 32))
                     .intoMemorySegment(out, 4 * i, ORDER);
         }
-        for (long i = whole; i < n; i++) {
+        for (; i < n; i++) {
             out.set(FLOAT, 4 * i, bf16(in, i));
         }
     }
