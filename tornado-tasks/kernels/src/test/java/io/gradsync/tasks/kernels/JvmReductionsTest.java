@@ -203,7 +203,8 @@ class JvmReductionsTest {
     void sumOfSquaresWithinRounding(String name) {
         Random rnd = new Random();
         for (double rate : new double[] {0, 1e-5, 1e-3}) {
-            for (int n : new int[] {1, 4097, 300_000}) {
+            // 45 and 4,121: whole passes of four vectors, then single vectors, then single elements
+            for (int n : new int[] {1, 45, 4097, 4121, 300_000}) {
                 KernelArray x = input(name, n, rnd, rate);
                 double exact = 0;
                 for (int i = 0; i < n; i++) {

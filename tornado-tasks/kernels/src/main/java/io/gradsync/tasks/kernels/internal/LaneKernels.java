@@ -75,7 +75,7 @@ final class LaneKernels {
     // compiled while one of them runs, with the other's loop left to a recompilation later.
 
     static double sumOfSquaresF32(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % (2 * LANES);
+        long end = to - (to - from) % LANES;
         double sum = squaresF32(x, from, end);
         for (long i = end; i < to; i++) {
             double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
@@ -96,8 +96,7 @@ final class LaneKernels {
 
     /** As {@link #sumOfSquaresF32} for fp16 elements: {@code sumOfSquaresF16}. */
     static double sumOfSquaresF16(MemorySegment x, long from, long to) {
-        int step = 4 * LANES;
-        long end = to - (to - from) % step;
+        long end = to - (to - from) % (2 * LANES);
         double sum = squaresF16(x, from, end);
         for (long i = end; i < to; i++) {
             double v = Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
@@ -106,41 +105,64 @@ final class LaneKernels {
         return sum;
     }
 
+    // The squares' loops keep eight running sums: each fused multiply-add waits for the one before
+    // it in its sum, and eight sums hide that wait where two did not (bench/RESULTS.md, session 28).
+    // A pass adds into four of them, which then trade places with the other four: eight sums with
+    // the code of four (a pass of eight was too large for C2 to inline the Vector API's calls).
+    // Whole passes, then the last vectors one at a time into the first sum.
+
     private static double squaresF32(MemorySegment x, long from, long end) {
-        DoubleVector a0 = DoubleVector.zero(D);
-        DoubleVector a1 = DoubleVector.zero(D);
-        for (long i = from; i < end; i += 2 * LANES) {
-            DoubleVector v0 = load(false, x, i);
-            DoubleVector v1 = load(false, x, i + LANES);
-            a0 = v0.fma(v0, a0);
-            a1 = v1.fma(v1, a1);
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        long i = from;
+        for (; i <= end - 4 * LANES; i += 4 * LANES) {
+            DoubleVector v0 = load(false, x, i), v1 = load(false, x, i + LANES);
+            DoubleVector v2 = load(false, x, i + 2 * LANES), v3 = load(false, x, i + 3 * LANES);
+            DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
+            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        return a0.add(a1).reduceLanes(VectorOperators.ADD);
+        for (; i < end; i += LANES) {
+            DoubleVector v = load(false, x, i);
+            a0 = v.fma(v, a0);
+        }
+        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
     }
 
     private static double squaresBf16(MemorySegment x, long from, long end) {
-        DoubleVector a0 = DoubleVector.zero(D);
-        DoubleVector a1 = DoubleVector.zero(D);
-        for (long i = from; i < end; i += 2 * LANES) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            DoubleVector v0 = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = v0.fma(v0, a0);
-            a1 = v1.fma(v1, a1);
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        long i = from;
+        for (; i <= end - 4 * LANES; i += 4 * LANES) {
+            IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
+            DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector t0 = u0.fma(u0, a0), t1 = v0.fma(v0, a1), t2 = u1.fma(u1, a2), t3 = v1.fma(v1, a3);
+            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        return a0.add(a1).reduceLanes(VectorOperators.ADD);
+        for (; i < end; i += 2 * LANES) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            DoubleVector u = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = u.fma(u, a0);
+            a1 = v.fma(v, a1);
+        }
+        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
     }
 
     /**
-     * fp16 squares, four running sums of lanes. A half's magnitude shifted into a float's exponent
-     * and fraction is that value times 2^-112 (subnormals too), so the lanes add the squares times
-     * 2^-224, scaled back at the end: exact, as no step comes near the float64 range's ends. That
-     * maps neither an infinity nor a NaN, which the largest magnitude seen stands for instead.
+     * fp16 squares. A half's magnitude shifted into a float's exponent and fraction is that value
+     * times 2^-112 (subnormals too), so the lanes add the squares times 2^-224, scaled back at the
+     * end: exact, as no step comes near the float64 range's ends. That maps neither an infinity nor
+     * a NaN, which the largest magnitude seen stands for instead.
      */
     private static double squaresF16(MemorySegment x, long from, long end) {
-        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0;
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         IntVector largest = IntVector.zero(I);
-        for (long i = from; i < end; i += 4 * LANES) {
+        long i = from;
+        for (; i <= end - 4 * LANES; i += 4 * LANES) {
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
             IntVector m0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
@@ -151,20 +173,29 @@ final class LaneKernels {
             DoubleVector v1 = (DoubleVector) m1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v2 = (DoubleVector) m2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v3 = (DoubleVector) m3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = v0.fma(v0, a0);
-            a1 = v1.fma(v1, a1);
-            a2 = v2.fma(v2, a2);
-            a3 = v3.fma(v3, a3);
+            DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
+            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
             // the running maximum an argument, never the receiver: a loop variable's vector class is
             // unknown where C2 parses the call, which then goes by the JVM-wide profile of the
             // vector classes (see PartialsPerStep)
             largest = m0.max(m1).max(m2.max(m3)).max(largest);
         }
+        for (; i < end; i += 2 * LANES) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector m = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            IntVector n = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector u = (DoubleVector) m.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v = (DoubleVector) n.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = u.fma(u, a0);
+            a1 = v.fma(v, a1);
+            largest = m.max(n).max(largest);
+        }
         int top = largest.reduceLanes(VectorOperators.MAX);
         if (top >= PartialsPerStep.F16_INFINITY) {
             return top > PartialsPerStep.F16_INFINITY ? Double.NaN : Double.POSITIVE_INFINITY;
         }
-        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD) * 0x1p224;
+        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD) * 0x1p224;
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece

@@ -18,7 +18,7 @@ import jdk.incubator.vector.VectorSpecies;
  * {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}. {@link LaneKernels} keeps a step's
  * sixteen sums in registers and reads every row of the step at once; with {@code P} a power of
  * two those rows' pieces share one first-level cache set, and past a few dozen rows each read
- * misses (bench/RESULTS.md). Here a block of {@value #BLOCK} slots is taken sum by sum: sum
+ * misses (bench/RESULTS.md). Here a block of {@link #BLOCK} slots (2,048) is taken sum by sum: sum
  * {@code s} reads its rows {@code s, s + 8, ...} four at a time across the block, its running
  * values kept in an array between those passes. At most four rows' pieces are then read at once,
  * each in order; the sums, and so the partials, are the kernels' bit for bit.
@@ -41,8 +41,12 @@ final class PartialsPerSum {
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    /** Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level cache. */
-    static final int BLOCK = 2048;
+    /**
+     * Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level
+     * cache. {@code -Dgradsync.partials.block} sets it (rounded down to a multiple of 64), to time
+     * longer runs of each row against sums that leave that cache in one run.
+     */
+    static final int BLOCK = Math.max(64, Integer.getInteger("gradsync.partials.block", 2048) / 64 * 64);
     /**
      * Each thread's running sums for a block (eight), and a row for their combination: a launch's
      * tasks would otherwise allocate megabytes of them.
