@@ -70,7 +70,7 @@ class HostAverageTest {
     }
 
     static Stream<Arguments> intoAllCases() {
-        return Stream.of(DType.values()).flatMap(t -> Stream.of(2, 3, 4, 5, 8).flatMap(n ->
+        return Stream.of(DType.values()).flatMap(t -> Stream.of(2, 3, 4, 5, 7, 8, 9).flatMap(n ->
                 Stream.of(1, 7, 8, 32, 37, 511, 512, 3000).map(count -> Arguments.of(t, n, count))));
     }
 

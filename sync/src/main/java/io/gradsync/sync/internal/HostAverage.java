@@ -99,25 +99,51 @@ public final class HostAverage {
     /**
      * Averages elements {@code [from, to)} of the inputs into every input (the all-reduce's result
      * on host memory), with {@link #average}'s bits: in SIMD lanes where {@link Lanes#available()}
-     * (fp32 and bf16 pieces shorter than the kernels' forms take), else into {@code in[0]} and
-     * copied to the others.
+     * (fp32 pieces shorter than the kernels' forms take into every input at once, bf16 ones of 2 to
+     * 8 replicas into the first), else into {@code in[0]}; then copied from there to the others.
      */
     public static void averageIntoAll(DType dtype, MemorySegment[] in, long from, long to) {
         long done = from;
         // pieces the forms do not take (a model's many small tensors); longer ones run the form (one
         // output) and a copy: lanes writing both replicas of a long piece kept failing C2's
         // speculation until they ran unoptimized, at a quarter of the form's speed (RESULTS)
-        if (Lanes.available() && in.length >= 2 && dtype != DType.FP16 && to - from < FORM_MIN) {
+        boolean lanes = Lanes.available() && in.length >= 2 && to - from < FORM_MIN;
+        if (lanes && dtype == DType.FP32) {
             long steps = (to - from) / Lanes.width();
-            Lanes.average(dtype == DType.BF16, in, in, from, steps, in.length);
+            Lanes.averageF32(in, in, from, steps, in.length);
             done = from + steps * Lanes.width();
+        } else if (lanes && dtype == DType.BF16 && in.length <= 8) {
+            bf16IntoFirst(in, from, to);
+            copyFromFirst(dtype, in, from, to);
+            return;
         }
         if (done < to) {
             average(dtype, in, in[0], done, to);
-            long size = dtype.bytes();
-            for (int r = 1; r < in.length; r++) {
-                MemorySegment.copy(in[0], done * size, in[r], done * size, (to - done) * size);
-            }
+            copyFromFirst(dtype, in, done, to);
+        }
+    }
+
+    /**
+     * bf16 elements {@code [from, to)} of 2 to 8 replicas averaged into the first, by the kernels'
+     * 16-bit lanes (one implementation of their bits for the forms and the host).
+     */
+    private static void bf16IntoFirst(MemorySegment[] in, long from, long to) {
+        int n = (int) (to - from);
+        MemorySegment[] views = new MemorySegment[in.length];
+        for (int r = 0; r < in.length; r++) {
+            views[r] = in[r].asSlice(2 * from, 2L * n);
+        }
+        if (in.length == 2) {
+            Lanes.averageTwoBf16(views[0], views[0], views[1], n);
+        } else {
+            Lanes.averageBf16(views[0], views, n);
+        }
+    }
+
+    private static void copyFromFirst(DType dtype, MemorySegment[] in, long from, long to) {
+        long size = dtype.bytes();
+        for (int r = 1; r < in.length; r++) {
+            MemorySegment.copy(in[0], from * size, in[r], from * size, (to - from) * size);
         }
     }
 

@@ -164,7 +164,7 @@ final class AverageJvmForm {
         MemorySegment to = out.segment();
         int n = out.getSize();
         long steps = n / Lanes.width();
-        Lanes.average(false, from, new MemorySegment[] {to}, 0, steps, k);
+        Lanes.averageF32(from, new MemorySegment[] {to}, 0, steps, k);
         double r = 1.0 / k;
         for (long i = steps * Lanes.width(); i < n; i++) {
             double sum = from[0].getAtIndex(ValueLayout.JAVA_FLOAT, i); // not 0 + ...: a sum of -0 stays -0

@@ -264,7 +264,7 @@ final class ReductionJvmForm {
         int slots = partials.getSize();
         if (Lanes.available() && t == JvmFastForms.Type.F32) {
             FloatArray f = (FloatArray) x;
-            partialsInLanes(args, f.getSize(), slots, partials.segment(), Lanes.width(),
+            partialsInLanes(args, f.getSize(), slots, partials.segment(), 2 * Lanes.width(),
                     (from, steps, count) -> Lanes.squaresPartialsF32(f.segment(), slots, from, steps, count, partials.segment()),
                     p -> ReductionKernels.squares(f, p, slots));
             return true;
@@ -388,7 +388,8 @@ final class ReductionJvmForm {
 
     /** Slots {@code [from, from + steps * step)}, each of {@code count} elements, in lanes. */
     private interface SlotSteps {
-        void run(long from, long steps, int count);
+        /** Returns the steps done, the first ones of {@code steps}. */
+        long run(long from, long steps, int count);
     }
 
     /** Slots {@code [from, to)}, each of {@code count} elements, in lanes and the rest one by one. */
@@ -396,9 +397,8 @@ final class ReductionJvmForm {
         if (from >= to) {
             return;
         }
-        long steps = (to - from) / step;
-        lanes.run(from, steps, count);
-        for (long p = from + steps * step; p < to; p++) {
+        long done = lanes.run(from, (to - from) / step, count);
+        for (long p = from + done * step; p < to; p++) {
             out.setAtIndex(ValueLayout.JAVA_DOUBLE, p, one.applyAsDouble((int) p));
         }
     }
@@ -421,7 +421,10 @@ final class ReductionJvmForm {
         int slots = partials.getSize();
         if (Lanes.available()) {
             partialsInLanes(args, n, slots, partials.segment(), Lanes.width(),
-                    (from, steps, count) -> Lanes.sumsPartialsF64(x.segment(), slots, from, steps, count, partials.segment()),
+                    (from, steps, count) -> {
+                        Lanes.sumsPartialsF64(x.segment(), slots, from, steps, count, partials.segment());
+                        return steps;
+                    },
                     p -> sumOfSlot(x, p, slots));
             return true;
         }

@@ -7,59 +7,67 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.ShortVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
- * The averages in SIMD lanes of the incubating {@code jdk.incubator.vector}: {@link Lanes}' work,
- * in a class of its own because loading it needs the module. The bits of the average kernels: the
- * float64 sum in replica order, divided as {@link Quotients#divide} does, rounded once (fp32
- * directly; bf16 through the float rounded to odd). A loop reads straight from the segments, which
- * a plain loop over several segments does not do in vectors (C2 cannot rule out that they overlap).
+ * The fp32 averages and the sums of squares in SIMD lanes of the incubating
+ * {@code jdk.incubator.vector}: {@link Lanes}' work, in a class of its own because loading it needs
+ * the module. The bits of the average kernels: the float64 sum in replica order, divided as
+ * {@link Quotients#divide} does, rounded once to fp32 (the 16-bit averages are {@link LaneWords}').
+ * A loop reads straight from the segments, which a plain loop over several segments does not do in
+ * vectors (C2 cannot rule out that they overlap).
  *
  * <p>Thread-safety: stateless.
  */
 final class LaneKernels {
-    // No vector helper here is shared with LaneWords, whose ints are twice as wide: C2 profiles a
-    // helper once for all its callers, and one that sees two vector classes loses its intrinsics in
-    // both (every vector boxed, a fortieth of the speed, bench/RESULTS.md). Hence the rounding to
-    // bf16 written again below, for these lanes' shape.
+    // One shape, the float64 lanes', for every lane type here, as in LaneWords (which says why): a
+    // float or word vector holds twice a step's elements. The float64 lanes take its lower half
+    // (the conversions' part 0, one instruction); its upper half is moved down first where a step
+    // uses it. No vector helper here is shared with LaneWords: C2 profiles a helper once for all
+    // its callers, and one that sees two vector classes loses its intrinsics in both (every vector
+    // boxed, a fortieth of the speed, bench/RESULTS.md).
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     /** Elements a step: the float64 lanes of the widest vector. */
     static final int LANES = D.length();
-    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
-    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
-    private static final VectorSpecies<Short> S = VectorSpecies.of(short.class, VectorShape.forBitSize(16 * LANES));
-    /** Floats of the float64 lanes' width: twice as many. */
-    private static final VectorSpecies<Float> WIDE = VectorSpecies.of(float.class, D.vectorShape());
+    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, D.vectorShape());
+    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
+    /** Lane picks that swap a float or word vector's halves: its upper half then converts as part 0. */
+    private static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
+    private static final VectorShuffle<Integer> SWAP_I = VectorShuffle.fromOp(I, j -> (j + LANES) % (2 * LANES));
+    /** Lane picks joining the lower halves of two float vectors ({@code JOIN.selectFrom(lower, upper)}). */
+    private static final FloatVector JOIN = FloatVector.fromArray(F, joinPicks(), 0);
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     private LaneKernels() {
     }
 
-    /** Whether these lanes suit the host: a float64 vector of 4 to 8 lanes, so that the narrower shapes below exist. */
+    /** Whether these lanes suit the host: a float64 vector of 4 to 8 lanes. */
     static boolean suits() {
         return LANES >= 4 && D.vectorBitSize() <= 512;
     }
 
-    /** See {@link Lanes#average}. A dispatch small enough for C2 to inline: the loops are methods of their own. */
-    static void average(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
-        if (in.length == 2 && k == 2 && (out.length == 2 || !bf16 && out.length == 1)) {
-            // a method per output count and type: no test inside a loop (see fixedCount)
+    private static float[] joinPicks() {
+        float[] picks = new float[2 * LANES];
+        for (int j = 0; j < 2 * LANES; j++) {
+            picks[j] = j < LANES ? j : j + LANES; // the second vector's lanes are numbered from 2 * LANES
+        }
+        return picks;
+    }
+
+    /** See {@link Lanes#averageF32}. A dispatch small enough for C2 to inline: the loops are methods of their own. */
+    static void average(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+        if (in.length == 2 && k == 2 && out.length <= 2) {
+            // a method per output count: no test inside a loop (see fixedCount)
             if (out.length == 1) {
                 twoFp32(in[0], in[1], out[0], from, steps);
-            } else if (bf16) {
-                twoBf16IntoBoth(in[0], in[1], out[0], out[1], from, steps);
             } else {
                 twoFp32IntoBoth(in[0], in[1], out[0], out[1], from, steps);
             }
-        } else if (!bf16 && out.length == 1 && in.length <= 8) {
+        } else if (out.length == 1 && in.length <= 8) {
             fixedCount(in, out[0], from, steps, k);
-        } else if (bf16) {
-            anyCountBf16(in, out, from, steps, k);
         } else {
             anyCountF32(in, out, from, steps, k);
         }
@@ -75,7 +83,7 @@ final class LaneKernels {
     // compiled while one of them runs, with the other's loop left to a recompilation later.
 
     static double sumOfSquaresF32(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % LANES;
+        long end = to - (to - from) % (2 * LANES);
         double sum = squaresF32(x, from, end);
         for (long i = end; i < to; i++) {
             double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
@@ -85,7 +93,7 @@ final class LaneKernels {
     }
 
     static double sumOfSquaresBf16(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % (2 * LANES);
+        long end = to - (to - from) % (4 * LANES);
         double sum = squaresBf16(x, from, end);
         for (long i = end; i < to; i++) {
             double v = HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
@@ -96,7 +104,7 @@ final class LaneKernels {
 
     /** As {@link #sumOfSquaresF32} for fp16 elements: {@code sumOfSquaresF16}. */
     static double sumOfSquaresF16(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % (2 * LANES);
+        long end = to - (to - from) % (4 * LANES);
         double sum = squaresF16(x, from, end);
         for (long i = end; i < to; i++) {
             double v = Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
@@ -109,31 +117,39 @@ final class LaneKernels {
     // it in its sum, and eight sums hide that wait where two did not (bench/RESULTS.md, session 28).
     // A pass adds into four of them, which then trade places with the other four: eight sums with
     // the code of four (a pass of eight was too large for C2 to inline the Vector API's calls).
-    // Whole passes, then the last vectors one at a time into the first sum.
+    // A pass reads whole vectors; the elements past the last are the caller's.
 
+    /** fp32 elements {@code [from, end)}, {@code end - from} a multiple of {@code 2 * LANES}. */
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         long i = from;
         for (; i <= end - 4 * LANES; i += 4 * LANES) {
-            DoubleVector v0 = load(false, x, i), v1 = load(false, x, i + LANES);
-            DoubleVector v2 = load(false, x, i + 2 * LANES), v3 = load(false, x, i + 3 * LANES);
+            FloatVector f0 = FloatVector.fromMemorySegment(F, x, 4 * i, ORDER);
+            FloatVector f1 = FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER);
+            DoubleVector v0 = (DoubleVector) f0.convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) f0.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v2 = (DoubleVector) f1.convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v3 = (DoubleVector) f1.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        for (; i < end; i += LANES) {
-            DoubleVector v = load(false, x, i);
-            a0 = v.fma(v, a0);
+        if (i < end) { // one vector more
+            FloatVector f = FloatVector.fromMemorySegment(F, x, 4 * i, ORDER);
+            DoubleVector u = (DoubleVector) f.convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v = (DoubleVector) f.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+            a0 = u.fma(u, a0);
+            a1 = v.fma(v, a1);
         }
         return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
     }
 
+    /** bf16 elements {@code [from, end)}, {@code end - from} a multiple of {@code 4 * LANES} (a word vector). */
     private static double squaresBf16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        long i = from;
-        for (; i <= end - 4 * LANES; i += 4 * LANES) {
+        for (long i = from; i < end; i += 4 * LANES) {
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
+            IntVector w1 = w0.rearrange(SWAP_I);
             DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
@@ -142,33 +158,25 @@ final class LaneKernels {
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        for (; i < end; i += 2 * LANES) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            DoubleVector u = (DoubleVector) w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v = (DoubleVector) w.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = u.fma(u, a0);
-            a1 = v.fma(v, a1);
-        }
         return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
     }
 
     /**
-     * fp16 squares. A half's magnitude shifted into a float's exponent and fraction is that value
-     * times 2^-112 (subnormals too), so the lanes add the squares times 2^-224, scaled back at the
-     * end: exact, as no step comes near the float64 range's ends. That maps neither an infinity nor
-     * a NaN, which the largest magnitude seen stands for instead.
+     * fp16 squares, elements as {@link #squaresBf16}. A half's magnitude shifted into a float's
+     * exponent and fraction is that value times 2^-112 (subnormals too), so the lanes add the
+     * squares times 2^-224, scaled back at the end: exact, as no step comes near the float64
+     * range's ends. That maps neither an infinity nor a NaN, which the largest magnitude seen
+     * stands for instead.
      */
     private static double squaresF16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         IntVector largest = IntVector.zero(I);
-        long i = from;
-        for (; i <= end - 4 * LANES; i += 4 * LANES) {
-            IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
-            IntVector m0 = w0.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            IntVector m1 = w0.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            IntVector m2 = w1.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            IntVector m3 = w1.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+        for (long i = from; i < end; i += 4 * LANES) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector m0 = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            IntVector m1 = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            IntVector m2 = m0.rearrange(SWAP_I);
+            IntVector m3 = m1.rearrange(SWAP_I);
             DoubleVector v0 = (DoubleVector) m0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v1 = (DoubleVector) m1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v2 = (DoubleVector) m2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
@@ -179,17 +187,7 @@ final class LaneKernels {
             // the running maximum an argument, never the receiver: a loop variable's vector class is
             // unknown where C2 parses the call, which then goes by the JVM-wide profile of the
             // vector classes (see PartialsPerStep)
-            largest = m0.max(m1).max(m2.max(m3)).max(largest);
-        }
-        for (; i < end; i += 2 * LANES) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            IntVector m = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            IntVector n = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            DoubleVector u = (DoubleVector) m.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v = (DoubleVector) n.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = u.fma(u, a0);
-            a1 = v.fma(v, a1);
-            largest = m.max(n).max(largest);
+            largest = m0.max(m1).max(largest);
         }
         int top = largest.reduceLanes(VectorOperators.MAX);
         if (top >= PartialsPerStep.F16_INFINITY) {
@@ -199,42 +197,35 @@ final class LaneKernels {
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece
-    // among 3 or more replicas (a method per type, see fixedCount).
+    // among 3 or more replicas. A step of 2 * LANES elements reads every input before it writes,
+    // and writes exactly its elements: the outputs may be inputs. The last LANES where the count of
+    // steps is odd one element at a time.
 
     private static void anyCountF32(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
         DoubleVector kv = DoubleVector.broadcast(D, k);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / k);
         long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = load(false, in[0], i);
+        long i = from;
+        for (; i + 2 * LANES <= end; i += 2 * LANES) {
+            FloatVector x = FloatVector.fromMemorySegment(F, in[0], 4 * i, ORDER);
+            DoubleVector lower = (DoubleVector) x.convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector upper = (DoubleVector) x.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
             for (int r = 1; r < in.length; r++) {
-                sum = sum.add(load(false, in[r], i));
+                FloatVector y = FloatVector.fromMemorySegment(F, in[r], 4 * i, ORDER);
+                lower = lower.add((DoubleVector) y.convertShape(VectorOperators.F2D, D, 0));
+                upper = upper.add((DoubleVector) y.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0));
             }
-            FloatVector f = (FloatVector) divide(sum, kv, rv).convertShape(VectorOperators.D2F, F, 0);
+            FloatVector q = JOIN.selectFrom((FloatVector) divide(lower, kv, rv).convertShape(VectorOperators.D2F, F, 0),
+                    (FloatVector) divide(upper, kv, rv).convertShape(VectorOperators.D2F, F, 0));
             for (MemorySegment m : out) {
-                f.intoMemorySegment(m, 4 * i, ORDER);
+                q.intoMemorySegment(m, 4 * i, ORDER);
             }
         }
+        meansInto(in, out, i, end, k);
     }
 
-    private static void anyCountBf16(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
-        DoubleVector kv = DoubleVector.broadcast(D, k);
-        DoubleVector rv = DoubleVector.broadcast(D, 1.0 / k);
-        long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = load(true, in[0], i);
-            for (int r = 1; r < in.length; r++) {
-                sum = sum.add(load(true, in[r], i));
-            }
-            ShortVector b = bf16(divide(sum, kv, rv));
-            for (MemorySegment m : out) {
-                b.intoMemorySegment(m, 2 * i, ORDER);
-            }
-        }
-    }
-
-    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. fp32 into one
-    // output (a kernel's; bf16 kernels take LaneWords), or into both inputs (the host's all-reduce).
+    // Two replicas and k = 2 (the common case), written out: the sum halved is exact. Into one
+    // output (a kernel's), or into both inputs (the host's all-reduce).
 
     // A step of 2 * LANES floats where their float sum is finite (see finite); the rare step whose
     // sum is not, and the last LANES where the count of steps is odd, one element at a time (vector
@@ -244,7 +235,7 @@ final class LaneKernels {
         long end = from + steps * LANES;
         long i = from;
         for (; i + 2 * LANES <= end; i += 2 * LANES) {
-            FloatVector sum = wide(a, i).add(wide(b, i));
+            FloatVector sum = FloatVector.fromMemorySegment(F, a, 4 * i, ORDER).add(FloatVector.fromMemorySegment(F, b, 4 * i, ORDER));
             if (finite(sum)) {
                 sum.mul(0.5f).intoMemorySegment(out, 4 * i, ORDER);
             } else {
@@ -258,7 +249,7 @@ final class LaneKernels {
         long end = from + steps * LANES;
         long i = from;
         for (; i + 2 * LANES <= end; i += 2 * LANES) {
-            FloatVector sum = wide(a, i).add(wide(b, i));
+            FloatVector sum = FloatVector.fromMemorySegment(F, a, 4 * i, ORDER).add(FloatVector.fromMemorySegment(F, b, 4 * i, ORDER));
             if (finite(sum)) {
                 FloatVector f = sum.mul(0.5f);
                 f.intoMemorySegment(outA, 4 * i, ORDER);
@@ -284,53 +275,66 @@ final class LaneKernels {
             if (m.length == 2) {
                 twoFp32IntoBoth(m[0], m[1], m[0], m[1], i, steps);
                 halfSums(m[0], m[1], m[0], m[1], i + steps * LANES, end);
-                continue;
-            }
-            if (m.length == 3) {
-                threeIntoAll(m[0], m[1], m[2], i, i + steps * LANES);
+            } else if (m.length == 3) {
+                meansInto(m, m, threeIntoAll(m[0], m[1], m[2], i, end), end, 3);
             } else {
                 anyCountF32(m, m, i, steps, m.length);
+                meansInto(m, m, i + steps * LANES, end, m.length);
             }
-            meansOf(m, i + steps * LANES, end);
         }
     }
 
     /**
-     * Three fp32 replicas' means into all three at {@code [from, end)} (whole steps), as
-     * {@link #fixedCount} does them. Written with the Vector API alone: run once per short tensor,
-     * it is compiled after helpers that other loops share (load, divide), which C2 may by then have
-     * compiled on their own and no longer inline (every vector boxed: 2.5 times slower).
+     * Three fp32 replicas' means into all three from {@code from}, whole steps of
+     * {@code 2 * LANES} before {@code end}, as {@link #anyCountF32} does them; returns where they
+     * stopped. Written with the Vector API alone: run once per short tensor, it is compiled after
+     * helpers that other loops share (divide), which C2 may by then have compiled on their own and
+     * no longer inline (every vector boxed: 2.5 times slower).
      */
-    private static void threeIntoAll(MemorySegment a, MemorySegment b, MemorySegment c, long from, long end) {
+    private static long threeIntoAll(MemorySegment a, MemorySegment b, MemorySegment c, long from, long end) {
         DoubleVector kv = DoubleVector.broadcast(D, 3);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / 3);
-        for (long i = from; i < end; i += LANES) {
-            DoubleVector sum = ((DoubleVector) FloatVector.fromMemorySegment(F, a, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0))
-                    .add((DoubleVector) FloatVector.fromMemorySegment(F, b, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0))
-                    .add((DoubleVector) FloatVector.fromMemorySegment(F, c, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0));
+        long i = from;
+        for (; i + 2 * LANES <= end; i += 2 * LANES) {
+            FloatVector x = FloatVector.fromMemorySegment(F, a, 4 * i, ORDER);
+            FloatVector y = FloatVector.fromMemorySegment(F, b, 4 * i, ORDER);
+            FloatVector z = FloatVector.fromMemorySegment(F, c, 4 * i, ORDER);
+            DoubleVector lower = ((DoubleVector) x.convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) y.convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) z.convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector upper = ((DoubleVector) x.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) y.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0))
+                    .add((DoubleVector) z.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0));
             // Quotients.divide: the corrected product, or the product where the remainder is zero or NaN
-            DoubleVector product = sum.mul(rv);
-            DoubleVector remainder = product.neg().fma(kv, sum);
-            DoubleVector quotient = remainder.fma(rv, product)
-                    .blend(product, remainder.compare(VectorOperators.EQ, 0).or(remainder.compare(VectorOperators.NE, remainder)));
-            FloatVector q = (FloatVector) quotient.convertShape(VectorOperators.D2F, F, 0);
+            DoubleVector pl = lower.mul(rv);
+            DoubleVector rl = pl.neg().fma(kv, lower);
+            DoubleVector ql = rl.fma(rv, pl).blend(pl, rl.compare(VectorOperators.EQ, 0).or(rl.compare(VectorOperators.NE, rl)));
+            DoubleVector pu = upper.mul(rv);
+            DoubleVector ru = pu.neg().fma(kv, upper);
+            DoubleVector qu = ru.fma(rv, pu).blend(pu, ru.compare(VectorOperators.EQ, 0).or(ru.compare(VectorOperators.NE, ru)));
+            FloatVector q = JOIN.selectFrom((FloatVector) ql.convertShape(VectorOperators.D2F, F, 0),
+                    (FloatVector) qu.convertShape(VectorOperators.D2F, F, 0));
             q.intoMemorySegment(a, 4 * i, ORDER);
             q.intoMemorySegment(b, 4 * i, ORDER);
             q.intoMemorySegment(c, 4 * i, ORDER);
         }
+        return i;
     }
 
-    /** Elements {@code [from, to)}: the mean of the fp32 replicas {@code m} as the kernels take it, into every replica. */
-    private static void meansOf(MemorySegment[] m, long from, long to) {
-        float k = m.length;
+    /**
+     * Elements {@code [from, to)}: the mean of the fp32 inputs {@code in} as the kernels take it
+     * ({@code k} the divisor), into every output (which may be inputs: an element's inputs are all
+     * read before it is written).
+     */
+    private static void meansInto(MemorySegment[] in, MemorySegment[] out, long from, long to, float k) {
         double r = 1.0 / k;
         for (long i = from; i < to; i++) {
-            double sum = m[0].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i); // not 0 + ...: a sum of -0 stays -0
-            for (int j = 1; j < m.length; j++) {
-                sum += m[j].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
+            double sum = in[0].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i); // not 0 + ...: a sum of -0 stays -0
+            for (int j = 1; j < in.length; j++) {
+                sum += in[j].getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
             }
             float q = (float) Quotients.divide(sum, k, r);
-            for (MemorySegment s : m) {
+            for (MemorySegment s : out) {
                 s.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, q);
             }
         }
@@ -343,11 +347,6 @@ final class LaneKernels {
             outA.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, m);
             outB.setAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i, m);
         }
-    }
-
-    /** fp32 elements {@code [i, i + 2 * LANES)}. */
-    private static FloatVector wide(MemorySegment m, long i) {
-        return FloatVector.fromMemorySegment(WIDE, m, 4 * i, ORDER);
     }
 
     /**
@@ -364,17 +363,30 @@ final class LaneKernels {
 
     /**
      * fp32, 2 to 8 inputs (2 with any {@code k} but 2), one output: a loop of its own per input
-     * count, each input read straight into the sum. A test on the count inside one loop had C2 recompile it at every new count
-     * until its vector helpers no longer inlined (too many nodes), which boxed every vector and ran
-     * a tenth as fast; a loop over the inputs per step ran at 3/4 of this speed.
+     * count, each input read straight into the sum. A test on the count inside one loop had C2
+     * recompile it at every new count until its vector helpers no longer inlined (too many nodes),
+     * which boxed every vector and ran a tenth as fast; a loop over the inputs per step ran at 3/4
+     * of this speed. A step stores its floats as the lower half of a whole vector, whose zeros the
+     * next step writes over ({@link #store}); the last step one element at a time. An output that
+     * shares memory with an input would read those zeros: it goes to {@link #anyCountF32}.
      */
     private static void fixedCount(MemorySegment[] in, MemorySegment out, long from, long steps, float divisor) {
+        for (MemorySegment m : in) {
+            if (out.asOverlappingSlice(m).isPresent()) {
+                anyCountF32(in, new MemorySegment[] {out}, from, steps, divisor);
+                return;
+            }
+        }
+        if (steps == 0) {
+            return;
+        }
         DoubleVector kv = DoubleVector.broadcast(D, divisor);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / divisor);
         // an int count of steps, not a long index against a long end: over a long index C2 hoisted a
         // profiled check out of the loops of 6 to 8 inputs whose trap then fired launch after
         // launch, each trap a recompilation (a tenth of the speed and less: bench/RESULTS.md, session 26)
-        int count = Math.toIntExact(steps);
+        int count = Math.toIntExact(steps) - 1;
+        long last = from + (long) count * LANES;
         switch (in.length) { // a method per count: C2 compiles each loop apart
             case 2 -> two(in, out, from, count, kv, rv);
             case 3 -> three(in, out, from, count, kv, rv);
@@ -384,6 +396,7 @@ final class LaneKernels {
             case 7 -> seven(in, out, from, count, kv, rv);
             default -> eight(in, out, from, count, kv, rv);
         }
+        meansInto(in, new MemorySegment[] {out}, last, last + LANES, divisor);
     }
 
     private static void two(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
@@ -445,40 +458,19 @@ final class LaneKernels {
         }
     }
 
+    /** fp32 elements {@code [i, i + LANES)} as float64: the lower half of the float vector at {@code i}, which must lie in {@code m}. */
     private static DoubleVector f64(MemorySegment m, long i) {
-        return load(false, m, i);
-    }
-
-    private static void store(DoubleVector q, MemorySegment out, long i) {
-        ((FloatVector) q.convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * i, ORDER);
+        return (DoubleVector) FloatVector.fromMemorySegment(F, m, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0);
     }
 
     /**
-     * Two bf16 replicas into both, in float lanes: {@code a * 0.5f + b * 0.5f} rounds to bf16 as their
-     * float64 mean does (the halves are exact; see the average kernels' JVM form), then to nearest-even.
+     * {@code q} rounded to fp32 into elements {@code [i, i + LANES)}, and zeros into the next
+     * {@code LANES}: the lower half of a float vector, stored whole (a masked store ran at half the
+     * speed; joining two steps' halves, as {@link #anyCountF32} does, doubles the code of the loops
+     * of many inputs).
      */
-    private static void twoBf16IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
-        long end = from + steps * LANES;
-        for (long i = from; i < end; i += LANES) {
-            ShortVector m = halfSumBf16(a, b, i);
-            m.intoMemorySegment(outA, 2 * i, ORDER);
-            m.intoMemorySegment(outB, 2 * i, ORDER);
-        }
-    }
-
-    private static ShortVector halfSumBf16(MemorySegment a, MemorySegment b, long i) {
-        return nearestBf16(bf16Floats(a, i).mul(0.5f).add(bf16Floats(b, i).mul(0.5f)).reinterpretAsInts());
-    }
-
-    private static DoubleVector load(boolean bf16, MemorySegment m, long i) {
-        FloatVector f = bf16 ? bf16Floats(m, i) : FloatVector.fromMemorySegment(F, m, 4 * i, ORDER);
-        return (DoubleVector) f.convertShape(VectorOperators.F2D, D, 0);
-    }
-
-    /** bf16 elements as the floats they denote: the float's upper half (the sign extension shifts out). */
-    private static FloatVector bf16Floats(MemorySegment m, long i) {
-        IntVector w = (IntVector) ShortVector.fromMemorySegment(S, m, 2 * i, ORDER).convertShape(VectorOperators.S2I, I, 0);
-        return w.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats();
+    private static void store(DoubleVector q, MemorySegment out, long i) {
+        ((FloatVector) q.convertShape(VectorOperators.D2F, F, 0)).intoMemorySegment(out, 4 * i, ORDER);
     }
 
     /** {@link Quotients#divide}, lane by lane: the corrected product, or the product where the remainder is zero or NaN. */
@@ -488,26 +480,5 @@ final class LaneKernels {
         DoubleVector corrected = remainder.fma(r, q);
         VectorMask<Double> product = remainder.compare(VectorOperators.EQ, 0).or(remainder.compare(VectorOperators.NE, remainder));
         return corrected.blend(q, product);
-    }
-
-    /** {@code q} rounded once to bf16: to a float by round-to-odd, then to nearest-even (a NaN made quiet). */
-    private static ShortVector bf16(DoubleVector q) {
-        FloatVector f = (FloatVector) q.convertShape(VectorOperators.D2F, F, 0);
-        DoubleVector back = (DoubleVector) f.convertShape(VectorOperators.F2D, D, 0);
-        IntVector bits = f.reinterpretAsInts();
-        // an inexact float with an even last bit steps to its odd neighbour on q's side of it
-        VectorMask<Integer> inexact = back.compare(VectorOperators.NE, q).and(q.compare(VectorOperators.EQ, q)).cast(I);
-        VectorMask<Integer> up = back.abs().compare(VectorOperators.LT, q.abs()).cast(I);
-        VectorMask<Integer> even = bits.and(1).compare(VectorOperators.EQ, 0);
-        bits = bits.add(IntVector.broadcast(I, -1).blend(1, up), inexact.and(even));
-        return nearestBf16(bits);
-    }
-
-    /** Float bits rounded to the nearest bf16 (ties to even; a NaN made quiet), as {@code HalfFloats.floatToBf16}. */
-    private static ShortVector nearestBf16(IntVector bits) {
-        IntVector nan = bits.broadcast(0x7F80_0000).sub(bits.and(0x7FFF_FFFF)).lanewise(VectorOperators.ASHR, 31);
-        IntVector bias = bits.lanewise(VectorOperators.LSHR, 16).and(1).add(0x7FFF).and(nan.not());
-        IntVector nearest = bits.add(bias).or(nan.and(0x0040_0000));
-        return (ShortVector) nearest.lanewise(VectorOperators.LSHR, 16).convertShape(VectorOperators.I2S, S, 0);
     }
 }

@@ -33,25 +33,26 @@ public final class Lanes {
         return AVAILABLE;
     }
 
-    /** Elements per step of {@link #average}: a multiple of it is done there, the rest is the caller's. */
+    /** Elements per step of {@link #averageF32}: a multiple of it is done there, the rest is the caller's. */
     public static int width() {
         return AVAILABLE ? LaneKernels.LANES : 1;
     }
 
     /**
-     * Elements {@code [from, from + steps * width())} of the average kernels: the float64 sum of
-     * {@code in} in order, divided by {@code k} as they divide, rounded once to fp32 or bf16, written
-     * into every segment of {@code out} (which may be some of {@code in}). Segments are views from
-     * element 0, fp32 or bf16 as {@code bf16} says, and at least that long; only if {@link #available()}.
+     * Elements {@code [from, from + steps * width())} of the fp32 average kernels: the float64 sum
+     * of {@code in} in order, divided by {@code k} as they divide, rounded once to fp32, written into
+     * every segment of {@code out} (which may be some of {@code in}). Segments are fp32 views from
+     * element 0, at least that long; only if {@link #available()}. The 16-bit averages are
+     * {@link #averageTwoBf16}, {@link #averageBf16} and {@link #averageF16}.
      */
-    public static void average(boolean bf16, MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
-        LaneKernels.average(bf16, in, out, from, steps, k);
+    public static void averageF32(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+        LaneKernels.average(in, out, from, steps, k);
     }
 
     /**
      * For each piece {@code p}: elements {@code [from[p], to[p])} of the fp32 segments
      * {@code pieces[p]} (2 to 8 replicas, views from element 0) all set to their mean, with the
-     * average kernels' bits: {@link #average} for many short pieces in one call, whose loop over
+     * average kernels' bits: {@link #averageF32} for many short pieces in one call, whose loop over
      * them C2 compiles with the lanes' loops inside. Only if {@link #available()}.
      */
     public static void averageFp32Pieces(MemorySegment[][] pieces, long[] from, long[] to) {
@@ -74,29 +75,37 @@ public final class Lanes {
     }
 
     /**
-     * {@code sumOfSquaresPartials} (fp32) for slots {@code [from, from + steps * width())} of
+     * {@code sumOfSquaresPartials} (fp32) for slots {@code [from, from + steps * 2 * width())} of
      * {@code slots}, each of which has {@code count} elements {@code p, p + slots, ...} in {@code x}:
      * element {@code j} into running sum {@code j mod 8} while whole groups of eight remain, the
      * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). Below
      * 32 elements ({@code -Dgradsync.partials.tallRows}) a step of slots keeps its sums in
      * registers over all its rows; from there on the slots go one running sum at a time. Only if
-     * {@link #available()}.
+     * {@link #available()}. Returns the steps done: all of them.
      */
-    public static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+    public static long squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         if (count >= TALL) {
             PartialsPerSum.squaresF32(x, slots, from, steps, count, partials);
         } else {
             PartialsPerStep.squaresPartialsF32(x, slots, from, steps, count, partials);
         }
+        return steps;
     }
 
-    /** As {@link #squaresPartialsF32} for bf16 elements, steps of {@code 2 * width()} slots. Only if {@link #available()}. */
-    public static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+    /**
+     * As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots.
+     * Only if {@link #available()}. Returns the steps done, the first ones: a step reads each of its
+     * rows as a word vector of two steps, so the last step of the array's last row may be left to
+     * the caller.
+     */
+    public static long squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long done = stepsWithin(x, slots, from, steps, count);
         if (count >= TALL) {
-            PartialsPerSum.squaresBf16(x, slots, from, steps, count, partials);
+            PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
         } else {
-            PartialsPerStep.squaresPartialsBf16(x, slots, from, steps, count, partials);
+            PartialsPerStep.squaresPartialsBf16(x, slots, from, done, count, partials);
         }
+        return done;
     }
 
     /**
@@ -104,13 +113,29 @@ public final class Lanes {
      * NaN are set to {@code slot.applyAsDouble(p)} one by one (the kernel's own sum). Only if
      * {@link #available()}.
      */
-    public static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
+    public static long squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
+        long done = stepsWithin(x, slots, from, steps, count);
         if (count >= TALL) {
-            PartialsPerSum.squaresF16(x, slots, from, steps, count, partials, slot);
+            PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
         } else {
-            PartialsPerStep.squaresPartialsF16(x, slots, from, steps, count, partials, slot);
+            PartialsPerStep.squaresPartialsF16(x, slots, from, done, count, partials, slot);
         }
+        return done;
+    }
+
+    /**
+     * How many of {@code steps} 16-bit steps from slot {@code from} have every row's word vector
+     * (two steps' elements, read from each row's piece) within {@code x}: only the last row's can
+     * pass its end.
+     */
+    private static long stepsWithin(MemorySegment x, long slots, long from, long steps, int count) {
+        if (count == 0) {
+            return steps; // nothing is read
+        }
+        long step = 2L * width();
+        long lastStart = Math.floorDiv(x.byteSize() - 4 * step, 2) - (count - 1) * slots; // the last slot a step may start at
+        return lastStart < from ? 0 : Math.min(steps, (lastStart - from) / step + 1);
     }
 
     /**

@@ -7,23 +7,28 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShape;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
  * The partials kernels a step of slots at a time: slot {@code p} of {@code P} sums elements
  * {@code p, p + P, ...}; a step's running sums stay in registers over all its rows, which it reads
  * at once. Right for arrays of few rows; taller ones go to {@link PartialsPerSum}, whose sums are
- * the same. Each step is written out with the Vector API alone ({@link LaneKernels} says why).
+ * the same. Each step is written out with the Vector API alone ({@link LaneKernels} says why). A
+ * 16-bit step reads each of its rows as a whole word vector and uses its lower half, the next
+ * step's slots in the upper: those vectors must lie within the array ({@link Lanes} stops the steps
+ * before one would not).
  *
  * <p>Thread-safety: stateless.
  */
 final class PartialsPerStep {
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     private static final int LANES = D.length();
-    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, VectorShape.forBitSize(32 * LANES));
-    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, VectorShape.forBitSize(32 * LANES));
+    // whole vectors of the float64 lanes' shape, of which a step uses the lower half (LaneKernels says why)
+    private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, D.vectorShape());
+    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
     static final double F16_SCALE = 0x1p224;
@@ -32,6 +37,10 @@ final class PartialsPerStep {
      * magnitude at or above it is an infinity or NaN (above it, a NaN).
      */
     static final int F16_INFINITY = 0x7C00 << 13;
+    /** The word lanes a 16-bit step uses: the lower half (a word vector holds two steps' slots). */
+    static final VectorMask<Integer> LOWER = VectorMask.fromLong(I, (1L << LANES) - 1);
+    /** Lane picks that swap a float vector's halves: its upper half then converts as part 0. */
+    static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
     /**
      * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
      * order ({@code selectFrom(e, o)}): the first half of the lanes, then the second.
@@ -50,37 +59,48 @@ final class PartialsPerStep {
         return picks;
     }
 
-    /** See {@link Lanes#squaresPartialsF32}. */
+    /**
+     * See {@link Lanes#squaresPartialsF32}: a step of {@code 2 * LANES} slots reads each row as one
+     * float vector, whose lower half goes into the sums {@code a}, its upper half (moved down) into
+     * {@code b}; rows four at a time, as {@link #squaresPartialsBf16}.
+     */
     static void squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long end = from + steps * LANES;
-        for (long k = from; k < end; k += LANES) {
-            DoubleVector s0 = DoubleVector.zero(D), s1 = s0, s2 = s0, s3 = s0, s4 = s0, s5 = s0, s6 = s0, s7 = s0;
+        long end = from + steps * 2 * LANES;
+        for (long k = from; k < end; k += 2 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
             long e = k;
-            for (int g = count / 8; g > 0; g--) {
-                DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 2 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 3 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v4 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 4 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v5 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 5 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v6 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 6 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v7 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * (e + 7 * slots), ORDER).convertShape(VectorOperators.F2D, D, 0);
-                s0 = v0.fma(v0, s0);
-                s1 = v1.fma(v1, s1);
-                s2 = v2.fma(v2, s2);
-                s3 = v3.fma(v3, s3);
-                s4 = v4.fma(v4, s4);
-                s5 = v5.fma(v5, s5);
-                s6 = v6.fma(v6, s6);
-                s7 = v7.fma(v7, s7);
-                e += 8 * slots;
+            for (int half = 2 * (count / 8); half > 0; half--) {
+                FloatVector w0 = FloatVector.fromMemorySegment(F, x, 4 * e, ORDER);
+                FloatVector w1 = FloatVector.fromMemorySegment(F, x, 4 * (e + slots), ORDER);
+                FloatVector w2 = FloatVector.fromMemorySegment(F, x, 4 * (e + 2 * slots), ORDER);
+                FloatVector w3 = FloatVector.fromMemorySegment(F, x, 4 * (e + 3 * slots), ORDER);
+                DoubleVector u0 = (DoubleVector) w0.convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u1 = (DoubleVector) w1.convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u2 = (DoubleVector) w2.convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector u3 = (DoubleVector) w3.convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) w0.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) w1.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) w2.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) w3.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector t0 = u0.fma(u0, a0), t1 = u1.fma(u1, a1), t2 = u2.fma(u2, a2), t3 = u3.fma(u3, a3);
+                DoubleVector c0 = v0.fma(v0, b0), c1 = v1.fma(v1, b1), c2 = v2.fma(v2, b2), c3 = v3.fma(v3, b3);
+                a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+                a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+                b0 = b4; b1 = b5; b2 = b6; b3 = b7;
+                b4 = c0; b5 = c1; b6 = c2; b7 = c3;
+                e += 4 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
-                DoubleVector v = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * e, ORDER).convertShape(VectorOperators.F2D, D, 0);
-                s0 = v.fma(v, s0);
+                FloatVector w = FloatVector.fromMemorySegment(F, x, 4 * e, ORDER);
+                DoubleVector u = (DoubleVector) w.convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) w.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                a0 = u.fma(u, a0);
+                b0 = v.fma(v, b0);
                 e += slots;
             }
-            s0.add(s1).add(s2.add(s3)).add(s4.add(s5).add(s6.add(s7))).intoMemorySegment(partials, 8 * k, ORDER);
+            a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).intoMemorySegment(partials, 8 * k, ORDER);
+            b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
         }
     }
 
@@ -199,7 +219,7 @@ final class PartialsPerStep {
                 largest = l.max(h).max(largest);
                 e += slots;
             }
-            if (infinity.compare(VectorOperators.LE, largest).anyTrue()) { // largest a receiver would be a loop variable's
+            if (infinity.compare(VectorOperators.LE, largest).and(LOWER).anyTrue()) { // largest a receiver would be a loop variable's
                 for (long p = k; p < k + 2 * LANES; p++) {
                     partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
                 }
