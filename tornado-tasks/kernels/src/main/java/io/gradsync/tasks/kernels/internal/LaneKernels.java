@@ -117,24 +117,25 @@ final class LaneKernels {
     // it in its sum, and eight sums hide that wait where two did not (bench/RESULTS.md, session 28).
     // A pass adds into four of them, which then trade places with the other four: eight sums with
     // the code of four (a pass of eight was too large for C2 to inline the Vector API's calls).
-    // A pass reads whole vectors; the elements past the last are the caller's.
+    // A pass reads a vector at every step, of which it converts the lower half: a vector of two
+    // steps read once and its halves swapped ran slower. The last pass's vector reaches a step past
+    // it, so the passes stop a step early; the vectors left are read once and swapped, and the
+    // elements past the last vector are the caller's.
 
     /** fp32 elements {@code [from, end)}, {@code end - from} a multiple of {@code 2 * LANES}. */
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         long i = from;
-        for (; i <= end - 4 * LANES; i += 4 * LANES) {
-            FloatVector f0 = FloatVector.fromMemorySegment(F, x, 4 * i, ORDER);
-            FloatVector f1 = FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER);
-            DoubleVector v0 = (DoubleVector) f0.convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) f0.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v2 = (DoubleVector) f1.convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v3 = (DoubleVector) f1.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+        for (; i <= end - 5 * LANES; i += 4 * LANES) {
+            DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 4 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 12 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        if (i < end) { // one vector more
+        for (; i < end; i += 2 * LANES) {
             FloatVector f = FloatVector.fromMemorySegment(F, x, 4 * i, ORDER);
             DoubleVector u = (DoubleVector) f.convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v = (DoubleVector) f.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
@@ -147,7 +148,19 @@ final class LaneKernels {
     /** bf16 elements {@code [from, end)}, {@code end - from} a multiple of {@code 4 * LANES} (a word vector). */
     private static double squaresBf16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (long i = from; i < end; i += 4 * LANES) {
+        long i = from;
+        for (; i <= end - 6 * LANES; i += 4 * LANES) {
+            IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
+            DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector t0 = u0.fma(u0, a0), t1 = v0.fma(v0, a1), t2 = u1.fma(u1, a2), t3 = v1.fma(v1, a3);
+            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
+            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+        }
+        for (; i < end; i += 4 * LANES) {
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = w0.rearrange(SWAP_I);
             DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);

@@ -81,25 +81,23 @@ public final class Lanes {
      * rest into sum 0, the eight added pairwise, into {@code partials} (fp64, slot order). Below
      * 32 elements ({@code -Dgradsync.partials.tallRows}) a step of slots keeps its sums in
      * registers over all its rows; from there on the slots go one running sum at a time. Only if
-     * {@link #available()}. Returns the steps done: all of them.
+     * {@link #available()}. Returns the steps done, the first ones: the last step's vectors may
+     * reach past the array's end in its last row (see {@link #stepsWithin}), and that step is then
+     * the caller's.
      */
     public static long squaresPartialsF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         if (count >= TALL) {
-            PartialsPerSum.squaresF32(x, slots, from, steps, count, partials);
-        } else {
-            PartialsPerStep.squaresPartialsF32(x, slots, from, steps, count, partials);
+            long done = stepsWithin(x, 4, 3 * width(), slots, from, steps, count);
+            PartialsPerSum.squaresF32(x, slots, from, done, count, partials);
+            return done;
         }
+        PartialsPerStep.squaresPartialsF32(x, slots, from, steps, count, partials);
         return steps;
     }
 
-    /**
-     * As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots.
-     * Only if {@link #available()}. Returns the steps done, the first ones: a step reads each of its
-     * rows as a word vector of two steps, so the last step of the array's last row may be left to
-     * the caller.
-     */
+    /** As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots. Only if {@link #available()}. */
     public static long squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long done = stepsWithin(x, slots, from, steps, count);
+        long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
         } else {
@@ -115,7 +113,7 @@ public final class Lanes {
      */
     public static long squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        long done = stepsWithin(x, slots, from, steps, count);
+        long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
         } else {
@@ -125,16 +123,17 @@ public final class Lanes {
     }
 
     /**
-     * How many of {@code steps} 16-bit steps from slot {@code from} have every row's word vector
-     * (two steps' elements, read from each row's piece) within {@code x}: only the last row's can
-     * pass its end.
+     * How many of {@code steps} partials steps of {@code 2 * width()} slots from slot {@code from}
+     * read only within {@code x}, where a step reads {@code reach} elements of {@code bytes} from
+     * the start of its piece of each row (a lower half's vector reaches a piece past it): only the
+     * last row's can pass the end.
      */
-    private static long stepsWithin(MemorySegment x, long slots, long from, long steps, int count) {
+    private static long stepsWithin(MemorySegment x, int bytes, int reach, long slots, long from, long steps, int count) {
         if (count == 0) {
             return steps; // nothing is read
         }
         long step = 2L * width();
-        long lastStart = Math.floorDiv(x.byteSize() - 4 * step, 2) - (count - 1) * slots; // the last slot a step may start at
+        long lastStart = Math.floorDiv(x.byteSize() - (long) reach * bytes, bytes) - (count - 1) * slots; // the last slot a step may start at
         return lastStart < from ? 0 : Math.min(steps, (lastStart - from) / step + 1);
     }
 

@@ -29,8 +29,9 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Each type's pass is written out with the Vector API alone, its vectors never leaving the
  * method: a vector helper shared by loops lost C2's intrinsics after other kernels ran
- * ({@link LaneKernels}). As in {@link PartialsPerStep}, a 16-bit row's piece of a step is read as
- * a whole word vector whose lower half it is, which must lie within the array.
+ * ({@link LaneKernels}). A row's piece of {@code LANES} fp32 or {@code 2 * LANES} 16-bit slots is
+ * read as the lower half of a whole vector, which must lie within the array (the upper half, the
+ * next piece, is read again with it: swapping the halves of one vector ran slower).
  *
  * <p>Thread-safety: safe; each thread's running sums are its own ({@link #SUMS}), and a call
  * finishes with them before it returns.
@@ -57,7 +58,7 @@ final class PartialsPerSum {
     private PartialsPerSum() {
     }
 
-    /** See {@link Lanes#squaresPartialsF32}: slots {@code [from, from + steps * 2 * LANES)}. */
+    /** See {@link Lanes#squaresPartialsF32}: slots {@code [from, from + steps * 2 * LANES)}, the float vectors of a pass a step of {@code LANES} apart. */
     static void squaresF32(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         blocks(PartialsPerSum::rowsF32, x, slots, from, from + steps * 2 * LANES, count, partials, false, 1.0, null);
     }
@@ -165,41 +166,26 @@ final class PartialsPerSum {
         }
         long d = 4L * step * slots;
         int c = 0;
-        // a float vector a place: its lower half into a[q ..], its upper half (moved down) into a[q + LANES ..]
         for (; c + 4 <= rows; c += 4) {
             boolean zero = fresh && c == 0;
             long row = 4L * ((first + (long) c * step) * slots + b);
-            for (int q = 0; q < width; q += 2 * LANES) {
+            for (int q = 0; q < width; q += LANES) {
                 DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
-                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
                 long o = row + 4L * q;
-                FloatVector w0 = FloatVector.fromMemorySegment(F, x, o, ORDER);
-                FloatVector w1 = FloatVector.fromMemorySegment(F, x, o + d, ORDER);
-                FloatVector w2 = FloatVector.fromMemorySegment(F, x, o + 2 * d, ORDER);
-                FloatVector w3 = FloatVector.fromMemorySegment(F, x, o + 3 * d, ORDER);
-                DoubleVector l0 = (DoubleVector) w0.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h0 = (DoubleVector) w0.rearrange(PartialsPerStep.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l1 = (DoubleVector) w1.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h1 = (DoubleVector) w1.rearrange(PartialsPerStep.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l2 = (DoubleVector) w2.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h2 = (DoubleVector) w2.rearrange(PartialsPerStep.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector l3 = (DoubleVector) w3.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h3 = (DoubleVector) w3.rearrange(PartialsPerStep.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
-                h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
+                DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + 2 * d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, o + 3 * d, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                v3.fma(v3, v2.fma(v2, v1.fma(v1, v0.fma(v0, u)))).intoArray(a, q);
             }
         }
         for (; c < rows; c++) {
             boolean zero = fresh && c == 0;
             long row = 4L * ((first + (long) c * step) * slots + b);
-            for (int q = 0; q < width; q += 2 * LANES) {
+            for (int q = 0; q < width; q += LANES) {
                 DoubleVector u = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q);
-                DoubleVector v = zero ? DoubleVector.zero(D) : DoubleVector.fromArray(D, a, q + LANES);
-                FloatVector w = FloatVector.fromMemorySegment(F, x, row + 4L * q, ORDER);
-                DoubleVector l = (DoubleVector) w.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector h = (DoubleVector) w.rearrange(PartialsPerStep.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                l.fma(l, u).intoArray(a, q);
-                h.fma(h, v).intoArray(a, q + LANES);
+                DoubleVector v = (DoubleVector) FloatVector.fromMemorySegment(F, x, row + 4L * q, ORDER).convertShape(VectorOperators.F2D, D, 0);
+                v.fma(v, u).intoArray(a, q);
             }
         }
         return 0;
