@@ -14,7 +14,7 @@ import jdk.incubator.vector.VectorSpecies;
  * The sums-of-squares partials kernels for tall arrays, one running sum at a time. Slot {@code p}
  * of {@code P} sums elements {@code p, p + P, ...}: element {@code j} into running sum
  * {@code j mod 8} while whole groups of eight remain, the rest into sum 0, the eight added
- * {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}. {@link LaneKernels} keeps a step's
+ * {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}. {@link PartialsPerStep} keeps a step's
  * sixteen sums in registers and reads every row of the step at once; with {@code P} a power of
  * two those rows' pieces share one first-level cache set, and past a few dozen rows each read
  * misses (bench/RESULTS.md). Here a block of {@link #BLOCK} slots (2,048) is taken sum by sum: sum
