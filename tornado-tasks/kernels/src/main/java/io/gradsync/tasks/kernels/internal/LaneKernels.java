@@ -83,7 +83,7 @@ final class LaneKernels {
     // compiled while one of them runs, with the other's loop left to a recompilation later.
 
     static double sumOfSquaresF32(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % (2 * LANES);
+        long end = passesEnd(from, to, LANES);
         double sum = squaresF32(x, from, end);
         for (long i = end; i < to; i++) {
             double v = x.getAtIndex(ValueLayout.JAVA_FLOAT_UNALIGNED, i);
@@ -93,7 +93,7 @@ final class LaneKernels {
     }
 
     static double sumOfSquaresBf16(MemorySegment x, long from, long to) {
-        long end = to - (to - from) % (4 * LANES);
+        long end = passesEnd(from, to, 2 * LANES);
         double sum = squaresBf16(x, from, end);
         for (long i = end; i < to; i++) {
             double v = HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
@@ -117,16 +117,22 @@ final class LaneKernels {
     // it in its sum, and eight sums hide that wait where two did not (bench/RESULTS.md, session 28).
     // A pass adds into four of them, which then trade places with the other four: eight sums with
     // the code of four (a pass of eight was too large for C2 to inline the Vector API's calls).
-    // A pass reads a vector at every step, of which it converts the lower half: a vector of two
-    // steps read once and its halves swapped ran slower. The last pass's vector reaches a step past
-    // it, so the passes stop a step early; the vectors left are read once and swapped, and the
-    // elements past the last vector are the caller's.
+    // fp32 and bf16 passes read a vector at every step and convert its lower half (a vector of two
+    // steps read once and its halves swapped ran slower); the last one reaches a step past the pass.
 
-    /** fp32 elements {@code [from, end)}, {@code end - from} a multiple of {@code 2 * LANES}. */
+    /**
+     * Where whole passes of {@code 4 * LANES} elements from {@code from} end, each of whose vectors
+     * (reaching {@code beyond} elements past the pass) lies within {@code to}; the rest is the caller's.
+     */
+    private static long passesEnd(long from, long to, int beyond) {
+        long room = to - from - beyond;
+        return room < 0 ? from : from + room / (4 * LANES) * (4 * LANES);
+    }
+
+    /** fp32 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        long i = from;
-        for (; i <= end - 5 * LANES; i += 4 * LANES) {
+        for (long i = from; i < end; i += 4 * LANES) {
             DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 4 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
@@ -135,34 +141,15 @@ final class LaneKernels {
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
         }
-        for (; i < end; i += 2 * LANES) {
-            FloatVector f = FloatVector.fromMemorySegment(F, x, 4 * i, ORDER);
-            DoubleVector u = (DoubleVector) f.convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v = (DoubleVector) f.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-            a0 = u.fma(u, a0);
-            a1 = v.fma(v, a1);
-        }
         return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
     }
 
-    /** bf16 elements {@code [from, end)}, {@code end - from} a multiple of {@code 4 * LANES} (a word vector). */
+    /** bf16 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresBf16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        long i = from;
-        for (; i <= end - 6 * LANES; i += 4 * LANES) {
+        for (long i = from; i < end; i += 4 * LANES) {
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
-            DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector t0 = u0.fma(u0, a0), t1 = v0.fma(v0, a1), t2 = u1.fma(u1, a2), t3 = v1.fma(v1, a3);
-            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
-            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
-        }
-        for (; i < end; i += 4 * LANES) {
-            IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            IntVector w1 = w0.rearrange(SWAP_I);
             DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
