@@ -197,9 +197,10 @@ final class LaneKernels {
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece
-    // among 3 or more replicas. A step of 2 * LANES elements reads every input before it writes,
-    // and writes exactly its elements: the outputs may be inputs. The last LANES where the count of
-    // steps is odd one element at a time.
+    // among 3 or more replicas, and a kernel's output that is also one of its inputs (the host's
+    // average of a longer piece into its first replica). A step of 2 * LANES elements reads every
+    // input before it writes, and writes exactly its elements: the outputs may be inputs. The last
+    // LANES where the count of steps is odd one element at a time.
 
     private static void anyCountF32(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
         DoubleVector kv = DoubleVector.broadcast(D, k);
