@@ -9,7 +9,6 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -39,8 +38,6 @@ final class PartialsPerStep {
     static final int F16_INFINITY = 0x7C00 << 13;
     /** The word lanes a 16-bit step uses: the lower half (a word vector holds two steps' slots). */
     static final VectorMask<Integer> LOWER = VectorMask.fromLong(I, (1L << LANES) - 1);
-    /** Lane picks that swap a float vector's halves: its upper half then converts as part 0. */
-    static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
     /**
      * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
      * order ({@code selectFrom(e, o)}): the first half of the lanes, then the second.
@@ -79,10 +76,10 @@ final class PartialsPerStep {
                 DoubleVector u1 = (DoubleVector) w1.convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u2 = (DoubleVector) w2.convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector u3 = (DoubleVector) w3.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v0 = (DoubleVector) w0.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v1 = (DoubleVector) w1.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v2 = (DoubleVector) w2.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v3 = (DoubleVector) w3.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v0 = (DoubleVector) w0.rearrange(LaneKernels.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v1 = (DoubleVector) w1.rearrange(LaneKernels.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v2 = (DoubleVector) w2.rearrange(LaneKernels.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v3 = (DoubleVector) w3.rearrange(LaneKernels.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
                 DoubleVector t0 = u0.fma(u0, a0), t1 = u1.fma(u1, a1), t2 = u2.fma(u2, a2), t3 = u3.fma(u3, a3);
                 DoubleVector c0 = v0.fma(v0, b0), c1 = v1.fma(v1, b1), c2 = v2.fma(v2, b2), c3 = v3.fma(v3, b3);
                 a0 = a4; a1 = a5; a2 = a6; a3 = a7;
@@ -94,7 +91,7 @@ final class PartialsPerStep {
             for (int r = count % 8; r > 0; r--) {
                 FloatVector w = FloatVector.fromMemorySegment(F, x, 4 * e, ORDER);
                 DoubleVector u = (DoubleVector) w.convertShape(VectorOperators.F2D, D, 0);
-                DoubleVector v = (DoubleVector) w.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
+                DoubleVector v = (DoubleVector) w.rearrange(LaneKernels.SWAP_F).convertShape(VectorOperators.F2D, D, 0);
                 a0 = u.fma(u, a0);
                 b0 = v.fma(v, b0);
                 e += slots;
