@@ -101,6 +101,42 @@ class JvmReductionsTest {
     }
 
     /**
+     * Rows of a multiple of 4 KiB apart, 9 to 31 of them (the whole-row steps, {@code Lanes.crowded}):
+     * the order of the running sums as above, with the boundary where slots differ in count before
+     * an odd and an even number of whole steps, and in the last step; and an fp16 or bf16 infinity
+     * or NaN in one step, whose slots are then the kernel's one by one.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
+    void partialsWhereRowsShareACacheSet(String name) {
+        Random rnd = new Random();
+        Class<?> type = name.endsWith("Bf16") ? Bfloat16Array.class : HalfArray.class;
+        for (int slots : new int[] {2048, 4096}) {
+            for (int rows : new int[] {9, 12, 16, 17, 24, 31}) {
+                for (int boundary : new int[] {53, 16 * 7 + 2, slots - 5}) {
+                    int n = (rows - 1) * slots + boundary;
+                    KernelArray x = KernelArgs.allocate(type, n);
+                    for (int i = 0; i < n; i++) {
+                        KernelArgs.setFloat(x, i, (float) Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(29) - 14));
+                    }
+                    partialsAsTheKernel(name, x, slots, name + " slots=" + slots + " rows=" + rows + " boundary=" + boundary);
+                }
+            }
+            int n = 16 * slots + 100;
+            for (float bad : new float[] {Float.POSITIVE_INFINITY, Float.NaN}) {
+                KernelArray x = KernelArgs.allocate(type, n);
+                for (int i = 0; i < n; i++) {
+                    KernelArgs.setFloat(x, i, (float) rnd.nextGaussian());
+                }
+                KernelArgs.setFloat(x, 9 * slots + 1000, bad); // in a whole-row step of the slots of 16 elements
+                DoubleArray got = partialsAsTheKernel(name, x, slots, name + " slots=" + slots + " " + bad);
+                assertEquals(bad, got.get(1000), name);
+                assertTrue(Double.isFinite(got.get(999)) && Double.isFinite(got.get(1001)), name);
+            }
+        }
+    }
+
+    /**
      * A tall array (each running sum read one at a time) with one infinity and one NaN, in
      * different blocks of slots: those blocks' slots as the kernel sums them, the others' too.
      */

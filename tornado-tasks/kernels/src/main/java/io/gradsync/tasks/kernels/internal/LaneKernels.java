@@ -36,7 +36,7 @@ final class LaneKernels {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     /** Lane picks that swap a float or word vector's halves: its upper half then converts as part 0. */
     static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
-    private static final VectorShuffle<Integer> SWAP_I = VectorShuffle.fromOp(I, j -> (j + LANES) % (2 * LANES));
+    static final VectorShuffle<Integer> SWAP_I = VectorShuffle.fromOp(I, j -> (j + LANES) % (2 * LANES));
     /** Lane picks joining the lower halves of two float vectors ({@code JOIN.selectFrom(lower, upper)}). */
     private static final FloatVector JOIN = FloatVector.fromArray(F, joinPicks(), 0);
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();

@@ -10,8 +10,9 @@ import java.util.function.LongToDoubleFunction;
  * {@code -Dgradsync.lanes=false} (to time both in one run), {@link #available()} is false and the
  * callers' plain loops give the same bits. This class names no vector type, so that it loads
  * everywhere; {@link LaneKernels} (the averages and sums of squares), {@link LaneWords} (16-bit
- * element-wise), {@link PartialsPerStep} and {@link PartialsPerSum} (the partials) hold the
- * lanes. Segments are the kernels' arrays from element 0, at least {@code n} elements long.
+ * element-wise), {@link PartialsPerStep}, {@link PartialsWholeRows} and {@link PartialsPerSum}
+ * (the partials) hold the lanes. Segments are the kernels' arrays from element 0, at least
+ * {@code n} elements long.
  *
  * <p>Thread-safety: stateless.
  */
@@ -95,11 +96,18 @@ public final class Lanes {
         return steps;
     }
 
-    /** As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots. Only if {@link #available()}. */
+    /**
+     * As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots;
+     * where the rows crowd a cache set ({@link #crowded}), two steps at a time read each row's
+     * whole vector once. Only if {@link #available()}.
+     */
     public static long squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
+        } else if (crowded(slots, count, 2)) {
+            PartialsWholeRows.squaresBf16(x, slots, from, done / 2, count, partials);
+            PartialsPerStep.squaresPartialsBf16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials);
         } else {
             PartialsPerStep.squaresPartialsBf16(x, slots, from, done, count, partials);
         }
@@ -116,10 +124,26 @@ public final class Lanes {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
+        } else if (crowded(slots, count, 2)) {
+            PartialsWholeRows.squaresF16(x, slots, from, done / 2, count, partials, slot);
+            PartialsPerStep.squaresPartialsF16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials, slot);
         } else {
             PartialsPerStep.squaresPartialsF16(x, slots, from, done, count, partials, slot);
         }
         return done;
+    }
+
+    /**
+     * Whether a partials step's {@code count} rows, {@code slots} elements of {@code bytes} apart,
+     * put more than 8 pieces into one set of a first-level data cache of 64-byte lines and 4 KiB
+     * ways (x86's, 8 ways or more): a stride of a multiple of 4 KiB, the usual power-of-two slots,
+     * sends every row to one set. Where they do, a line read by one step is gone when the next
+     * step reads its other half.
+     */
+    static boolean crowded(long slots, int count, int bytes) {
+        long stride = slots * bytes % 4096;
+        long sets = stride == 0 ? 1 : Math.min(64, 4096 / (1L << Math.min(12, Long.numberOfTrailingZeros(stride))));
+        return count > 8 * sets;
     }
 
     /**

@@ -1,0 +1,231 @@
+package io.gradsync.tasks.kernels.internal;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.nio.ByteOrder;
+import java.util.function.LongToDoubleFunction;
+import jdk.incubator.vector.DoubleVector;
+import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorSpecies;
+
+/**
+ * The 16-bit partials kernels in whole-row steps, for rows that crowd one first-level cache set
+ * ({@link Lanes#crowded}): a step of {@code 4 * LANES} slots reads each of its rows as one whole
+ * word vector (a cache line where aligned), where {@link PartialsPerStep}'s steps of
+ * {@code 2 * LANES} read every row's vector twice, in two steps, and the second read misses
+ * (bench/RESULTS.md, session 29). Sixteen slot vectors of eight running sums would not fit the
+ * registers, so a step adds sums 4-7 over their rows, then sums 0-3 and the rows past the last
+ * whole group, and joins the two fours' trees {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}
+ * through its own place in the partials: the sums are the kernels' bit for bit. Written out with
+ * the Vector API alone, as the other partials are ({@link LaneKernels} says why); no vector enters
+ * or leaves a method (one that passes four did not fit C2's inlining and was boxed).
+ *
+ * <p>Thread-safety: stateless.
+ */
+final class PartialsWholeRows {
+    private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
+    private static final int LANES = D.length();
+    private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
+    private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+
+    private PartialsWholeRows() {
+    }
+
+    /** See {@link Lanes#squaresPartialsBf16}, in whole-row steps of {@code 4 * LANES} slots. */
+    static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
+        long end = from + steps * 4 * LANES;
+        for (long k = from; k < end; k += 4 * LANES) {
+            fourSumsBf16(x, slots, k, count, 4, partials);
+            fourSumsBf16(x, slots, k, count, 0, partials);
+            inSlotOrder(k, 1.0, partials);
+        }
+    }
+
+    /**
+     * Running sums {@code s .. s + 3} of the whole-row step at slot {@code k}, sum {@code s} also
+     * over the rows past the last whole group where {@code s} is 0; their tree
+     * {@code (s0 + s1) + (s2 + s3)} stored in lane order at the step's place in {@code partials}
+     * ({@code s} 4), or added to the one stored there ({@code s} 0; {@link #inSlotOrder} then). A
+     * word vector's lower half converts as part 0 (its even slots shifted, its odd ones masked),
+     * its upper half after the halves swap.
+     */
+    private static void fourSumsBf16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
+        DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+        DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+        long e = k + s * slots;
+        for (int g = count / 8; g > 0; g--) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
+            DoubleVector p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+            u = w.lanewise(VectorOperators.LSHL, 16);
+            v = w.and(0xFFFF_0000);
+            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+            u = w.lanewise(VectorOperators.LSHL, 16);
+            v = w.and(0xFFFF_0000);
+            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+            u = w.lanewise(VectorOperators.LSHL, 16);
+            v = w.and(0xFFFF_0000);
+            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
+            e += 8 * slots;
+        }
+        e = k + 8L * (count / 8) * slots;
+        for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
+            DoubleVector p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            e += slots;
+        }
+        DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
+        DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
+        long at = 8 * k;
+        if (s == 0) { // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
+            t0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
+            t1 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
+            t2 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
+            t3 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
+        }
+        t0.intoMemorySegment(partials, at, ORDER);
+        t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+    }
+
+    /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
+    static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
+            LongToDoubleFunction slot) {
+        long end = from + steps * 4 * LANES;
+        for (long k = from; k < end; k += 4 * LANES) {
+            int top = fourSumsF16(x, slots, k, count, 4, partials);
+            top = Math.max(top, fourSumsF16(x, slots, k, count, 0, partials));
+            if (top < PartialsPerStep.F16_INFINITY) {
+                inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
+            } else {
+                for (long p = k; p < k + 4 * LANES; p++) {
+                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+                }
+            }
+        }
+    }
+
+    /**
+     * As {@link #fourSumsBf16} for fp16, magnitudes shifted into floats as
+     * {@link PartialsPerStep#squaresPartialsF16} does; returns the largest magnitude read, in that float place.
+     */
+    private static int fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
+        DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+        DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+        DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+        IntVector largest = IntVector.zero(I);
+        long e = k + s * slots;
+        for (int g = count / 8; g > 0; g--) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            largest = l.max(h).max(largest); // the running maximum an argument, never the receiver (see PartialsPerStep.squaresPartialsF16)
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
+            largest = l.max(h).max(largest);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
+            largest = l.max(h).max(largest);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
+            largest = l.max(h).max(largest);
+            e += 8 * slots;
+        }
+        e = k + 8L * (count / 8) * slots;
+        for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            largest = l.max(h).max(largest);
+            e += slots;
+        }
+        DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
+        DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
+        long at = 8 * k;
+        if (s == 0) { // as fourSumsBf16
+            t0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
+            t1 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
+            t2 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
+            t3 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
+        }
+        t0.intoMemorySegment(partials, at, ORDER);
+        t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        return largest.reduceLanes(VectorOperators.MAX);
+    }
+
+    /**
+     * The whole-row step at slot {@code k}: its four lane-order vectors at its place in
+     * {@code partials} ({@code t0} the even slots of its lower half, {@code t1} the odd ones,
+     * {@code t2} and {@code t3} the upper half's) times {@code scale}, written back in slot order.
+     */
+    private static void inSlotOrder(long k, double scale, MemorySegment partials) {
+        long at = 8 * k;
+        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).mul(scale);
+        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).mul(scale);
+        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).mul(scale);
+        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).mul(scale);
+        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
+        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
+        first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
+        second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+    }
+}
