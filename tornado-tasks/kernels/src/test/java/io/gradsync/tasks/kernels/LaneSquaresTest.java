@@ -55,4 +55,36 @@ class LaneSquaresTest {
             }
         }
     }
+
+    /**
+     * Every 16-bit pattern, 64 of it (a whole number of passes, and single elements after): its
+     * square 64 times, exact in any order, so each value's float64 in the lanes is its own,
+     * subnormals and the largest included; an infinity makes the sum infinite, a NaN NaN, in
+     * either half of a long lane's element pair.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bf16", "f16"})
+    void everyBitPattern(String type) {
+        Assumptions.assumeTrue(Lanes.available(), "no vector module: the plain loops are JvmReductionsTest's");
+        boolean bf16 = type.equals("bf16");
+        try (Arena arena = Arena.ofConfined()) {
+            int n = 67;
+            MemorySegment x = arena.allocate(2L * n);
+            for (int bits = 0; bits < 0x10000; bits++) {
+                short h = (short) bits;
+                double v = bf16 ? HalfFloats.bf16ToFloat(h) : Float.float16ToFloat(h);
+                x.fill((byte) 0);
+                for (int i = 0; i < 64; i++) {
+                    x.setAtIndex(ValueLayout.JAVA_SHORT, i, h);
+                }
+                double want = 64 * (v * v);
+                double got = bf16 ? Lanes.sumOfSquaresBf16(x, 0, 64) : Lanes.sumOfSquaresF16(x, 0, 64);
+                assertEquals(want, got, type + " bits 0x" + Integer.toHexString(bits));
+                x.setAtIndex(ValueLayout.JAVA_SHORT, 65, h); // alone, after the passes: as the pair's other half
+                x.setAtIndex(ValueLayout.JAVA_SHORT, 0, (short) 0);
+                double one = bf16 ? Lanes.sumOfSquaresBf16(x, 1, 66) : Lanes.sumOfSquaresF16(x, 1, 66);
+                assertEquals(64 * (v * v), one, type + " bits 0x" + Integer.toHexString(bits) + " from 1");
+            }
+        }
+    }
 }
