@@ -122,16 +122,20 @@ class JvmReductionsTest {
                     partialsAsTheKernel(name, x, slots, name + " slots=" + slots + " rows=" + rows + " boundary=" + boundary);
                 }
             }
-            int n = 16 * slots + 100;
-            for (float bad : new float[] {Float.POSITIVE_INFINITY, Float.NaN}) {
-                KernelArray x = KernelArgs.allocate(type, n);
-                for (int i = 0; i < n; i++) {
-                    KernelArgs.setFloat(x, i, (float) rnd.nextGaussian());
+            int n = 16 * slots + 100; // slots 0-99 of 17 elements, the others of 16
+            // in whole-row steps: each row of a group of eight and the one past the groups
+            for (int[] at : new int[][] {{1000, 0}, {1000, 5}, {1000, 9}, {1000, 14}, {20, 16}}) {
+                for (float bad : new float[] {Float.POSITIVE_INFINITY, Float.NaN}) {
+                    KernelArray x = KernelArgs.allocate(type, n);
+                    for (int i = 0; i < n; i++) {
+                        KernelArgs.setFloat(x, i, (float) rnd.nextGaussian());
+                    }
+                    KernelArgs.setFloat(x, at[1] * slots + at[0], bad);
+                    String what = name + " slots=" + slots + " " + bad + " in slot " + at[0] + " row " + at[1];
+                    DoubleArray got = partialsAsTheKernel(name, x, slots, what);
+                    assertEquals(bad, got.get(at[0]), what);
+                    assertTrue(Double.isFinite(got.get(at[0] - 1)) && Double.isFinite(got.get(at[0] + 1)), what);
                 }
-                KernelArgs.setFloat(x, 9 * slots + 1000, bad); // in a whole-row step of the slots of 16 elements
-                DoubleArray got = partialsAsTheKernel(name, x, slots, name + " slots=" + slots + " " + bad);
-                assertEquals(bad, got.get(1000), name);
-                assertTrue(Double.isFinite(got.get(999)) && Double.isFinite(got.get(1001)), name);
             }
         }
     }

@@ -37,7 +37,7 @@ final class LaneKernels {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     /** Where an fp16 magnitude's bits go in a double: its fraction's top, and the exponent's low five bits. */
-    private static final long F16_PLACE = 0x7FFFL << 42;
+    static final long F16_PLACE = 0x7FFFL << 42;
     /** Lane picks that swap a float or word vector's halves: its upper half then converts as part 0. */
     static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
     static final VectorShuffle<Integer> SWAP_I = VectorShuffle.fromOp(I, j -> (j + LANES) % (2 * LANES));
