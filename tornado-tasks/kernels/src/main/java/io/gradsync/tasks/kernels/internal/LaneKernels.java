@@ -27,7 +27,7 @@ final class LaneKernels {
     // One shape, the float64 lanes', for every lane type here, as in LaneWords (which says why): a
     // float or word vector holds twice a step's elements. The float64 lanes take its lower half
     // (the conversions' part 0, one instruction); its upper half is moved down first where a step
-    // uses it. No vector helper here is shared with LaneWords: C2 profiles a helper once for all
+    // uses it. fp16 goes through longs of four elements instead (squaresF16). No vector helper here is shared with LaneWords: C2 profiles a helper once for all
     // its callers, and one that sees two vector classes loses its intrinsics in both (every vector
     // boxed, a fortieth of the speed, bench/RESULTS.md).
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
@@ -79,7 +79,7 @@ final class LaneKernels {
 
     /**
      * The float64 sum of the squares of elements {@code [from, to)}, fp32 or bf16, in no fixed
-     * order (two running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}. A loop
+     * order (eight running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}. A loop
      * per type: one loop testing the type, first compiled for one, fell to a tenth of its speed
      * when the other came (see {@link #fixedCount}).
      */
