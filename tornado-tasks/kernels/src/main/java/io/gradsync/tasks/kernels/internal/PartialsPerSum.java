@@ -85,11 +85,10 @@ final class PartialsPerSum {
     /**
      * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
      * {@code [b, b + width)} into {@code a} in order, from zero where {@code fresh} (every place set
-     * even for no rows); returns {@code PartialsPerStep.F16_INFINITY} where an fp16 infinity or NaN
-     * was read, else 0 (always 0 for the other types).
+     * even for no rows); returns whether it read an fp16 infinity or NaN (never for the other types).
      */
     private interface Pass {
-        int add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
+        boolean add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
     }
 
     /**
@@ -105,14 +104,14 @@ final class PartialsPerSum {
         int groups = count / 8;
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
-            int largest = 0;
+            boolean nonFinite = false;
             for (int s = 0; s < 8; s++) {
-                largest = Math.max(largest, pass.add(x, slots, b, width, s, 8, groups, sums[s], true));
+                nonFinite |= pass.add(x, slots, b, width, s, 8, groups, sums[s], true);
             }
             if (count % 8 > 0) {
-                largest = Math.max(largest, pass.add(x, slots, b, width, 8L * groups, 1, count % 8, sums[0], groups == 0));
+                nonFinite |= pass.add(x, slots, b, width, 8L * groups, 1, count % 8, sums[0], groups == 0);
             }
-            if (largest >= PartialsPerStep.F16_INFINITY) {
+            if (nonFinite) {
                 for (long p = b; p < b + width; p++) {
                     partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, redo.applyAsDouble(p));
                 }
@@ -190,12 +189,12 @@ final class PartialsPerSum {
     }
 
     /** A {@link Pass} over fp32 rows. */
-    private static int rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static boolean rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return 0;
+            return false;
         }
         long d = 4L * step * slots;
         int c = 0;
@@ -221,16 +220,16 @@ final class PartialsPerSum {
                 v.fma(v, u).intoArray(a, q);
             }
         }
-        return 0;
+        return false;
     }
 
     /** A {@link Pass} over bf16 rows: a word's low halves (even slots) into {@code a[q ..]}, its high halves into {@code a[q + LANES ..]}. */
-    private static int rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static boolean rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return 0;
+            return false;
         }
         long d = 2L * step * slots;
         int c = 0;
@@ -270,21 +269,21 @@ final class PartialsPerSum {
                 h.fma(h, v).intoArray(a, q + LANES);
             }
         }
-        return 0;
+        return false;
     }
 
     /**
      * As {@link #rowsBf16} for fp16, each row read as longs of four elements shifted into doubles'
      * places as {@code LaneKernels.squaresF16} does: a piece's {@code j}-th vector holds slots
-     * {@code 4i + j}. Returns {@code PartialsPerStep.F16_INFINITY} where an element's magnitude
-     * carried into its top bit (an infinity or NaN), else 0.
+     * {@code 4i + j}. Returns whether an element's magnitude carried into its top bit (an infinity
+     * or NaN).
      */
-    private static int rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static boolean rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return 0;
+            return false;
         }
         long d = 2L * step * slots;
         LongVector carries = LongVector.zero(L);
@@ -348,6 +347,6 @@ final class PartialsPerSum {
                 carries = w0.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
             }
         }
-        return (carries.reduceLanes(VectorOperators.OR) & 0x8000_8000_8000_8000L) != 0 ? PartialsPerStep.F16_INFINITY : 0;
+        return (carries.reduceLanes(VectorOperators.OR) & 0x8000_8000_8000_8000L) != 0;
     }
 }

@@ -37,14 +37,18 @@ final class PartialsWholeRows {
     private PartialsWholeRows() {
     }
 
-    /** See {@link Lanes#squaresPartialsBf16}, in whole-row steps of {@code 4 * LANES} slots. */
+    /**
+     * See {@link Lanes#squaresPartialsBf16}: slots {@code [from, from + steps * 2 * LANES)}, two of
+     * those steps at a time in a whole-row step; an odd last one is {@link PartialsPerStep}'s.
+     */
     static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long end = from + steps * 4 * LANES;
+        long end = from + steps / 2 * 4 * LANES;
         for (long k = from; k < end; k += 4 * LANES) {
             fourSumsBf16(x, slots, k, count, 4, partials);
             fourSumsBf16(x, slots, k, count, 0, partials);
             inSlotOrder(k, partials);
         }
+        PartialsPerStep.squaresPartialsBf16(x, slots, end, steps % 2, count, partials);
     }
 
     /**
@@ -121,10 +125,10 @@ final class PartialsWholeRows {
         t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
-    /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
+    /** As {@link #squaresBf16} for fp16 ({@link Lanes#squaresPartialsF16}). */
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        long end = from + steps * 4 * LANES;
+        long end = from + steps / 2 * 4 * LANES;
         for (long k = from; k < end; k += 4 * LANES) {
             long carried = fourSumsF16(x, slots, k, count, 4, partials) | fourSumsF16(x, slots, k, count, 0, partials);
             if ((carried & 0x8000_8000_8000_8000L) == 0) {
@@ -135,6 +139,7 @@ final class PartialsWholeRows {
                 }
             }
         }
+        PartialsPerStep.squaresPartialsF16(x, slots, end, steps % 2, count, partials, slot);
     }
 
     /**
