@@ -75,24 +75,18 @@ final class LaneWords {
      * {@code carry}, has a bit of {@code signs} set ({@link Lanes#anyCarries}).
      */
     static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
-        long vector = 4L * WORDS.length(); // bytes
-        int step = 4 * WORDS.length(); // words: four vectors
+        int step = WORDS.length() * Lanes.IN_ORDER; // words: one vector, a loop the JIT does not unroll
         long whole = from + (to - from) / step * step;
-        IntVector zero = IntVector.zero(WORDS);
-        IntVector a0 = zero, a1 = zero, a2 = zero, a3 = zero;
+        IntVector any = IntVector.zero(WORDS);
         for (long w = from; w < whole; w += step) {
-            long at = 4 * w;
-            // the running values arguments, never receivers (averageSteps says why)
-            a0 = IntVector.fromMemorySegment(WORDS, x, at, ORDER).and(magnitude).add(carry).or(a0);
-            a1 = IntVector.fromMemorySegment(WORDS, x, at + vector, ORDER).and(magnitude).add(carry).or(a1);
-            a2 = IntVector.fromMemorySegment(WORDS, x, at + 2 * vector, ORDER).and(magnitude).add(carry).or(a2);
-            a3 = IntVector.fromMemorySegment(WORDS, x, at + 3 * vector, ORDER).and(magnitude).add(carry).or(a3);
+            // the running value an argument, never the receiver (averageSteps says why)
+            any = IntVector.fromMemorySegment(WORDS, x, 4 * w, ORDER).and(magnitude).add(carry).or(any);
         }
-        int any = zero.or(a0).or(a1).or(a2).or(a3).reduceLanes(VectorOperators.OR);
+        int tail = any.reduceLanes(VectorOperators.OR);
         for (long w = whole; w < to; w++) {
-            any |= (x.get(INT, 4 * w) & magnitude) + carry;
+            tail |= (x.get(INT, 4 * w) & magnitude) + carry;
         }
-        return (any & signs) != 0;
+        return (tail & signs) != 0;
     }
 
     /** See {@link Lanes#storeFloats}: vector stores, where a bulk copy of a chunk's floats costs a call's checks per 2 KiB. */

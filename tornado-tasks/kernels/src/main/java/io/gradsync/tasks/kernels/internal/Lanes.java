@@ -29,6 +29,15 @@ public final class Lanes {
     private Lanes() {
     }
 
+    /**
+     * One, as a field the JIT does not take for a constant: a loop whose stride is a multiple of
+     * it is not a counted loop, so C2 does not unroll it. An unrolled loop of one small step
+     * issues its loads out of address order over kilobytes, and reading memory so ran at a
+     * third of the in-order speed on AMD Zen 4 (bench/RESULTS.md, session 30). For the read-only
+     * loops whose step is a vector or four; larger steps are unrolled little or not at all.
+     */
+    static int IN_ORDER = 1;
+
     /** Whether the lanes run here (see the class). */
     public static boolean available() {
         return AVAILABLE;
