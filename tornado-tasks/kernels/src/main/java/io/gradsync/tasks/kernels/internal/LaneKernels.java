@@ -136,7 +136,7 @@ final class LaneKernels {
     /** fp32 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresF32(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (long i = from; i < end; i += 4 * LANES * Lanes.IN_ORDER) {
+        for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 4 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
@@ -151,7 +151,7 @@ final class LaneKernels {
     /** bf16 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresBf16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        for (long i = from; i < end; i += 4 * LANES * Lanes.IN_ORDER) {
+        for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
             DoubleVector u0 = (DoubleVector) w0.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
@@ -176,7 +176,7 @@ final class LaneKernels {
     private static double squaresF16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
         LongVector carries = LongVector.zero(L);
-        for (long i = from; i < end; i += 4 * LANES * Lanes.IN_ORDER) {
+        for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             LongVector w = LongVector.fromMemorySegment(L, x, 2 * i, ORDER);
             DoubleVector v0 = w.lanewise(VectorOperators.LSHL, 42).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
             DoubleVector v1 = w.lanewise(VectorOperators.LSHL, 26).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);

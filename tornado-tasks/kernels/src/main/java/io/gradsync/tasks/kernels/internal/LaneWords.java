@@ -75,7 +75,7 @@ final class LaneWords {
      * {@code carry}, has a bit of {@code signs} set ({@link Lanes#anyCarries}).
      */
     static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
-        int step = WORDS.length() * Lanes.IN_ORDER; // words: one vector, a loop the JIT does not unroll
+        int step = WORDS.length() * Lanes.uncountedOne; // words: one vector, a loop the JIT does not unroll
         long whole = from + (to - from) / step * step;
         IntVector any = IntVector.zero(WORDS);
         for (long w = from; w < whole; w += step) {

@@ -30,13 +30,16 @@ public final class Lanes {
     }
 
     /**
-     * One, as a field the JIT does not take for a constant: a loop whose stride is a multiple of
-     * it is not a counted loop, so C2 does not unroll it. An unrolled loop of one small step
-     * issues its loads out of address order over kilobytes, and reading memory so ran at a
-     * third of the in-order speed on AMD Zen 4 (bench/RESULTS.md, session 30). For the read-only
-     * loops whose step is a vector or four; larger steps are unrolled little or not at all.
+     * One, in a field the JIT does not fold (not final): a loop whose stride is a multiple of it is
+     * not a counted loop to C2, which then neither unrolls it nor hoists its bounds checks. Unrolled,
+     * a read-only loop of one short step had its loads scheduled out of address order over two
+     * kilobytes, and read memory several times slower than in order on AMD Zen 4, for a little
+     * speed in cache (bench/RESULTS.md, session 30). For the loops that only read (the finite
+     * check, the sums of squares); loops that also write gained little from memory and lost more
+     * in cache.
      */
-    static int IN_ORDER = 1;
+    @SuppressWarnings("FieldMayBeFinal")
+    static int uncountedOne = 1;
 
     /** Whether the lanes run here (see the class). */
     public static boolean available() {
