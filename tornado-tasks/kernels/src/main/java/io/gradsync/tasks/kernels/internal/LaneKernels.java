@@ -7,7 +7,6 @@ import java.nio.ByteOrder;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
@@ -35,9 +34,6 @@ final class LaneKernels {
     static final int LANES = D.length();
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, D.vectorShape());
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
-    private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
-    /** Where an fp16 magnitude's bits go in a double: its fraction's top, and the exponent's low five bits. */
-    static final long F16_PLACE = 0x7FFFL << 42;
     /** Lane picks that swap a float or word vector's halves: its upper half then converts as part 0. */
     static final VectorShuffle<Float> SWAP_F = VectorShuffle.fromOp(F, j -> (j + LANES) % (2 * LANES));
     static final VectorShuffle<Integer> SWAP_I = VectorShuffle.fromOp(I, j -> (j + LANES) % (2 * LANES));
@@ -166,39 +162,38 @@ final class LaneKernels {
     }
 
     /**
-     * fp16 squares, elements {@code [from, end)} in whole passes. A long lane holds four elements;
-     * one shifted into a double's exponent and fraction, and masked, is its magnitude times
-     * 2^-1008 (subnormals too), which one multiply makes exact: no conversion instruction, which
-     * costs more than the shift, mask and multiply together. Infinities and NaNs do not map so: an
-     * element's magnitude plus the distance from an infinity's to the top bit carries into that
-     * bit exactly for them, and a range that has one is summed again one element at a time.
+     * fp16 squares, elements as {@link #squaresBf16}. A half's magnitude shifted into a float's
+     * exponent and fraction is that value times 2^-112 (subnormals too), so the lanes add the
+     * squares times 2^-224, scaled back at the end: exact, as no step comes near the float64
+     * range's ends. That maps neither an infinity nor a NaN, which the largest magnitude seen
+     * stands for instead.
      */
     private static double squaresF16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-        LongVector carries = LongVector.zero(L);
+        IntVector largest = IntVector.zero(I);
         for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
-            LongVector w = LongVector.fromMemorySegment(L, x, 2 * i, ORDER);
-            DoubleVector v0 = w.lanewise(VectorOperators.LSHL, 42).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector v1 = w.lanewise(VectorOperators.LSHL, 26).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector v2 = w.lanewise(VectorOperators.LSHL, 10).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector v3 = w.lanewise(VectorOperators.LSHR, 6).and(F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
+            IntVector m0 = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            IntVector m1 = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            IntVector m2 = m0.rearrange(SWAP_I);
+            IntVector m3 = m1.rearrange(SWAP_I);
+            DoubleVector v0 = (DoubleVector) m0.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v1 = (DoubleVector) m1.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v2 = (DoubleVector) m2.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector v3 = (DoubleVector) m3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
-            // the running value an argument, never the receiver: a loop variable's vector class is
+            // the running maximum an argument, never the receiver: a loop variable's vector class is
             // unknown where C2 parses the call, which then goes by the JVM-wide profile of the
             // vector classes (see PartialsPerStep)
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
+            largest = m0.max(m1).max(largest);
         }
-        if ((carries.reduceLanes(VectorOperators.OR) & 0x8000_8000_8000_8000L) != 0) {
-            double sum = 0;
-            for (long i = from; i < end; i++) {
-                double v = Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i));
-                sum += v * v;
-            }
-            return sum;
+        int top = largest.reduceLanes(VectorOperators.MAX);
+        if (top >= PartialsPerStep.F16_INFINITY) {
+            return top > PartialsPerStep.F16_INFINITY ? Double.NaN : Double.POSITIVE_INFINITY;
         }
-        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
+        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD) * 0x1p224;
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece

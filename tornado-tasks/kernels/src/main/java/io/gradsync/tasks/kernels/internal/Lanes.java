@@ -118,7 +118,8 @@ public final class Lanes {
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
         } else if (crowded(slots, count, 2)) {
-            PartialsWholeRows.squaresBf16(x, slots, from, done, count, partials);
+            PartialsWholeRows.squaresBf16(x, slots, from, done / 2, count, partials);
+            PartialsPerStep.squaresPartialsBf16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials);
         } else {
             PartialsPerStep.squaresPartialsBf16(x, slots, from, done, count, partials);
         }
@@ -136,7 +137,8 @@ public final class Lanes {
         if (count >= TALL) {
             PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
         } else if (crowded(slots, count, 2)) {
-            PartialsWholeRows.squaresF16(x, slots, from, done, count, partials, slot);
+            PartialsWholeRows.squaresF16(x, slots, from, done / 2, count, partials, slot);
+            PartialsPerStep.squaresPartialsF16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials, slot);
         } else {
             PartialsPerStep.squaresPartialsF16(x, slots, from, done, count, partials, slot);
         }

@@ -30,7 +30,7 @@ final class PartialsPerStep {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
-    private static final double F16_SCALE = 0x1p224;
+    static final double F16_SCALE = 0x1p224;
     /**
      * An fp16 infinity's magnitude bits where the lanes shift them to make a float of them: a
      * magnitude at or above it is an infinity or NaN (above it, a NaN).

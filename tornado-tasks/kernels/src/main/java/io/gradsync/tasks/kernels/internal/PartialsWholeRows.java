@@ -6,7 +6,6 @@ import java.nio.ByteOrder;
 import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -18,12 +17,9 @@ import jdk.incubator.vector.VectorSpecies;
  * (bench/RESULTS.md, session 29). Sixteen slot vectors of eight running sums would not fit the
  * registers, so a step adds sums 4-7 over their rows, then sums 0-3 and the rows past the last
  * whole group, and joins the two fours' trees {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}
- * through its own place in the partials: the sums are the kernels' bit for bit. fp16 rows are
- * read as longs of four elements, each shifted into a double as {@code LaneKernels.squaresF16}
- * does (no conversion instruction; 10% faster here than the word lanes). Written out with
+ * through its own place in the partials: the sums are the kernels' bit for bit. Written out with
  * the Vector API alone, as the other partials are ({@link LaneKernels} says why); no vector enters
- * or leaves a method (one that passes four did not fit C2's inlining and was boxed), and a group's
- * four rows stand written out (one row a turn, the sums trading places, ran a fifth slower).
+ * or leaves a method (one that passes four did not fit C2's inlining and was boxed).
  *
  * <p>Thread-safety: stateless.
  */
@@ -31,24 +27,19 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     private static final int LANES = D.length();
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
-    private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     private PartialsWholeRows() {
     }
 
-    /**
-     * See {@link Lanes#squaresPartialsBf16}: slots {@code [from, from + steps * 2 * LANES)}, two of
-     * those steps at a time in a whole-row step; an odd last one is {@link PartialsPerStep}'s.
-     */
+    /** See {@link Lanes#squaresPartialsBf16}, in whole-row steps of {@code 4 * LANES} slots. */
     static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        long end = from + steps / 2 * 4 * LANES;
+        long end = from + steps * 4 * LANES;
         for (long k = from; k < end; k += 4 * LANES) {
             fourSumsBf16(x, slots, k, count, 4, partials);
             fourSumsBf16(x, slots, k, count, 0, partials);
-            inSlotOrder(k, partials);
+            inSlotOrder(k, 1.0, partials);
         }
-        PartialsPerStep.squaresPartialsBf16(x, slots, end, steps % 2, count, partials);
     }
 
     /**
@@ -125,76 +116,82 @@ final class PartialsWholeRows {
         t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
-    /** As {@link #squaresBf16} for fp16 ({@link Lanes#squaresPartialsF16}). */
+    /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        long end = from + steps / 2 * 4 * LANES;
+        long end = from + steps * 4 * LANES;
         for (long k = from; k < end; k += 4 * LANES) {
-            long carried = fourSumsF16(x, slots, k, count, 4, partials) | fourSumsF16(x, slots, k, count, 0, partials);
-            if ((carried & 0x8000_8000_8000_8000L) == 0) {
-                inSlotOrderFromLongs(k, partials);
+            int top = fourSumsF16(x, slots, k, count, 4, partials);
+            top = Math.max(top, fourSumsF16(x, slots, k, count, 0, partials));
+            if (top < PartialsPerStep.F16_INFINITY) {
+                inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
             } else {
                 for (long p = k; p < k + 4 * LANES; p++) {
                     partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
                 }
             }
         }
-        PartialsPerStep.squaresPartialsF16(x, slots, end, steps % 2, count, partials, slot);
     }
 
     /**
-     * As {@link #fourSumsBf16} for fp16, each row read as longs of four elements, shifted into
-     * doubles' places and multiplied back as {@code LaneKernels.squaresF16} does: lane vector
-     * {@code j} holds slots {@code 4i + j}. Returns the OR of the magnitudes plus the carries that
-     * set a sign bit exactly for an infinity's or NaN's.
+     * As {@link #fourSumsBf16} for fp16, magnitudes shifted into floats as
+     * {@link PartialsPerStep#squaresPartialsF16} does; returns the largest magnitude read, in that float place.
      */
-    private static long fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+    private static int fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
         DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
         DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
-        LongVector carries = LongVector.zero(L);
+        IntVector largest = IntVector.zero(I);
         long e = k + s * slots;
         for (int g = count / 8; g > 0; g--) {
-            LongVector w = LongVector.fromMemorySegment(L, x, 2 * e, ORDER);
-            DoubleVector p0 = w.lanewise(VectorOperators.LSHL, 42).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p1 = w.lanewise(VectorOperators.LSHL, 26).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p2 = w.lanewise(VectorOperators.LSHL, 10).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p3 = w.lanewise(VectorOperators.LSHR, 6).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
-            w = LongVector.fromMemorySegment(L, x, 2 * (e + slots), ORDER);
-            p0 = w.lanewise(VectorOperators.LSHL, 42).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p1 = w.lanewise(VectorOperators.LSHL, 26).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p2 = w.lanewise(VectorOperators.LSHL, 10).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p3 = w.lanewise(VectorOperators.LSHR, 6).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            largest = l.max(h).max(largest); // the running maximum an argument, never the receiver (see PartialsPerStep.squaresPartialsF16)
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
-            w = LongVector.fromMemorySegment(L, x, 2 * (e + 2 * slots), ORDER);
-            p0 = w.lanewise(VectorOperators.LSHL, 42).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p1 = w.lanewise(VectorOperators.LSHL, 26).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p2 = w.lanewise(VectorOperators.LSHL, 10).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p3 = w.lanewise(VectorOperators.LSHR, 6).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            largest = l.max(h).max(largest);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
-            w = LongVector.fromMemorySegment(L, x, 2 * (e + 3 * slots), ORDER);
-            p0 = w.lanewise(VectorOperators.LSHL, 42).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p1 = w.lanewise(VectorOperators.LSHL, 26).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p2 = w.lanewise(VectorOperators.LSHL, 10).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            p3 = w.lanewise(VectorOperators.LSHR, 6).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            largest = l.max(h).max(largest);
+            w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
+            largest = l.max(h).max(largest);
             e += 8 * slots;
         }
         e = k + 8L * (count / 8) * slots;
         for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
-            LongVector w = LongVector.fromMemorySegment(L, x, 2 * e, ORDER);
-            DoubleVector p0 = w.lanewise(VectorOperators.LSHL, 42).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p1 = w.lanewise(VectorOperators.LSHL, 26).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p2 = w.lanewise(VectorOperators.LSHL, 10).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
-            DoubleVector p3 = w.lanewise(VectorOperators.LSHR, 6).and(LaneKernels.F16_PLACE).reinterpretAsDoubles().mul(0x1p1008);
+            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
+            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
-            carries = w.and(0x7FFF_7FFF_7FFF_7FFFL).add(0x0400_0400_0400_0400L).or(carries);
+            largest = l.max(h).max(largest);
             e += slots;
         }
         DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
@@ -210,40 +207,20 @@ final class PartialsWholeRows {
         t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
         t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
         t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
-        return carries.reduceLanes(VectorOperators.OR);
-    }
-
-    /**
-     * As {@link #inSlotOrder} for {@link #fourSumsF16}'s lanes, slots {@code 4i + j} in vector
-     * {@code j}: the even slots' two vectors interleaved, the odd ones', then the two.
-     */
-    private static void inSlotOrderFromLongs(long k, MemorySegment partials) {
-        long at = 8 * k;
-        DoubleVector p0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER);
-        DoubleVector p1 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER);
-        DoubleVector p2 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER);
-        DoubleVector p3 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER);
-        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
-        DoubleVector e0 = first.selectFrom(p0, p2), e1 = second.selectFrom(p0, p2);
-        DoubleVector o0 = first.selectFrom(p1, p3), o1 = second.selectFrom(p1, p3);
-        first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
-        second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        return largest.reduceLanes(VectorOperators.MAX);
     }
 
     /**
      * The whole-row step at slot {@code k}: its four lane-order vectors at its place in
      * {@code partials} ({@code t0} the even slots of its lower half, {@code t1} the odd ones,
-     * {@code t2} and {@code t3} the upper half's), written back in slot order.
+     * {@code t2} and {@code t3} the upper half's) times {@code scale}, written back in slot order.
      */
-    private static void inSlotOrder(long k, MemorySegment partials) {
+    private static void inSlotOrder(long k, double scale, MemorySegment partials) {
         long at = 8 * k;
-        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER);
-        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER);
-        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER);
-        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER);
+        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).mul(scale);
+        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).mul(scale);
+        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).mul(scale);
+        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).mul(scale);
         DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
         DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
         first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
