@@ -60,7 +60,7 @@ class LaneSquaresTest {
      * Every 16-bit pattern, 64 of it (a whole number of passes, and single elements after): its
      * square 64 times, exact in any order, so each value's float64 in the lanes is its own,
      * subnormals and the largest included; an infinity makes the sum infinite, a NaN NaN, in
-     * either half of a long lane's element pair.
+     * either half of a word lane's element pair.
      */
     @ParameterizedTest
     @ValueSource(strings = {"bf16", "f16"})

@@ -26,9 +26,11 @@ final class LaneKernels {
     // One shape, the float64 lanes', for every lane type here, as in LaneWords (which says why): a
     // float or word vector holds twice a step's elements. The float64 lanes take its lower half
     // (the conversions' part 0, one instruction); its upper half is moved down first where a step
-    // uses it. fp16 goes through longs of four elements instead (squaresF16). No vector helper here is shared with LaneWords: C2 profiles a helper once for all
-    // its callers, and one that sees two vector classes loses its intrinsics in both (every vector
-    // boxed, a fortieth of the speed, bench/RESULTS.md).
+    // uses it. fp16 converts too: read as longs shifted into doubles' places instead, it changed
+    // the Vector API's profile so that kernels run after it lost their inlining in some runs
+    // (bench/RESULTS.md, session 30). No vector helper here is shared with LaneWords: C2 profiles
+    // a helper once for all its callers, and one that sees two vector classes loses its
+    // intrinsics in both (every vector boxed, a fortieth of the speed, bench/RESULTS.md).
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     /** Elements a step: the float64 lanes of the widest vector. */
     static final int LANES = D.length();
