@@ -77,16 +77,16 @@ final class LaneWords {
     static boolean anyCarries(MemorySegment x, long from, long to, int magnitude, int carry, int signs) {
         int step = WORDS.length() * Lanes.uncountedOne; // words: one vector, a loop the JIT does not unroll
         long whole = from + (to - from) / step * step;
-        IntVector any = IntVector.zero(WORDS);
+        IntVector carries = IntVector.zero(WORDS);
         for (long w = from; w < whole; w += step) {
             // the running value an argument, never the receiver (averageSteps says why)
-            any = IntVector.fromMemorySegment(WORDS, x, 4 * w, ORDER).and(magnitude).add(carry).or(any);
+            carries = IntVector.fromMemorySegment(WORDS, x, 4 * w, ORDER).and(magnitude).add(carry).or(carries);
         }
-        int tail = any.reduceLanes(VectorOperators.OR);
+        int any = carries.reduceLanes(VectorOperators.OR);
         for (long w = whole; w < to; w++) {
-            tail |= (x.get(INT, 4 * w) & magnitude) + carry;
+            any |= (x.get(INT, 4 * w) & magnitude) + carry;
         }
-        return (tail & signs) != 0;
+        return (any & signs) != 0;
     }
 
     /** See {@link Lanes#storeFloats}: vector stores, where a bulk copy of a chunk's floats costs a call's checks per 2 KiB. */
