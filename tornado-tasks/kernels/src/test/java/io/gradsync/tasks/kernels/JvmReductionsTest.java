@@ -6,9 +6,12 @@ import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
 import io.gradsync.tasks.api.IntArray;
 import io.gradsync.tasks.api.KernelArray;
+import io.gradsync.tasks.api.SixteenBitFloatArray;
 import io.gradsync.tasks.compiler.KernelStyle;
 import io.gradsync.tasks.kernels.internal.JvmKernels;
+import io.gradsync.tasks.kernels.internal.Lanes;
 import io.gradsync.tasks.testing.KernelArgs;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -137,6 +140,52 @@ class JvmReductionsTest {
                     assertTrue(Double.isFinite(got.get(at[0] - 1)) && Double.isFinite(got.get(at[0] + 1)), what);
                 }
             }
+        }
+    }
+
+    /**
+     * One call of the whole-row steps over three blocks of steps ({@code PartialsWholeRows.BLOCK_STEPS},
+     * the last one short), whose sums 4-7 are taken for a whole block before its sums 0-3: every
+     * slot as the kernel sums it, with 17 rows (sum 0 also over the row past the groups); for fp16
+     * an infinity in a row of sum 5 and a NaN in a row of sum 2 in different blocks, whose steps'
+     * slots are then the kernel's one by one.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"bf16", "f16"})
+    void wholeRowStepsAcrossBlocks(String type) {
+        Assumptions.assumeTrue(Lanes.available(), "no vector module");
+        boolean bf16 = type.equals("bf16");
+        int slots = 2048 * 9; // 36 KiB between rows: a multiple of 4 KiB, so the rows crowd one set
+        int rows = 17;
+        Random rnd = new Random();
+        // the kernel's sums over `rows` rows exactly; the lanes' read from a copy with room past the
+        // last row, so that its last step's vectors stay inside the array
+        Class<?> arrayType = bf16 ? Bfloat16Array.class : HalfArray.class;
+        KernelArray x = KernelArgs.allocate(arrayType, rows * slots + 64);
+        KernelArray exact = KernelArgs.allocate(arrayType, rows * slots);
+        SixteenBitFloatArray h = (SixteenBitFloatArray) exact;
+        for (int i = 0; i < rows * slots; i++) {
+            KernelArgs.setFloat(exact, i, (float) Math.scalb(1 + rnd.nextDouble(), rnd.nextInt(29) - 14));
+        }
+        if (!bf16) {
+            KernelArgs.setFloat(exact, 5 * slots + 300 * 32 + 7, Float.POSITIVE_INFINITY); // block 1, sum 5
+            KernelArgs.setFloat(exact, 10 * slots + 520 * 32 + 3, Float.NaN); // block 2, sum 2 (row 10)
+        }
+        MemorySegment.copy(exact.segment(), 0, x.segment(), 0, exact.segment().byteSize());
+        DoubleArray got = new DoubleArray(slots);
+        KernelArgs.poison(got);
+        long steps = slots / (2 * Lanes.width());
+        long done = bf16
+                ? Lanes.squaresPartialsBf16(x.segment(), slots, 0, steps, rows, got.segment())
+                : Lanes.squaresPartialsF16(x.segment(), slots, 0, steps, rows, got.segment(),
+                        p -> ReductionKernels.squares16(h, (int) p, slots, false));
+        assertEquals(steps, done, "every step within the array");
+        for (int p = 0; p < slots; p++) {
+            assertEquals(ReductionKernels.squares16(h, p, slots, bf16), got.get(p), type + " slot " + p);
+        }
+        if (!bf16) {
+            assertEquals(Double.POSITIVE_INFINITY, got.get(300 * 32 + 7), "the infinity's slot");
+            assertTrue(Double.isNaN(got.get(520 * 32 + 3)), "the NaN's slot");
         }
     }
 

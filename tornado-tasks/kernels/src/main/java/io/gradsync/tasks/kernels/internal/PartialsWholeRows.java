@@ -17,7 +17,10 @@ import jdk.incubator.vector.VectorSpecies;
  * (bench/RESULTS.md, session 29). Sixteen slot vectors of eight running sums would not fit the
  * registers, so a step adds sums 4-7 over their rows, then sums 0-3 and the rows past the last
  * whole group, and joins the two fours' trees {@code ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))}
- * through its own place in the partials: the sums are the kernels' bit for bit. Written out with
+ * through its own place in the partials: the sums are the kernels' bit for bit. Sums 4-7 are taken
+ * for a block of {@link #BLOCK_STEPS} steps before sums 0-3 are, so that only half the rows are read
+ * at a time: sixteen rows a power of two apart share one set of the second-level cache too, and
+ * read together they pushed each other's prefetched lines out (bench/RESULTS.md, session 31). Written out with
  * the Vector API alone, as the other partials are ({@link LaneKernels} says why); no vector enters
  * or leaves a method (one that passes four did not fit C2's inlining and was boxed).
  *
@@ -29,16 +32,27 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
+    /**
+     * Steps whose sums 4-7 are taken before their sums 0-3: the block's trees of sums 4-7, which
+     * wait in the partials for sums 0-3, take 64 KiB there, and stay in the first two cache levels.
+     */
+    static final int BLOCK_STEPS = 256;
+
     private PartialsWholeRows() {
     }
 
     /** See {@link Lanes#squaresPartialsBf16}, in whole-row steps of {@code 4 * LANES} slots. */
     static void squaresBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         long end = from + steps * 4 * LANES;
-        for (long k = from; k < end; k += 4 * LANES) {
-            fourSumsBf16(x, slots, k, count, 4, partials);
-            fourSumsBf16(x, slots, k, count, 0, partials);
-            inSlotOrder(k, 1.0, partials);
+        for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
+            long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
+            for (long k = block; k < blockEnd; k += 4 * LANES) {
+                fourSumsBf16(x, slots, k, count, 4, partials);
+            }
+            for (long k = block; k < blockEnd; k += 4 * LANES) {
+                fourSumsBf16(x, slots, k, count, 0, partials);
+                inSlotOrder(k, 1.0, partials);
+            }
         }
     }
 
@@ -120,14 +134,20 @@ final class PartialsWholeRows {
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
         long end = from + steps * 4 * LANES;
-        for (long k = from; k < end; k += 4 * LANES) {
-            int top = fourSumsF16(x, slots, k, count, 4, partials);
-            top = Math.max(top, fourSumsF16(x, slots, k, count, 0, partials));
-            if (top < PartialsPerStep.F16_INFINITY) {
-                inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
-            } else {
-                for (long p = k; p < k + 4 * LANES; p++) {
-                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+        int[] tops = new int[BLOCK_STEPS]; // the largest magnitude each step's sums 4-7 read
+        for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
+            long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
+            for (long k = block; k < blockEnd; k += 4 * LANES) {
+                tops[(int) ((k - block) / (4 * LANES))] = fourSumsF16(x, slots, k, count, 4, partials);
+            }
+            for (long k = block; k < blockEnd; k += 4 * LANES) {
+                int top = Math.max(tops[(int) ((k - block) / (4 * LANES))], fourSumsF16(x, slots, k, count, 0, partials));
+                if (top < PartialsPerStep.F16_INFINITY) {
+                    inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
+                } else {
+                    for (long p = k; p < k + 4 * LANES; p++) {
+                        partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+                    }
                 }
             }
         }
