@@ -115,10 +115,11 @@ final class LaneKernels {
         return sum;
     }
 
-    // The squares' loops keep eight running sums: each fused multiply-add waits for the one before
-    // it in its sum, and eight sums hide that wait where two did not (bench/RESULTS.md, session 28).
-    // A pass adds into four of them, which then trade places with the other four: eight sums with
-    // the code of four (a pass of eight was too large for C2 to inline the Vector API's calls).
+    // The squares' loops keep several running sums: each fused multiply-add waits for the one before
+    // it in its sum, and more sums hide that wait where two did not (bench/RESULTS.md, session 28).
+    // fp32 and bf16 keep four, one per vector of a pass: a pass's conversions outlast the wait. (Eight,
+    // a pass adding into four that then traded places with the other four, cost C2 twelve register
+    // moves a pass and ran slower: session 31.) fp16's shorter pass keeps the eight, trading places.
     // fp32 and bf16 passes read a vector at every step and convert its lower half (a vector of two
     // steps read once and its halves swapped ran slower); the last one reaches a step past the pass.
 
@@ -133,22 +134,23 @@ final class LaneKernels {
 
     /** fp32 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresF32(MemorySegment x, long from, long end) {
-        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0;
         for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             DoubleVector v0 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v1 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 4 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v2 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 8 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v3 = (DoubleVector) FloatVector.fromMemorySegment(F, x, 4 * i + 12 * LANES, ORDER).convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
-            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
-            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+            a0 = v0.fma(v0, a0);
+            a1 = v1.fma(v1, a1);
+            a2 = v2.fma(v2, a2);
+            a3 = v3.fma(v3, a3);
         }
-        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
+        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
     }
 
     /** bf16 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
     private static double squaresBf16(MemorySegment x, long from, long end) {
-        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0;
         for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             IntVector w0 = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector w1 = IntVector.fromMemorySegment(I, x, 2 * i + 4 * LANES, ORDER);
@@ -156,11 +158,12 @@ final class LaneKernels {
             DoubleVector v0 = (DoubleVector) w0.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector u1 = (DoubleVector) w1.lanewise(VectorOperators.LSHL, 16).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector v1 = (DoubleVector) w1.and(0xFFFF_0000).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector t0 = u0.fma(u0, a0), t1 = v0.fma(v0, a1), t2 = u1.fma(u1, a2), t3 = v1.fma(v1, a3);
-            a0 = a4; a1 = a5; a2 = a6; a3 = a7;
-            a4 = t0; a5 = t1; a6 = t2; a7 = t3;
+            a0 = u0.fma(u0, a0);
+            a1 = v0.fma(v0, a1);
+            a2 = u1.fma(u1, a2);
+            a3 = v1.fma(v1, a3);
         }
-        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD);
+        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
     }
 
     /**
