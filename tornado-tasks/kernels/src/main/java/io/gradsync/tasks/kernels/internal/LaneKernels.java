@@ -118,8 +118,8 @@ final class LaneKernels {
     // The squares' loops keep several running sums: each fused multiply-add waits for the one before
     // it in its sum, and more sums hide that wait where two did not (bench/RESULTS.md, session 28).
     // fp32 and bf16 keep four, one per vector of a pass: a pass's conversions outlast the wait. (Eight,
-    // a pass adding into four that then traded places with the other four, cost C2 twelve register
-    // moves a pass and ran slower: session 31.) fp16's shorter pass keeps the eight, trading places.
+    // a pass adding into four that then traded places with the other four, cost twelve register
+    // moves a pass; fp32 ran slower with them: session 31.) fp16's shorter pass keeps the eight.
     // fp32 and bf16 passes read a vector at every step and convert its lower half (a vector of two
     // steps read once and its halves swapped ran slower); the last one reaches a step past the pass.
 

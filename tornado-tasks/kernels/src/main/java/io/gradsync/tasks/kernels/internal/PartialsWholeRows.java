@@ -134,7 +134,7 @@ final class PartialsWholeRows {
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
         long end = from + steps * 4 * LANES;
-        int[] tops = new int[BLOCK_STEPS]; // the largest magnitude each step's sums 4-7 read
+        int[] tops = new int[(int) Math.min(BLOCK_STEPS, steps)]; // the largest magnitude each step's sums 4-7 read
         for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
             long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
             for (long k = block; k < blockEnd; k += 4 * LANES) {
