@@ -71,6 +71,60 @@ class SixteenBitAveragesInLanesTest {
         }
     }
 
+    /**
+     * Seven replicas whose exact mean lies a float step and a seventh below or above a tie of the
+     * format, or on it (five values of [1, 2) and two smaller ones that bring the sum's last bit to
+     * 2^-20, within the lanes' range of magnitudes): the product with the float 1/7 lands within
+     * four steps of the tie, where the lanes take the quotient's side of it from the remainder.
+     * Odd and even neighbours below the tie (ties to even differ from the side at one of them),
+     * both signs, at every place in a vector.
+     */
+    @ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"bf16", "fp16"})
+    void sevenJustOffATie(String type) throws Exception {
+        Assumptions.assumeTrue(Lanes.available(), "no vector module");
+        boolean bf16 = type.equals("bf16");
+        int k = 7;
+        int n = 4 * JvmFastForms.CHUNK;
+        int steps = bf16 ? 128 : 1024; // a format's steps in [1, 2)
+        // units of 2^-20: the two smaller values sum to half a step, less one, plus one, or exactly
+        int[][] small = bf16 ? new int[][] {{3840, 255}, {3968, 129}, {3840, 256}} : new int[][] {{1535, -1024}, {1537, -1024}, {1536, -1024}};
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment[] in = new MemorySegment[k];
+            for (int r = 0; r < k; r++) {
+                in[r] = arena.allocate(2L * n, 64);
+            }
+            SplittableRandom rnd = new SplittableRandom(77);
+            for (int i = 0; i < n; i++) {
+                // the mean's neighbours 1 + m/steps and 1 + (m + 1)/steps: its sum in [8, 16), each value below 2
+                int m = bf16 ? rnd.nextInt(18, 54) : rnd.nextInt(147, 439);
+                int[] pair = small[rnd.nextInt(3)];
+                float sign = rnd.nextBoolean() ? 1f : -1f;
+                int total = 7 * (steps + m) + 3; // the five values: the sum's whole steps
+                for (int r = 0; r < 5; r++) {
+                    int share = total / (5 - r);
+                    total -= share;
+                    in[r].setAtIndex(ValueLayout.JAVA_SHORT, i, bits(sign * share / steps, bf16));
+                }
+                in[5].setAtIndex(ValueLayout.JAVA_SHORT, i, bits(sign * pair[0] * 0x1p-20f, bf16));
+                in[6].setAtIndex(ValueLayout.JAVA_SHORT, i, bits(sign * pair[1] * 0x1p-20f, bf16));
+            }
+            KernelSpec spec = bf16 ? BuiltinKernels.averageBf16(k) : BuiltinKernels.averageF16(k);
+            MemorySegment want = arena.allocate(2L * n, 64);
+            MemorySegment got = arena.allocate(2L * n, 64).fill((byte) 0x5A);
+            spec.method().invoke(null, args(want, in, k, bf16));
+            assertTrue(spec.jvmFastForm().orElseThrow().run(args(got, in, k, bf16)), "the fast form applies");
+            check(want, got, in, n, bf16, "seven replicas just off a tie");
+        }
+    }
+
+    /** The bits of {@code v}, which the format holds exactly. */
+    private static short bits(float v, boolean bf16) {
+        short b = bf16 ? HalfFloats.floatToBf16(v) : HalfFloats.floatToHalf(v);
+        assertEquals(v, bf16 ? HalfFloats.bf16ToFloat(b) : HalfFloats.halfToFloat(b), "exact in the format");
+        return b;
+    }
+
     /** {@code got} has {@code want}'s bits, a NaN and a NaN aside. */
     private static void check(MemorySegment want, MemorySegment got, MemorySegment[] in, int n, boolean bf16, String what) {
         for (int i = 0; i < n; i++) {

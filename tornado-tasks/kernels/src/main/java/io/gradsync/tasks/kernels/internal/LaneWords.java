@@ -190,6 +190,7 @@ final class LaneWords {
      */
     private static void averageSteps(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
         FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        FloatVector plusK = FloatVector.broadcast(FLOATS, in.length);
         FloatVector reciprocal = FloatVector.broadcast(FLOATS, r);
         ShortVector zero = ShortVector.zero(HALVES);
         ShortVector one = ShortVector.broadcast(HALVES, (short) 1);
@@ -221,16 +222,29 @@ final class LaneWords {
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
             if (!roundsAsQuotient) {
-                // the elements whose product lies within four ulps of a tie (low half 0x8000) and is
-                // not the quotient (its remainder, exact as an fma, is not zero); written out in each
-                // loop: a helper shared by the two loops was compiled on its own after one of them
-                // was recompiled, and then not inlined in the other (every vector boxed)
-                IntVector re = qEven.fma(minusK, even).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-                IntVector ro = qOdd.fma(minusK, odd).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-                ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
-                        .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
-                ShortVector offset = e.sub(0x7FFC).and(0xFFFF).or(o.sub(0x7FFC).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
-                redo = redo.or(offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0)));
+                // A product within four ulps of a tie t (low half 0x8000) that is not the quotient
+                // (its remainder s - kq, exact as an fma, is not zero) takes t's bits, or one step
+                // to the quotient's side of t: the sign of k(q - t) + (s - kq), exact (all of them
+                // multiples of 2^-149 a few ulps of q in size); zero at a tie, which then rounds to
+                // even. (Done again one at a time instead, these were one element in seventy of
+                // bf16 data at k = 7, and cost more than the rest.) Written out in each loop: a
+                // helper shared by the two loops was compiled on its own after one of them was
+                // recompiled, and then not inlined in the other (every vector boxed).
+                FloatVector remE = qEven.fma(minusK, even);
+                FloatVector remO = qOdd.fma(minusK, odd);
+                IntVector tieE = e.and(0xFFFF_0000).or(0x8000);
+                IntVector tieO = o.and(0xFFFF_0000).or(0x8000);
+                IntVector sideE = qEven.sub(tieE.reinterpretAsFloats()).fma(plusK, remE).reinterpretAsInts();
+                IntVector sideO = qOdd.sub(tieO.reinterpretAsFloats()).fma(plusK, remO).reinterpretAsInts();
+                // +1 where the side's sign is the product's (away from zero), -1 where not, 0 at the tie
+                IntVector stepE = sideE.lanewise(VectorOperators.XOR, e).lanewise(VectorOperators.ASHR, 31).or(1)
+                        .blend(0, sideE.and(0x7FFF_FFFF).compare(VectorOperators.EQ, 0));
+                IntVector stepO = sideO.lanewise(VectorOperators.XOR, o).lanewise(VectorOperators.ASHR, 31).or(1)
+                        .blend(0, sideO.and(0x7FFF_FFFF).compare(VectorOperators.EQ, 0));
+                e = e.blend(tieE.add(stepE), e.sub(0x7FFC).and(0xFFFF).compare(VectorOperators.LE, 8)
+                        .and(remE.reinterpretAsInts().and(0x7FFF_FFFF).compare(VectorOperators.NE, 0)));
+                o = o.blend(tieO.add(stepO), o.sub(0x7FFC).and(0xFFFF).compare(VectorOperators.LE, 8)
+                        .and(remO.reinterpretAsInts().and(0x7FFF_FFFF).compare(VectorOperators.NE, 0)));
             }
             // to nearest, ties to even, as nearest() less its NaNs (those lanes are done again)
             e = e.add(e.lanewise(VectorOperators.LSHR, 16).and(1)).add(0x7FFF);
@@ -281,7 +295,10 @@ final class LaneWords {
             IntVector o = qOdd.reinterpretAsInts();
             if (!roundsAsQuotient) {
                 // the remainders 2^64 times, exactly: at 2^-112 times the values they would be
-                // subnormal, which costs a multiply or fma a hundred cycles or more on some cores
+                // subnormal, which costs a multiply or fma a hundred cycles or more on some cores.
+                // Here the elements near a tie are done again one at a time, as averageSteps did
+                // before: fp16's sums have more bits, and fewer of them lie there (resolving them in
+                // the lanes measured slower, bench/RESULTS.md, session 31)
                 IntVector re = qEven.mul(0x1p64f).fma(minusK, up.mul(even)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
                 IntVector ro = qOdd.mul(0x1p64f).fma(minusK, up.mul(odd)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
                 ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
