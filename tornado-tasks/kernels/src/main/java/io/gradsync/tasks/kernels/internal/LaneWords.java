@@ -252,8 +252,8 @@ final class LaneWords {
             long again = redo.toLong();
             short[] redone = again == 0 ? null : averagesOf(in, i, again, true); // before the store: out may be in[0]
             o.and(0xFFFF_0000).or(e.lanewise(VectorOperators.LSHR, 16)).intoMemorySegment(out, 2 * i, ORDER);
-            for (int j = 0; again != 0; again &= again - 1, j++) {
-                out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
+            if (again != 0) {
+                patch(out, i, again, redone);
             }
         }
     }
@@ -317,9 +317,21 @@ final class LaneWords {
             long again = redo.toLong();
             short[] redone = again == 0 ? null : averagesOf(in, i, again, false); // before the store: out may be in[0]
             hE.or(hO).intoMemorySegment(out, 2 * i, ORDER);
-            for (int j = 0; again != 0; again &= again - 1, j++) {
-                out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(again)), redone[j]);
+            if (again != 0) {
+                patch(out, i, again, redone);
             }
+        }
+    }
+
+    /**
+     * Element {@code i + j} of {@code out} set to the next of {@code redone} for each bit {@code j}
+     * of {@code which}, in order. A method of its own: written out in the steps' loops, where a
+     * single element done again in the first calls made C2 compile it in, those loops ran at half
+     * their speed and more slowly than a call costs (bench/RESULTS.md, session 31).
+     */
+    private static void patch(MemorySegment out, long i, long which, short[] redone) {
+        for (int j = 0; which != 0; which &= which - 1, j++) {
+            out.set(SHORT, 2 * (i + Long.numberOfTrailingZeros(which)), redone[j]);
         }
     }
 
