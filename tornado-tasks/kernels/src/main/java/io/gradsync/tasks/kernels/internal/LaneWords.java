@@ -227,7 +227,7 @@ final class LaneWords {
                 // to the quotient's side of t: the sign of k(q - t) + (s - kq), exact (all of them
                 // multiples of 2^-149 a few ulps of q in size); zero at a tie, which then rounds to
                 // even. (Done again one at a time instead, these were one element in seventy of
-                // bf16 data at k = 7, and cost more than the rest.) Written out in each loop: a
+                // bf16 data at k = 7, and took two fifths of the time.) Written out in each loop: a
                 // helper shared by the two loops was compiled on its own after one of them was
                 // recompiled, and then not inlined in the other (every vector boxed).
                 FloatVector remE = qEven.fma(minusK, even);
@@ -325,9 +325,9 @@ final class LaneWords {
 
     /**
      * Element {@code i + j} of {@code out} set to the next of {@code redone} for each bit {@code j}
-     * of {@code which}, in order. A method of its own: written out in the steps' loops, where a
-     * single element done again in the first calls made C2 compile it in, those loops ran at half
-     * their speed and more slowly than a call costs (bench/RESULTS.md, session 31).
+     * of {@code which}, in order. A method of its own: written out in the steps' loops, which C2
+     * compiles with it once a single element has been done again, those loops ran at up to half
+     * their speed, far more than the call costs (bench/RESULTS.md, session 31).
      */
     private static void patch(MemorySegment out, long i, long which, short[] redone) {
         for (int j = 0; which != 0; which &= which - 1, j++) {
