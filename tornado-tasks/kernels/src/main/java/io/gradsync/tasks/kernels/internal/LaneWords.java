@@ -147,9 +147,9 @@ final class LaneWords {
      * where the inputs of an element are finite, below 2^125 and (those not zero) within 2^13 of
      * each other in magnitude (fp16: {@link #averageStepsF16}). Their float sum is then exact (at
      * most 24 significant bits), and its product by {@code 1/k} rounds as the quotient
-     * ({@link #roundsAsQuotient}); for 7 unless the product lies within four ulps of a point halfway
-     * between two values of the type and is not the quotient itself. The few elements outside
-     * those bounds are done again one at a time as the kernel does them.
+     * ({@link #roundsAsQuotient}); for 7 the bf16 lanes settle a product that lies within four ulps
+     * of a point halfway between two values of the type, and the fp16 lanes divide instead. The few
+     * elements outside those bounds are done again one at a time as the kernel does them.
      */
     static void average(MemorySegment out, MemorySegment[] in, int n, boolean bf16) {
         float r = 1f / in.length;
@@ -176,7 +176,8 @@ final class LaneWords {
      * quotient that is not a tie lies at least {@code 8/k} ulps from every tie: the inputs, within
      * 2^13 (bf16) or 2^10 (fp16) of each other, make the sum a multiple of 2^-20 of the quotient's
      * binade times {@code k}, and a tie times {@code k} is one too. For 7 the reciprocal is 2^-24.4
-     * off, and a tie's product can round past it: there the lanes check the products near a tie.
+     * off, and a tie's product can round past it: there the bf16 lanes check the products near a
+     * tie, and the fp16 lanes divide ({@link #averageStepsF16}).
      */
     private static boolean roundsAsQuotient(int k) {
         return Integer.bitCount(k) == 1 || k == 3 || k == 5 || k == 6;
@@ -267,9 +268,8 @@ final class LaneWords {
      * rounds to fp16 at its bit 13.
      */
     private static void averageStepsF16(MemorySegment out, MemorySegment[] in, long from, long to, float r, boolean roundsAsQuotient) {
-        FloatVector minusK = FloatVector.broadcast(FLOATS, -in.length);
+        FloatVector plusK = FloatVector.broadcast(FLOATS, in.length);
         FloatVector reciprocal = FloatVector.broadcast(FLOATS, r);
-        FloatVector up = FloatVector.broadcast(FLOATS, 0x1p64f);
         ShortVector zero = ShortVector.zero(HALVES);
         ShortVector one = ShortVector.broadcast(HALVES, (short) 1);
         for (long i = from; i < to; i += STEP) {
@@ -289,24 +289,17 @@ final class LaneWords {
             ShortVector top = zero.or(largest).lanewise(VectorOperators.LSHR, 10); // exponent fields
             ShortVector bottom = one.add(smallestBelow).lanewise(VectorOperators.LSHR, 10);
             VectorMask<Short> redo = top.sub(bottom).compare(VectorOperators.GT, 10).or(top.compare(VectorOperators.GT, 30));
-            FloatVector qEven = reciprocal.mul(even);
-            FloatVector qOdd = reciprocal.mul(odd);
+            // For 7 the float quotient, correctly rounded (the product with 1/7 can land on the
+            // wrong side of a tie; done again one at a time, those were one step in three with
+            // Gaussian replicas: bench/RESULTS.md, session 32). An exact sum s whose quotient is
+            // not a tie t of fp16 has s - 7t a multiple of four float steps of t's binade (s is
+            // one of its own steps, at least that, and 7t one of 2^12), so the quotient lies over
+            // half a step from t, and the division, rounding by half a step at most, keeps its
+            // side. (A subnormal tie: both multiples of 2^-137.)
+            FloatVector qEven = roundsAsQuotient ? reciprocal.mul(even) : even.div(plusK);
+            FloatVector qOdd = roundsAsQuotient ? reciprocal.mul(odd) : odd.div(plusK);
             IntVector e = qEven.reinterpretAsInts();
             IntVector o = qOdd.reinterpretAsInts();
-            if (!roundsAsQuotient) {
-                // the remainders 2^64 times, exactly: at 2^-112 times the values they would be
-                // subnormal, which costs a multiply or fma a hundred cycles or more on some cores.
-                // Here the elements near a tie are done again one at a time, as averageSteps did
-                // before: fp16's sums have more bits, and fewer of them lie there (resolving them in
-                // the lanes measured slower, bench/RESULTS.md, session 31)
-                IntVector re = qEven.mul(0x1p64f).fma(minusK, up.mul(even)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-                IntVector ro = qOdd.mul(0x1p64f).fma(minusK, up.mul(odd)).reinterpretAsInts().lanewise(VectorOperators.LSHL, 1);
-                ShortVector inexact = re.or(re.lanewise(VectorOperators.LSHR, 16)).and(0xFFFF)
-                        .or(ro.or(ro.lanewise(VectorOperators.LSHL, 16)).and(0xFFFF_0000)).reinterpretAsShorts();
-                // within four ulps of a tie: bits under bit 13 at 0x1000
-                ShortVector offset = e.sub(0x0FFC).and(0x1FFF).or(o.sub(0x0FFC).and(0x1FFF).lanewise(VectorOperators.LSHL, 16)).reinterpretAsShorts();
-                redo = redo.or(offset.compare(VectorOperators.ULE, (short) 8).and(inexact.compare(VectorOperators.NE, (short) 0)));
-            }
             // to nearest at bit 13, ties to even, and the sign
             IntVector magE = e.and(0x7FFF_FFFF);
             IntVector magO = o.and(0x7FFF_FFFF);
