@@ -84,7 +84,7 @@ public final class DeviceForms {
      * n/a with its reason, the others go on.
      */
     public static Map<Variant, Cell> onDevices(Map<Variant, Device> devices, Map<Variant, Long> bytes, KernelSpec spec,
-            int grid, Repeats r, NvccReference nvcc, boolean check, Map<Long, HostMemory> memory) {
+            int grid, Repeats r, NvccReference nvcc, boolean check, Values values, Map<Long, HostMemory> memory) {
         Map<Variant, Cell> cells = new EnumMap<>(Variant.class);
         Map<Long, Inputs> inputs = new java.util.HashMap<>(); // one set per size, shared by the forms at that size
         Map<Variant, OnDevice> ready = new EnumMap<>(Variant.class);
@@ -94,7 +94,7 @@ public final class DeviceForms {
             for (var e : devices.entrySet()) {
                 try {
                     long size = bytes.get(e.getKey());
-                    Inputs in = inputs.computeIfAbsent(size, b -> memory.computeIfAbsent(b, x -> new HostMemory()).inputs(spec, b));
+                    Inputs in = inputs.computeIfAbsent(size, b -> memory.computeIfAbsent(b, x -> new HostMemory()).inputs(spec, b, values));
                     OnDevice k = OnDevice.prepare(e.getKey(), e.getValue(), in, grid, nvcc);
                     try {
                         wrong.put(e.getKey(), check ? k.countWrong() : -1L); // first launch, on the inputs as filled
@@ -158,10 +158,10 @@ public final class DeviceForms {
         private MemorySegment block;
 
         /**
-         * Fresh random inputs for {@code spec} with {@code bytes} in its first array, in this
+         * Fresh random inputs of {@code kind} for {@code spec} with {@code bytes} in its first array, in this
          * memory; the previous inputs taken from it are invalid from here on.
          */
-        public Inputs inputs(KernelSpec spec, long bytes) {
+        public Inputs inputs(KernelSpec spec, long bytes, Values kind) {
             int n = elementsFor(spec, bytes);
             List<Arg> args = arguments(spec, n);
             long need = 0;
@@ -186,7 +186,7 @@ public final class DeviceForms {
                 values[i] = block.asSlice(at, a.bytes());
                 expected[i] = block.asSlice(at + size, a.bytes());
                 at += 2 * size;
-                fill(a, values[i], seed + i);
+                fill(a, values[i], seed + i, kind);
             }
             return new Inputs(spec, args, n, values, expected);
         }
@@ -322,7 +322,7 @@ public final class DeviceForms {
         public static OnDevice prepare(Variant variant, KernelSpec spec, Device device, long bytes, int grid, NvccReference nvcc) {
             HostMemory own = new HostMemory();
             try {
-                OnDevice k = prepare(variant, device, own.inputs(spec, bytes), grid, nvcc);
+                OnDevice k = prepare(variant, device, own.inputs(spec, bytes, Values.UNIFORM), grid, nvcc);
                 k.ownMemory = own;
                 return k;
             } catch (RuntimeException e) {

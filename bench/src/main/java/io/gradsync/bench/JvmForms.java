@@ -50,8 +50,8 @@ public final class JvmForms {
      * The Java method itself (or the built-in's JVM form), over whole arrays as a task graph runs
      * it, spread over the cores by JvmKernels.
      */
-    public static Cell onJvm(KernelSpec spec, long bytes, Repeats r) {
-        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+    public static Cell onJvm(KernelSpec spec, long bytes, Repeats r, Values values) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes, values)) {
             double micros = timeOnHost(k::launch, r);
             return new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null); // it is the reference
         }
@@ -70,8 +70,8 @@ public final class JvmForms {
      * the kernel's timed calls: on a shared host whose speed drifts over a table, the two medians
      * then come from the same stretch of time, and their ratio compares the kernels alone.
      */
-    public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r) {
-        try (OnJvm k = OnJvm.prepare(spec, bytes)) {
+    public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r, Values values) {
+        try (OnJvm k = OnJvm.prepare(spec, bytes, values)) {
             warmUp(k::launch, r);
             reference.launch(); // its lines back in the caches, as the kernel's are
             double[] mine = new double[r.timed()];
@@ -99,13 +99,13 @@ public final class JvmForms {
         }
 
         /** {@code spec} prepared and warmed up as {@link #onJvm} warms it, for {@link #onJvmBeside}. */
-        public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r) {
-            OnJvm k = prepare(spec, bytes);
+        public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r, Values values) {
+            OnJvm k = prepare(spec, bytes, values);
             warmUp(k::launch, r);
             return k;
         }
 
-        public static OnJvm prepare(KernelSpec spec, long bytes) {
+        public static OnJvm prepare(KernelSpec spec, long bytes, Values values) {
             int n = elementsFor(spec, bytes);
             List<Arg> args = arguments(spec, n);
             OnJvm k = new OnJvm(Arena.ofShared(), traffic(spec, args));
@@ -115,7 +115,7 @@ public final class JvmForms {
                 Arg a = args.get(i);
                 if (a.element() != null) {
                     segments[i] = k.arena.allocate(Math.max(8, a.bytes()), 64);
-                    fill(a, segments[i], seed + i);
+                    fill(a, segments[i], seed + i, values);
                 }
             }
             // as a task graph on a JVM device runs it: whole arrays, the JVM spreading the work itself

@@ -97,6 +97,26 @@ public final class KernelCompare {
         }
     }
 
+    /** What the full-length arrays are filled with ({@code compare --data}). */
+    public enum Values {
+        /** Magnitudes 0.5 to 1.5, either sign: every 16-bit average stays in its float lanes. */
+        UNIFORM,
+        /**
+         * Standard normal values, as gradients are: the replicas of an element often lie far
+         * apart in magnitude, and the JVM forms' rare paths (an element done again alone) run.
+         */
+        NORMAL;
+
+        /** {@code uniform} or {@code normal}, as {@code --data} takes them. */
+        public static Values parse(String name) {
+            return switch (name) {
+                case "uniform" -> UNIFORM;
+                case "normal" -> NORMAL;
+                default -> throw new IllegalArgumentException("--data must be uniform or normal, got '" + name + "'");
+            };
+        }
+    }
+
     /** One argument of a kernel as the comparison fills it. */
     record Arg(KernelParam param, ElementKind element, int count, boolean fullLength, Number scalar) {
         long bytes() {
@@ -287,10 +307,11 @@ public final class KernelCompare {
     // ---------------------------------------------------------------- data
 
     /**
-     * Full-length arrays get random non-zero values of magnitude 0.5..1.5, either sign, stored in
-     * the array's own format; one-element results and flags start at zero (the kernels add to them).
+     * Full-length arrays get random values of {@code values}' kind (uniform: non-zero, magnitude
+     * 0.5..1.5, either sign), stored in the array's own format; one-element results and flags start
+     * at zero (the kernels add to them).
      */
-    static void fill(Arg a, MemorySegment s, long seed) {
+    static void fill(Arg a, MemorySegment s, long seed, Values values) {
         if (!a.fullLength() && a.element() != ElementKind.F64) {
             s.asSlice(0, a.bytes()).fill((byte) 0);
             return;
@@ -301,14 +322,15 @@ public final class KernelCompare {
             int from = (int) ((long) a.count() * b / blocks);
             int to = (int) ((long) a.count() * (b + 1) / blocks);
             for (int i = from; i < to; i++) {
-                float v = (float) ((0.5 + rnd.nextDouble()) * (rnd.nextBoolean() ? 1 : -1));
+                float v = values == Values.NORMAL ? (float) rnd.nextGaussian()
+                        : (float) ((0.5 + rnd.nextDouble()) * (rnd.nextBoolean() ? 1 : -1));
                 long at = (long) i * a.element().bytes();
                 switch (a.element()) {
                     case F32 -> s.set(ValueLayout.JAVA_FLOAT_UNALIGNED, at, v);
                     case F64 -> s.set(ValueLayout.JAVA_DOUBLE_UNALIGNED, at, v);
                     case I32 -> s.set(ValueLayout.JAVA_INT_UNALIGNED, at, 1 + rnd.nextInt(1000));
                     case I64 -> s.set(ValueLayout.JAVA_LONG_UNALIGNED, at, 1 + rnd.nextInt(1000));
-                    // bf16 is the top half of the fp32 bits; truncating keeps it non-zero
+                    // bf16 is the top half of the fp32 bits; truncating keeps a uniform value non-zero
                     case BF16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, (short) (Float.floatToRawIntBits(v) >>> 16));
                     case F16 -> s.set(ValueLayout.JAVA_SHORT_UNALIGNED, at, Float.floatToFloat16(v));
                 }

@@ -45,6 +45,7 @@ import picocli.CommandLine.Spec;
             "  gradsync compare --cpu-size 4M --iters 5          # quick, on a laptop",
             "  gradsync compare --grid 1056                      # 8 blocks per SM on an H200",
             "  gradsync compare --forms jvm --iters 50           # JVM devices alone",
+            "  gradsync compare --forms jvm --data normal        # gradient-like values: the JVM forms' rare paths too",
             "  gradsync compare --kernels com.acme.MyKernels --class-path my.jar   # your kernels beside copy",
             "", "Goals on GPUs: generated PTX >= 97%% of the nvcc build for every kernel (ptx/nvcc column), "
                 + "on PTX and OpenCL every element-wise kernel (averages, conversions, copies) >= 95%% and every reduction "
@@ -95,6 +96,12 @@ final class CompareCommand implements Callable<Integer> {
                     + "JVM a kernel's speed can depend on the kernels the JIT compiled before it: reverse shows that.")
     String order;
 
+    @Option(names = "--data", defaultValue = "uniform", paramLabel = "KIND",
+            description = "What the arrays hold: uniform (magnitudes 0.5 to 1.5, either sign) or normal (Gaussian, as "
+                    + "gradients are: an average's replicas then often lie far apart in magnitude, and the JVM forms' rare "
+                    + "paths run) (default: ${DEFAULT-VALUE}).")
+    String data;
+
     @Option(names = "--no-check", negatable = false,
             description = "Skip checking each device form's result against the Java method on the same inputs.")
     boolean noCheck;
@@ -115,6 +122,7 @@ final class CompareCommand implements Callable<Integer> {
         long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
         long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
         Repeats repeats = Usage.parse(spec, () -> new Repeats(warmup, iterations));
+        KernelCompare.Values values = Usage.parse(spec, () -> KernelCompare.Values.parse(data));
         if (grid < 0) {
             throw Usage.error(spec, "--grid must be 0 (one thread per element) or a number of blocks, got " + grid);
         }
@@ -170,8 +178,8 @@ final class CompareCommand implements Callable<Integer> {
         }
         bytesOf.put(Variant.JVM, cpuBytes);
 
-        out.printf(Locale.ROOT, "# gradsync compare: %d kernels%s, warmup %d, median of %d, %s%n", specs.size(),
-                order.equals("reverse") ? " in reverse order" : "", warmup, iterations,
+        out.printf(Locale.ROOT, "# gradsync compare: %d kernels%s, %s data, warmup %d, median of %d, %s%n", specs.size(),
+                order.equals("reverse") ? " in reverse order" : "", data, warmup, iterations,
                 grid == 0 ? "one thread per element" : grid + " blocks of " + LaunchShape.DEFAULT_BLOCK + " (element-wise kernels)");
         Map<Variant, Double> copy = new EnumMap<>(Variant.class);
         for (Variant v : Variant.values()) {
@@ -227,14 +235,14 @@ final class CompareCommand implements Callable<Integer> {
                         onDevices.put(v, d);
                     }
                 });
-                cells.putAll(DeviceForms.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, hostMemory));
+                cells.putAll(DeviceForms.onDevices(onDevices, bytesOf, k, grid, repeats, nvcc, !noCheck, values, hostMemory));
                 for (Variant v : Variant.values()) {
                     Cell c;
                     if (unavailable.containsKey(v)) {
                         c = Cell.na(unavailable.get(v));
                     } else if (v == Variant.JVM) {
                         try {
-                            JvmForms.Beside b = JvmForms.onJvmBeside(k, jvmCopy, bytesOf.get(v), repeats);
+                            JvmForms.Beside b = JvmForms.onJvmBeside(k, jvmCopy, bytesOf.get(v), repeats, values);
                             besideCopy.put(k.name(), b.ratio());
                             c = b.cell();
                         } catch (RuntimeException e) {

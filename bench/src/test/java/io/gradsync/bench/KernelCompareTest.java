@@ -34,6 +34,31 @@ class KernelCompareTest {
     }
 
     @Test
+    void normalDataHoldsTheMagnitudesTheUniformFillNeverHas() {
+        int n = 1 << 16;
+        try (Arena arena = Arena.ofConfined()) {
+            for (KernelCompare.Values values : KernelCompare.Values.values()) {
+                MemorySegment s = arena.allocate(4L * n, 64);
+                KernelCompare.fill(array(ElementKind.F32, n), s, 7, values);
+                int small = 0, large = 0, negative = 0;
+                for (int i = 0; i < n; i++) {
+                    float v = s.getAtIndex(ValueLayout.JAVA_FLOAT, i);
+                    small += Math.abs(v) < 0.5f ? 1 : 0;
+                    large += Math.abs(v) > 1.5f ? 1 : 0;
+                    negative += v < 0 ? 1 : 0;
+                }
+                assertTrue(negative > n / 3 && negative < 2 * n / 3, values + ": both signs, " + negative);
+                if (values == KernelCompare.Values.UNIFORM) {
+                    assertEquals(0, small + large, "uniform: magnitudes 0.5 to 1.5");
+                } else { // a standard normal: 38% below 0.5, 13% above 1.5
+                    assertTrue(small > n / 3 && small < 0.43 * n, "normal: below 0.5 " + small);
+                    assertTrue(large > n / 10 && large < n / 6, "normal: above 1.5 " + large);
+                }
+            }
+        }
+    }
+
+    @Test
     void aNanMatchesAnyNanAndNothingElse() {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment expected = arena.allocate(16);

@@ -148,6 +148,19 @@ class KernelsAndCompareTest {
     }
 
     @Test
+    void compareFillsGradientLikeDataOnRequestAndRefusesAnUnknownKind() {
+        CliRun r = CliRun.of("compare", "--forms", "jvm", "--kernels", "average7F16,sumOfSquaresBf16", "--cpu-size", "256K",
+                "--warmup", "1", "--iters", "3", "--data", "normal");
+        assertEquals(0, r.exitCode(), r.err());
+        assertTrue(r.out().contains("2 kernels, normal data"), r.out());
+        List<String> rows = r.out().lines().filter(l -> l.startsWith(" ")).map(l -> l.trim().split("\\s+")[0]).toList();
+        assertEquals(List.of("average7F16", "sumOfSquaresBf16"), rows, r.out());
+        CliRun bad = CliRun.of("compare", "--forms", "jvm", "--kernels", "average2", "--data", "gaussian");
+        assertEquals(2, bad.exitCode(), bad.out());
+        assertTrue(bad.err().contains("--data must be uniform or normal, got 'gaussian'"), bad.err());
+    }
+
+    @Test
     void compareRefusesAnUnknownForm() {
         CliRun r = CliRun.of("compare", "--forms", "jvm,cuda", "--kernels", "average2");
         assertEquals(2, r.exitCode(), r.out());

@@ -39,12 +39,16 @@ public class KernelJvmJmh {
     @Param({"16777216"})
     public long bytes;
 
+    /** What the arrays hold: uniform or normal (see {@code KernelCompare.Values}). */
+    @Param({"uniform"})
+    public String data;
+
     private JvmForms.OnJvm prepared;
 
     @Setup(Level.Trial)
     public void setUp() {
         prepared = JvmForms.OnJvm.prepare(BuiltinKernels.byName(kernel)
-                .orElseThrow(() -> new IllegalArgumentException("no kernel " + kernel)), bytes);
+                .orElseThrow(() -> new IllegalArgumentException("no kernel " + kernel)), bytes, KernelCompare.Values.parse(data));
     }
 
     @Benchmark
