@@ -36,6 +36,12 @@ public final class ModelTable {
             row("sharded-step", r, r.sharded(), r.tensors(), r.buckets(), "-", "-");
             out.printf(Locale.ROOT, "# sharded step (reduce-scatter as backward marks, then the parameters' all-gather): %.3f x the "
                     + "bucket step's time: goal <= 1.02 %s%n", r.shardedOverStep(), r.shardedOverStep() <= 1.02 ? "met" : "MISSED");
+            if (r.runtime().equals("jvm")) {
+                int n = r.replicas();
+                out.printf(Locale.ROOT, "# in host memory, where the average runs in place, a reduce-scatter and an all-gather move "
+                        + "(3N-1)/2N = %.3f x its bytes (N = %d): the goal is one for replicas joined by links, where both move "
+                        + "the same bytes%n", (3.0 * n - 1) / (2.0 * n), n);
+            }
         }
         if (r.norm()) {
             out.printf(Locale.ROOT, "# buckets with the global norm and finite check reach %.1f%% of the flat buffer's throughput "

@@ -81,6 +81,9 @@ class BenchOutputTest {
         }
         assertTrue(out.contains("of flat") && out.contains("goal"), out);
         assertTrue(out.lines().anyMatch(l -> l.matches("# buckets reach [0-9.]+% of the flat buffer's throughput .*goal >= 95% (met|MISSED)")), out);
+        assertTrue(out.lines().anyMatch(l -> l.matches("# sharded step .*: [0-9.]+ x the bucket step's time: goal <= 1.02 (met|MISSED)")), out);
+        // 3 replicas in host memory: reduce-scatter 3 reads + 1 write, all-gather 2 + 2, the average 3 + 3: 8/6
+        assertTrue(out.contains("move (3N-1)/2N = 1.333 x its bytes (N = 3)"), out);
         assertTrue(out.contains("# Out of bounds values : 0 OK"), out);
     }
 
