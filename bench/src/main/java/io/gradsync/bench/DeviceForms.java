@@ -334,7 +334,7 @@ public final class DeviceForms {
         /** As above, on inputs shared with the kernel's other forms ({@link HostMemory#inputs}). */
         public static OnDevice prepare(Variant variant, Device device, Inputs inputs, int grid, NvccReference nvcc) {
             if (variant == Variant.JVM) {
-                throw new IllegalArgumentException("the JVM variant runs on the host: use onJvm");
+                throw new IllegalArgumentException("the JVM variant runs on the host: use JvmForms.onJvmBeside");
             }
             KernelSpec spec = inputs.spec;
             int n = inputs.n;

@@ -46,17 +46,6 @@ public final class JvmForms {
     private JvmForms() {
     }
 
-    /**
-     * The Java method itself (or the built-in's JVM form), over whole arrays as a task graph runs
-     * it, spread over the cores by JvmKernels.
-     */
-    public static Cell onJvm(KernelSpec spec, long bytes, Repeats r, Values values) {
-        try (OnJvm k = OnJvm.prepare(spec, bytes, values)) {
-            double micros = timeOnHost(k::launch, r);
-            return new Cell(micros, k.trafficBytes() / (micros * 1e3), -1, null); // it is the reference
-        }
-    }
-
     /** A kernel's JVM figure, and that of the reference kernel timed in alternation with it. */
     public record Beside(Cell cell, double referenceGbPerSecond) {
         /** The kernel's GB/s as a fraction of the reference's. */
@@ -66,9 +55,11 @@ public final class JvmForms {
     }
 
     /**
-     * As {@link #onJvm}, with {@code reference} (prepared and warmed) timed call for call between
-     * the kernel's timed calls: on a shared host whose speed drifts over a table, the two medians
-     * then come from the same stretch of time, and their ratio compares the kernels alone.
+     * The Java method itself (or the built-in's JVM form), over whole arrays as a task graph runs
+     * it, spread over the cores by JvmKernels, warmed up, with {@code reference} (prepared and
+     * warmed) timed call for call between the kernel's timed calls: on a shared host whose speed
+     * drifts over a table, the two medians then come from the same stretch of time, and their
+     * ratio compares the kernels alone.
      */
     public static Beside onJvmBeside(KernelSpec spec, OnJvm reference, long bytes, Repeats r, Values values) {
         try (OnJvm k = OnJvm.prepare(spec, bytes, values)) {
@@ -96,13 +87,6 @@ public final class JvmForms {
         private OnJvm(Arena arena, long trafficBytes) {
             this.arena = arena;
             this.trafficBytes = trafficBytes;
-        }
-
-        /** {@code spec} prepared and warmed up as {@link #onJvm} warms it, for {@link #onJvmBeside}. */
-        public static OnJvm warmed(KernelSpec spec, long bytes, Repeats r, Values values) {
-            OnJvm k = prepare(spec, bytes, values);
-            warmUp(k::launch, r);
-            return k;
         }
 
         public static OnJvm prepare(KernelSpec spec, long bytes, Values values) {
@@ -140,7 +124,7 @@ public final class JvmForms {
             return k;
         }
 
-        /** {@link #copy} warmed up as {@link #onJvm} warms a kernel, for {@link #onJvmBeside}. */
+        /** {@link #copy} warmed up as {@link #onJvmBeside} warms a kernel, for its reference. */
         public static OnJvm warmedCopy(long bytes, Repeats r) {
             OnJvm k = copy(bytes);
             warmUp(k::launch, r);
