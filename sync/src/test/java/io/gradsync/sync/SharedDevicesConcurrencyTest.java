@@ -82,4 +82,68 @@ class SharedDevicesConcurrencyTest {
         }
         assertEquals(List.of(), List.copyOf(failures), "failures on shared devices");
     }
+
+    /**
+     * One synchronizer shared by threads, as its Javadoc allows, with asynchronous calls: two
+     * threads each calling and awaiting, and a handle awaited on another thread than the one that
+     * made the call. The calls reuse the synchronizer's events; OpenCL once released the event
+     * a waiting thread held, and PoCL aborted the JVM. The average of averaged replicas is the same
+     * bits, so the result is checked once at the end.
+     */
+    @ParameterizedTest(name = "{0} on {1}, wire {2}")
+    @CsvSource({"opencl, opencl, fp32", "cpu, opencl, fp16", "opencl, opencl, bf16", "cpu, jvm, fp32"})
+    void oneSynchronizerSharedByThreadsWithAsynchronousCalls(String backend, String runtime, String wire) throws Exception {
+        List<? extends Device> devices;
+        if (runtime.equals("opencl")) {
+            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
+            devices = OpenClRuntime.logicalDevices(2);
+        } else {
+            devices = JvmRuntime.createDevices(2);
+        }
+        ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
+        SyncOptions options = wire.equals("fp32") ? SyncOptions.defaults() : SyncOptions.defaults().withWire(DType.parse(wire));
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.parse(backend), devices, options);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 4_001, DType.FP32, 7)) {
+            java.util.concurrent.BlockingQueue<SyncHandle> handles = new java.util.concurrent.LinkedBlockingQueue<>();
+            List<Thread> threads = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                threads.add(Thread.ofPlatform().start(() -> {
+                    try {
+                        for (int i = 0; i < 150; i++) {
+                            sync.synchronizeAsync(f.replicas).await();
+                        }
+                    } catch (Throwable e) {
+                        failures.add(e);
+                    }
+                }));
+            }
+            threads.add(Thread.ofPlatform().start(() -> { // calls here, awaited by the next thread
+                try {
+                    for (int i = 0; i < 150; i++) {
+                        handles.put(sync.synchronizeAsync(f.replicas));
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+            threads.add(Thread.ofPlatform().start(() -> {
+                try {
+                    for (int i = 0; i < 150; i++) {
+                        handles.take().await();
+                    }
+                } catch (Throwable e) {
+                    failures.add(e);
+                }
+            }));
+            for (Thread t : threads) {
+                t.join();
+            }
+            assertEquals(List.of(), List.copyOf(failures), "failures of calls shared by threads");
+            if (wire.equals("fp32")) {
+                f.assertAveraged();
+            }
+        } finally {
+            devices.forEach(Device::close);
+        }
+    }
 }

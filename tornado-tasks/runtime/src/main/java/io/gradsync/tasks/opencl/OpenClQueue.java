@@ -163,15 +163,19 @@ public final class OpenClQueue implements DeviceStream {
     @Override
     public void waitFor(DeviceEvent event) {
         OpenClEvent e = event(event);
-        cl_event marker = e.current();
+        if (e.device().platform() != device.platform()) {
+            e.synchronize();
+            return;
+        }
+        cl_event marker = e.retained(); // a record on another thread may release the event's own reference meanwhile
         if (marker == null) {
             return;
         }
-        if (e.device().platform() == device.platform()) {
+        try {
             enqueue(q -> check(clEnqueueBarrierWithWaitList(q, 1, new cl_event[] {marker}, null),
                     "clEnqueueBarrierWithWaitList", device.id()));
-        } else {
-            e.synchronize();
+        } finally {
+            org.jocl.CL.clReleaseEvent(marker);
         }
     }
 
