@@ -267,6 +267,10 @@ public final class ExecutionPlan implements AutoCloseable {
         private final Map<String, Runnable> launches = new HashMap<>();
         private final List<AutoCloseable> closeables = new ArrayList<>();
         private final List<KernelArray> pendingOut = new ArrayList<>();
+        /** Per task whose launches check their indices (a user's kernel on OpenCL): the check, after a run. */
+        private final Map<String, Runnable> boundsChecks = new HashMap<>();
+        /** Tasks launched since the last {@link #finish}, in order. */
+        private final List<String> launched = new ArrayList<>();
         private final Map<KernelArray, DeviceSlice> bound;
 
         DeviceState(Device device, Map<KernelArray, DeviceSlice> bound) {
@@ -370,6 +374,13 @@ public final class ExecutionPlan implements AutoCloseable {
                 case OpenClQueue q -> {
                     OpenClKernels.PreparedLaunch l = OpenClKernels.prepare(q, k, shape, deviceArgs.toArray());
                     closeables.add(l);
+                    boundsChecks.put(run.name(), () -> {
+                        try {
+                            l.checkBounds(q);
+                        } catch (IndexOutOfBoundsException e) {
+                            throw new IndexOutOfBoundsException("task " + run.name() + ": " + e.getMessage());
+                        }
+                    });
                     yield () -> l.launch(q);
                 }
                 case JvmStream js -> {
@@ -412,6 +423,7 @@ public final class ExecutionPlan implements AutoCloseable {
 
         void launch(String task) {
             launches.get(task).run();
+            launched.add(task);
         }
 
         void copyOut(KernelArray array) {
@@ -420,12 +432,33 @@ public final class ExecutionPlan implements AutoCloseable {
             pendingOut.add(array);
         }
 
+        /**
+         * Waits for the stream and delivers the copies back; then throws for the first task run
+         * since the last finish that accessed an array out of bounds (its results delivered as the
+         * device left them, as Java leaves what a loop stored before it threw).
+         */
         void finish() {
             stream.synchronize();
             for (KernelArray array : pendingOut) {
                 array.segment().copyFrom(staging.get(array).segment().asSlice(0, array.segment().byteSize()));
             }
             pendingOut.clear();
+            List<String> ran = List.copyOf(launched);
+            launched.clear();
+            RuntimeException first = null;
+            for (String task : new java.util.LinkedHashSet<>(ran)) {
+                Runnable check = boundsChecks.get(task);
+                try {
+                    if (check != null) {
+                        check.run();
+                    }
+                } catch (IndexOutOfBoundsException e) {
+                    first = first == null ? e : first; // every record read and zeroed, the first reported
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
         }
 
         void close() {

@@ -36,6 +36,11 @@ import java.util.List;
  * arguments, the buffer ({@code <name>_base}), the element offset of the array in it
  * ({@code <name>_off}, int) and the element count ({@code <name>_len}, int), so a slice of a
  * buffer is passed without sub-buffers; scalars by value; no KernelContext.
+ *
+ * <p>A {@linkplain #checkedProgram bounds-checked} program (users' kernels: a built-in's accesses
+ * are known to lie in its arrays) tests every access against its array's length first, as Java
+ * does, and takes one more argument, {@code gs_fault}: the first access out of bounds is recorded
+ * there and every such access skipped (a load reads 0), so the device's memory stays intact.
  */
 public final class OpenClEmitter {
     /** Build option making f32 division and sqrt correctly rounded, as in Java. */
@@ -48,9 +53,75 @@ public final class OpenClEmitter {
      */
     public static final String BUILD_OPTION_PTX_BF16 = "-D GS_PTX_CVT_BF16";
 
+    /** The last argument of a {@linkplain #checkedProgram bounds-checked} kernel: two ints, see {@link #faultCode}. */
+    public static final String FAULT_ARGUMENT = "gs_fault";
+
     private final StringBuilder out = new StringBuilder();
+    /** Whether every array access is tested against its array's length ({@link #checkedProgram}). */
+    private boolean checked;
 
     private OpenClEmitter() {
+    }
+
+    /**
+     * A program holding {@code kernel} with every access of an array (a parameter, a private or
+     * group-local array, a table) tested against the array's length: one out of bounds is skipped
+     * (a load reads 0) and the first one is recorded in the last argument, {@link #FAULT_ARGUMENT},
+     * two ints zeroed before the launch: {@link #faultCode} of the array, then the index.
+     */
+    public static String checkedProgram(KernelIr kernel, String comment) {
+        OpenClEmitter e = new OpenClEmitter();
+        e.checked = true;
+        return "/* " + comment + " */\n" + OpenClPrelude.forKernels(List.of(kernel)) + FAULT_FUNCTION + '\n' + e.emit(kernel, null);
+    }
+
+    /**
+     * What a checked kernel records for an access out of bounds of {@code a}: 1 + its Java
+     * parameter index.
+     */
+    public static int faultCode(ArrayParam a) {
+        return 1 + a.javaIndex();
+    }
+
+    /** As {@link #faultCode(ArrayParam)} for an array of the kernel's own: -1 - its id. */
+    public static int faultCode(MemArray m) {
+        return -1 - m.id();
+    }
+
+    /** Records the first access out of bounds (whichever thread wins) and gives the 0 a skipped load reads. */
+    private static final String FAULT_FUNCTION = """
+            int gs_oob(__global int* fault, int code, int index) {
+                if (atomic_cmpxchg(fault, 0, code) == 0) {
+                    fault[1] = index;
+                }
+                return 0;
+            }
+            """;
+
+    private String guard(ArrayParam a, Operand index) {
+        return "((uint)" + val(index) + " < (uint)" + param(a) + "_len)";
+    }
+
+    private String guard(MemArray m, Operand index) {
+        return "((uint)" + val(index) + " < " + m.length() + "u)";
+    }
+
+    private static String outOfBounds(int code, Operand index) {
+        return "gs_oob(" + FAULT_ARGUMENT + ", " + code + ", " + val(index) + ")";
+    }
+
+    /** {@code access;}, or where checked {@code if (guard) access; else record it;}. */
+    private void guarded(String guard, int code, Operand index, String access) {
+        if (checked) {
+            line("if " + guard + " " + access + "; else " + outOfBounds(code, index) + ";");
+        } else {
+            line(access + ";");
+        }
+    }
+
+    /** {@code load}, or where checked {@code guard ? load : 0} (recording the access). */
+    private String guardedLoad(String guard, int code, Operand index, String load) {
+        return checked ? "(" + guard + " ? " + load + " : " + outOfBounds(code, index) + ")" : load;
     }
 
     /** A complete OpenCL C program holding the given kernels. */
@@ -194,6 +265,9 @@ public final class OpenClEmitter {
         if (context) {
             // the caller's grid: get_global_size would count the threads launched to fill whole groups
             params.append("const int gs_global_x, const int gs_global_y, const int gs_global_z, ");
+        }
+        if (checked) {
+            params.append("__global int* ").append(FAULT_ARGUMENT).append(", ");
         }
         if (!params.isEmpty()) {
             params.setLength(params.length() - 2);
@@ -342,7 +416,12 @@ public final class OpenClEmitter {
             case MAX -> "gs_atomic_max_" + sfx + "(" + p + ", " + v + ")";
             case MIN -> "gs_atomic_min_" + sfx + "(" + p + ", " + v + ")";
         };
-        line((d == null ? "" : d + " = ") + expr + ";");
+        if (checked) {
+            line("if " + guard(a.array(), a.index()) + " " + (d == null ? "" : d + " = ") + expr + ";");
+            line("else " + (d == null ? "" : d + " = ") + outOfBounds(faultCode(a.array()), a.index()) + ";");
+        } else {
+            line((d == null ? "" : d + " = ") + expr + ";");
+        }
         if (acquire) {
             line("mem_fence(CLK_GLOBAL_MEM_FENCE);");
         }
@@ -406,12 +485,13 @@ public final class OpenClEmitter {
                 }
                 line(name(c.dst()) + " = " + three + ";");
             }
-            case Insn.Load l -> line(name(l.dst()) + " = " + load(l) + ";");
-            case Insn.Store s -> line(store(s) + ";");
+            case Insn.Load l -> line(name(l.dst()) + " = "
+                    + guardedLoad(guard(l.array(), l.index()), faultCode(l.array()), l.index(), load(l)) + ";");
+            case Insn.Store s -> guarded(guard(s.array(), s.index()), faultCode(s.array()), s.index(), store(s));
             case Insn.AtomicAdd a -> {
                 String at = "&" + ptr(a.array()) + "[" + val(a.index()) + "]";
-                line(a.value().type() == IrType.F32 ? "gs_atomic_add_f32(" + at + ", " + val(a.value()) + ");"
-                        : "atomic_add(" + at + ", " + val(a.value()) + ");");
+                guarded(guard(a.array(), a.index()), faultCode(a.array()), a.index(), a.value().type() == IrType.F32
+                        ? "gs_atomic_add_f32(" + at + ", " + val(a.value()) + ")" : "atomic_add(" + at + ", " + val(a.value()) + ")");
             }
             case Insn.ArrayLength l -> line(name(l.dst()) + " = " + param(l.array()) + "_len;");
             case Insn.Thread t -> line(name(t.dst()) + " = (int)" + switch (t.query()) {
@@ -422,8 +502,10 @@ public final class OpenClEmitter {
                 case LOCAL_SIZE -> "get_local_size(" + t.dim() + ")";
                 case GROUP_COUNT -> "get_num_groups(" + t.dim() + ")";
             } + ";");
-            case Insn.ArrayLoad l -> line(name(l.dst()) + " = " + memLoad(l) + ";");
-            case Insn.ArrayStore st -> line(arrayName(st.array()) + "[" + val(st.index()) + "] = " + narrowed(st.array(), val(st.value())) + ";");
+            case Insn.ArrayLoad l -> line(name(l.dst()) + " = "
+                    + guardedLoad(guard(l.array(), l.index()), faultCode(l.array()), l.index(), memLoad(l)) + ";");
+            case Insn.ArrayStore st -> guarded(guard(st.array(), st.index()), faultCode(st.array()), st.index(),
+                    arrayName(st.array()) + "[" + val(st.index()) + "] = " + narrowed(st.array(), val(st.value())));
             case Insn.ArrayZero z -> {
                 if (z.array().length() > 0) {
                     String i = "gs_z" + loops++;

@@ -31,9 +31,17 @@ import static org.jocl.CL.*;
  * An element-wise kernel whose arrays are all aligned runs in its vector form
  * ({@link CompiledKernel#openCl(boolean)}, {@link VectorLaunches#width}), as on CUDA. Hot paths {@link #prepare prepare} a launch once (its own {@code cl_kernel} with the
  * arguments set) and {@link PreparedLaunch#launch launch} it every step.
+ *
+ * <p>A user's kernel (not one of a {@link io.gradsync.tasks.kernels.KernelFamily}) runs with every
+ * access checked against its array's length ({@link CompiledKernel#openClChecked()}), or in its
+ * vector form where its loop is bounded by an array every access lies in; a launch's first access
+ * out of bounds is then reported by {@link PreparedLaunch#checkBounds} after it ran.
  */
 public final class OpenClKernels {
-    private record Key(OpenClDevice device, CompiledKernel kernel, boolean vectorized) {
+    /** The programs a kernel has: its scalar and vector forms, and the scalar form with every access checked. */
+    private enum Form { SCALAR, VECTOR, CHECKED }
+
+    private record Key(OpenClDevice device, CompiledKernel kernel, Form form) {
     }
 
     private record Built(cl_program program, OpenClDevice device) {
@@ -44,13 +52,23 @@ public final class OpenClKernels {
     private OpenClKernels() {
     }
 
-    /** Builds (once) the kernel's program, in its vector form when {@code vectorized}, for the device of {@code queue}. */
-    private static cl_program program(OpenClQueue queue, CompiledKernel kernel, boolean vectorized) {
+    /** Builds (once) the kernel's program in {@code form} for the device of {@code queue}. */
+    private static cl_program program(OpenClQueue queue, CompiledKernel kernel, Form form) {
         OpenClDevice device = queue.device();
-        return PROGRAMS.computeIfAbsent(new Key(device, kernel, vectorized),
-                k -> new Built(OpenClHandles.buildProgram(device, kernel.openCl(vectorized),
+        return PROGRAMS.computeIfAbsent(new Key(device, kernel, form),
+                k -> new Built(OpenClHandles.buildProgram(device, form == Form.CHECKED ? kernel.openClChecked() : kernel.openCl(form == Form.VECTOR),
                         CompiledKernel.openClBuildOptions(device.correctlyRoundedDivideSqrt(), device.isNvidiaGpu(), device.hasPtxBf16()), kernel.entryName()), device))
                 .program();
+    }
+
+    /**
+     * Whether a launch tests every access against its array's length ({@link CompiledKernel#openClChecked()}):
+     * a user's kernel, whose indices nothing vouches for. An index out of bounds would otherwise
+     * write over whatever memory lies beyond (on a CPU device, the JVM's own). The built-ins'
+     * accesses lie in their arrays by construction.
+     */
+    private static boolean checked(CompiledKernel kernel) {
+        return io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
     }
 
     /**
@@ -69,12 +87,16 @@ public final class OpenClKernels {
         if (args.length != expected) {
             throw new IllegalArgumentException(kernel.entryName() + " takes " + expected + " arguments (KernelContext excluded), got " + args.length);
         }
-        int width = vectorWidth(kernel, args);
+        boolean checked = checked(kernel);
+        int width = vectorWidth(kernel, args, checked);
+        Form form = width > 1 ? Form.VECTOR : checked ? Form.CHECKED : Form.SCALAR;
         int[] rc = {0};
-        cl_kernel k = clCreateKernel(program(queue, kernel, width > 1), kernel.openClKernelName(), rc);
+        cl_kernel k = clCreateKernel(program(queue, kernel, form), kernel.openClKernelName(), rc);
         check(rc[0], "clCreateKernel(" + kernel.entryName() + ")", device);
         int a = 0;
         int slot = 0;
+        int[] lengths = new int[KernelIrs.ir(kernel).arrayParams().size()];
+        int arrayIndex = 0;
         for (KernelParam p : KernelIrs.parameters(kernel)) {
             switch (p) {
                 case KernelParam.ArrayParam array -> {
@@ -89,6 +111,7 @@ public final class OpenClKernels {
                     set(k, slot++, Sizeof.cl_mem, Pointer.to(OpenClHandles.memory(buffer)), device);
                     set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{offset}), device);
                     set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{slice.count()}), device);
+                    lengths[arrayIndex++] = slice.count();
                 }
                 case KernelParam.ScalarParam s -> {
                     Number n;
@@ -120,13 +143,75 @@ public final class OpenClKernels {
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalY()}), device);
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalZ()}), device);
         }
+        Faults faults = null;
+        if (form == Form.CHECKED) {
+            try {
+                faults = new Faults(queue, kernel, lengths);
+                set(k, slot++, Sizeof.cl_mem, Pointer.to(OpenClHandles.memory(faults.record)), device);
+            } catch (RuntimeException e) {
+                if (faults != null) {
+                    faults.close();
+                }
+                clReleaseKernel(k);
+                throw e;
+            }
+        }
         long elements = 0;
         for (Object arg : args) {
             if (arg instanceof DeviceSlice slice) {
                 elements = Math.max(elements, slice.count());
             }
         }
-        return new PreparedLaunch(kernel.entryName(), device, k, VectorLaunches.shape(shape, elements, width), width);
+        return new PreparedLaunch(kernel.entryName(), device, k, VectorLaunches.shape(shape, elements, width), width, faults);
+    }
+
+    /**
+     * A checked launch's record of its first access out of bounds: two ints on the device, zeroed
+     * before the first launch, read and zeroed again by {@link PreparedLaunch#checkBounds}.
+     */
+    private static final class Faults implements AutoCloseable {
+        private final CompiledKernel kernel;
+        private final int[] lengths;
+        private final OpenClBuffer record;
+        private final io.gradsync.tasks.device.HostBuffer read;
+
+        Faults(OpenClQueue queue, CompiledKernel kernel, int[] lengths) {
+            this.kernel = kernel;
+            this.lengths = lengths.clone();
+            OpenClDevice device = queue.device();
+            record = device.allocate(8);
+            try {
+                read = device.allocateHost(8);
+            } catch (RuntimeException e) {
+                record.close();
+                throw e;
+            }
+            queue.fill32(record, 0, 8, 0);
+            queue.synchronize(); // zero before a launch on any queue of the device
+        }
+
+        /** The access recorded since the last check, as Java's message has it, or null; zeroed again on {@code queue}. */
+        String take(OpenClQueue queue) {
+            queue.copyToHost(record, 0, read, 0, 8);
+            queue.synchronize();
+            int code = read.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 0);
+            if (code == 0) {
+                return null;
+            }
+            int index = read.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 4);
+            queue.fill32(record, 0, 8, 0);
+            queue.synchronize();
+            return kernel.outOfBounds(code, index, lengths);
+        }
+
+        @Override
+        public void close() {
+            try {
+                record.close();
+            } finally {
+                read.close();
+            }
+        }
     }
 
     /**
@@ -134,8 +219,13 @@ public final class OpenClKernels {
      * byte offset: a buffer's base is aligned to at least 128 bytes, as OpenCL requires), or 1.
      * Arguments not yet checked give 1: the checks below then fail them as for the scalar form.
      */
-    private static int vectorWidth(CompiledKernel kernel, Object[] args) {
+    private static int vectorWidth(CompiledKernel kernel, Object[] args, boolean checked) {
         if (kernel.openClVectorWidth() == 1 || !Boolean.parseBoolean(System.getProperty(CudaKernels.VECTOR_PROPERTY, "true"))) {
+            return 1;
+        }
+        if (checked && KernelIrs.elementwiseLoop(kernel).orElseThrow().boundArray().isEmpty()) {
+            // the vector form checks no index: only a loop bounded by an array's length, which
+            // VectorLaunches.width then holds every accessed array to, stays within them
             return 1;
         }
         List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
@@ -177,14 +267,35 @@ public final class OpenClKernels {
         private final cl_kernel kernel;
         private final LaunchShape shape;
         private final int vectorWidth;
+        /** Where a checked launch records an access out of bounds; null for one that checks none. */
+        private final Faults faults;
         private volatile boolean closed;
 
-        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape, int vectorWidth) {
+        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape, int vectorWidth, Faults faults) {
             this.name = name;
             this.device = device;
             this.kernel = kernel;
             this.shape = shape;
             this.vectorWidth = vectorWidth;
+            this.faults = faults;
+        }
+
+        /**
+         * Throws {@link IndexOutOfBoundsException} naming the array and index if a launch since the
+         * last check accessed an array out of bounds (waits for {@code queue}, on which those
+         * launches ran or after which they finished). The device skipped every such access, a load
+         * reading 0, and ran on; the rest of what the kernel wrote is as Java would have left it
+         * only up to that access. Nothing to do for a launch that checks none.
+         */
+        public void checkBounds(OpenClQueue queue) {
+            if (faults == null || closed) {
+                return;
+            }
+            String fault = faults.take(queue);
+            if (fault != null) {
+                throw new IndexOutOfBoundsException(name + " on " + device.id() + ": " + fault
+                        + " (the device skipped that access and every other one out of bounds)");
+            }
         }
 
         /** The shape launched: the one asked for, or fewer groups for the vector form. */
@@ -215,7 +326,13 @@ public final class OpenClKernels {
         public synchronized void close() {
             if (!closed) {
                 closed = true;
-                clReleaseKernel(kernel);
+                try {
+                    clReleaseKernel(kernel);
+                } finally {
+                    if (faults != null) {
+                        faults.close();
+                    }
+                }
             }
         }
     }
