@@ -80,4 +80,50 @@ class JvmExecutionFailureTest {
             assertEquals(2f, x.get(0), "the copy back after the failed kernel ran");
         }
     }
+
+    /** Thread 0 of each group skips the barrier the others wait at; on a GPU that is undefined and often hangs. */
+    public static void skipsTheBarrierOnThreadZero(KernelContext ctx, IntArray x, IntArray y) {
+        int[] shared = ctx.allocateIntLocalArray(64);
+        int t = ctx.localIdx();
+        shared[t] = x.get(ctx.globalIdx());
+        if (t != 0) {
+            ctx.localBarrier();
+        }
+        y.set(ctx.globalIdx(), shared[63 - t]);
+    }
+
+    /** Every thread but the last of a group leaves the loop after one barrier; the last waits at a second. */
+    public static void lastThreadBarriersOnceMore(KernelContext ctx, IntArray y) {
+        int rounds = ctx.localIdx() == ctx.localSize() - 1 ? 2 : 1;
+        for (int r = 0; r < rounds; r++) {
+            ctx.localBarrier();
+        }
+        y.set(ctx.globalIdx(), rounds);
+    }
+
+    /**
+     * A barrier that not every thread of the group reaches fails the execution with the reason,
+     * whether the threads that did reach it were waiting when the other returned or came later;
+     * it used to wait for ever.
+     */
+    @Test
+    void aBarrierThatAThreadOfTheGroupNeverReachesFailsInsteadOfHanging() {
+        int n = 64 * 4;
+        try (IntArray x = new IntArray(n); IntArray y = new IntArray(n)) {
+            for (var graph : List.of(
+                    new TaskGraph("skip").transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
+                            .task("t", JvmExecutionFailureTest::skipsTheBarrierOnThreadZero, null, x, y)
+                            .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot(),
+                    new TaskGraph("once-more")
+                            .task("t", JvmExecutionFailureTest::lastThreadBarriersOnceMore, null, y)
+                            .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot())) {
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.getFirst())
+                        .withGrid("t", WorkerGrid.of(n).withLocalSize(64))) {
+                    IllegalStateException e = assertThrows(IllegalStateException.class, plan::execute);
+                    assertTrue(e.getMessage().contains("task 't'") && e.getMessage().contains("without reaching a barrier"),
+                            e.getMessage());
+                }
+            }
+        }
+    }
 }

@@ -169,6 +169,7 @@ public final class JvmKernels {
                                 group.abandon();
                                 throw e;
                             }
+                            group.leave("the thread of global index " + java.util.Arrays.toString(id));
                         }));
                     }
                     joinFirstFailure(running);
