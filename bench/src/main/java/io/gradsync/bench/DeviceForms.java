@@ -256,6 +256,8 @@ public final class DeviceForms {
         private HostMemory ownMemory;
         private HostBuffer staging;
         private Runnable launch;
+        /** After the checked launch: throws if it indexed an array out of bounds (OpenCL checks a user's kernel). */
+        private Runnable boundsCheck = () -> { };
         private KernelSpec spec;
         private List<Arg> args;
 
@@ -278,7 +280,14 @@ public final class DeviceForms {
             checked = true;
             launch();
             stream.synchronize();
-            MemorySegment[] expected = inputs.expected();
+            boundsCheck.run();
+            MemorySegment[] expected;
+            try {
+                expected = inputs.expected();
+            } catch (RuntimeException e) { // not this form's failure: say whose
+                throw new IllegalStateException("the reference, the kernel's Java method, threw " + e.getClass().getSimpleName()
+                        + ": " + e.getMessage(), e);
+            }
             long wrong = 0;
             int b = 0;
             try (Arena arena = Arena.ofConfined()) {
@@ -374,6 +383,7 @@ public final class DeviceForms {
                     case OPENCL -> {
                         var prepared = OpenClKernels.prepare((OpenClQueue) stream, spec.compile(), shape, kernelArgs);
                         k.toClose.add(prepared);
+                        k.boundsCheck = () -> prepared.checkBounds((OpenClQueue) stream);
                         yield () -> prepared.launch((OpenClQueue) stream);
                     }
                     case JVM -> throw new AssertionError("checked above");

@@ -73,12 +73,17 @@ public final class KernelCompare {
      * ({@code unavailable} non-null); {@code wrong} counts elements that differ from the Java
      * reference after one launch on the same inputs (-1: not checked).
      */
-    public record Cell(double medianMicros, double gbPerSecond, long wrong, String unavailable) {
-        /** n/a because this form failed: the exception's type and first line. */
-        public static Cell failed(RuntimeException e) {
-            return na(e.getClass().getSimpleName() + ": " + Messages.firstLine(e));
+    public record Cell(double medianMicros, double gbPerSecond, long wrong, String unavailable, boolean failed) {
+        public Cell(double medianMicros, double gbPerSecond, long wrong, String unavailable) {
+            this(medianMicros, gbPerSecond, wrong, unavailable, false);
         }
 
+        /** n/a because this form failed ({@link #failed()}): the exception's type and first line. */
+        public static Cell failed(RuntimeException e) {
+            return new Cell(Double.NaN, Double.NaN, -1, e.getClass().getSimpleName() + ": " + Messages.firstLine(e), true);
+        }
+
+        /** n/a for a reason of this machine's or this kernel's (no such device, a form it has not). */
         public static Cell na(String why) {
             return new Cell(Double.NaN, Double.NaN, -1, why);
         }
@@ -118,7 +123,7 @@ public final class KernelCompare {
     }
 
     /** One argument of a kernel as the comparison fills it. */
-    record Arg(KernelParam param, ElementKind element, int count, boolean fullLength, Number scalar) {
+    record Arg(KernelParam param, ElementKind element, int count, boolean fullLength, Object scalar) {
         long bytes() {
             return (long) count * element.bytes();
         }
@@ -160,10 +165,13 @@ public final class KernelCompare {
                     first = false;
                 }
                 case KernelParam.ScalarParam s -> {
-                    Number v = switch (s.type()) {
+                    // boxed as the Java parameter's own type: the Java method is called with it
+                    Class<?> javaType = spec.method().getParameterTypes()[s.javaIndex()];
+                    Object v = switch (s.type()) {
                         case F32 -> s.name().equals("k") ? (float) Math.max(1, inputs) : 0.999f;
                         case F64 -> 0.999;
-                        case I32 -> 1;
+                        case I32 -> javaType == boolean.class ? Boolean.TRUE : javaType == char.class ? (Object) (char) 1
+                                : javaType == byte.class ? (Object) (byte) 1 : javaType == short.class ? (Object) (short) 1 : (Object) 1;
                         case I64 -> 1L;
                     };
                     args.add(new Arg(p, null, 0, false, v));

@@ -37,8 +37,8 @@ import picocli.CommandLine.Spec;
                 + "kernel in CUDA C (when nvcc is on the PATH), the generated OpenCL C, and the Java method on the JVM. "
                 + "Prints effective GB/s and %% of the device's measured copy bandwidth; forms this machine cannot run "
                 + "show n/a with the reason. Device forms are timed with device events; median after warm-up. Each "
-                + "device form's first launch is checked against the Java method on the same inputs; any difference "
-                + "fails the command.",
+                + "device form's first launch is checked against the Java method on the same inputs; any difference, "
+                + "and any form that fails on a kernel (exit status 1), fails the command.",
         footer = {"", "Examples:",
             "  gradsync compare",
             "  gradsync compare --kernels average4,average4Bf16,sumInto --size 512M",
@@ -214,6 +214,7 @@ final class CompareCommand implements Callable<Integer> {
         out.println(head.append(String.format(Locale.ROOT, " %9s %9s  %s", "ptx/nvcc", "jvm/copy", "check (vs Java)")));
         out.println(units.append(String.format(Locale.ROOT, " %9s %9s", "", "beside")));
         long wrongTotal = 0;
+        int failedForms = 0;
         int ptxGoalMet = 0;
         int ptxCompared = 0;
         Map<Variant, List<String>> belowGoal = new EnumMap<>(Variant.class);
@@ -283,6 +284,9 @@ final class CompareCommand implements Callable<Integer> {
                 }
                 out.println(row);
                 for (var e : cells.entrySet()) { // a form that failed on this kernel alone: the whole reason, below the row
+                    if (e.getValue().failed()) {
+                        failedForms++;
+                    }
                     if (!e.getValue().ok() && !unavailable.containsKey(e.getKey())) {
                         out.println("#   " + e.getKey().title() + ", " + k.name() + ": " + e.getValue().unavailable());
                     }
@@ -315,8 +319,11 @@ final class CompareCommand implements Callable<Integer> {
         if (wrongTotal > 0) {
             out.println("# FAILED: " + wrongTotal + " elements differ from the Java reference");
         }
+        if (failedForms > 0) {
+            out.println("# FAILED: " + failedForms + " form" + (failedForms == 1 ? "" : "s") + " of a kernel failed (the reasons are below their rows)");
+        }
         out.flush();
-        return wrongTotal == 0 ? 0 : 1;
+        return wrongTotal == 0 && failedForms == 0 ? 0 : 1;
     }
 
     /**

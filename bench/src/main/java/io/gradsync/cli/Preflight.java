@@ -33,7 +33,7 @@ final class Preflight {
         probe(spec, option, file, parent);
     }
 
-    /** {@code dir} exists and takes new files, or can be made in a folder that exists. */
+    /** {@code dir} exists and takes new files, or can be made (with the folders above it that are missing). */
     static void writableDirectory(CommandSpec spec, String option, Path dir) {
         if (dir.toString().isEmpty()) { // not the working folder by accident
             throw Usage.error(spec, option + " needs a folder name, got ''");
@@ -42,9 +42,12 @@ final class Preflight {
         if (Files.exists(at) && !Files.isDirectory(at)) {
             throw Usage.error(spec, option + " " + dir + ": is a file, not a folder");
         }
-        Path existing = Files.isDirectory(at) ? at : at.getParent();
+        Path existing = at;
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
         if (existing == null || !Files.isDirectory(existing)) {
-            throw Usage.error(spec, option + " " + dir + ": the folder " + existing + " does not exist");
+            throw Usage.error(spec, option + " " + dir + ": " + existing + " is a file, not a folder");
         }
         probe(spec, option, dir, existing);
     }

@@ -150,6 +150,7 @@ public final class TrainCommand implements Callable<Integer> {
         List<? extends Device> here = launch != null ? List.of(CudaRuntime.device(launch.localRank())) : null;
         boolean terminal = (launch == null || launch.rank() == 0) && System.console() != null && System.console().isTerminal();
         List<String> summary = new ArrayList<>();
+        List<String> skipped = new ArrayList<>();
         int failures = 0;
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n)) {
             List<? extends Device> main = here != null ? here : pool.devicesFor(SyncBackend.CPU); // --runtime's devices
@@ -162,6 +163,7 @@ public final class TrainCommand implements Callable<Integer> {
                     selected = here != null ? here : pool.devicesFor(backend);
                 } catch (IllegalArgumentException | IllegalStateException | UnsupportedOperationException e) {
                     out.println("# " + backend.label() + ": skipped: " + e.getMessage());
+                    skipped.add(backend.label() + " (" + e.getMessage() + ")");
                     continue;
                 }
                 if (selected != main) {
@@ -173,6 +175,7 @@ public final class TrainCommand implements Callable<Integer> {
                     summary.add(train(trainer, sync, data, terminal, out));
                 } catch (UnsupportedOperationException | IllegalArgumentException e) {
                     out.println("# " + backend.label() + ": skipped: " + e.getMessage());
+                    skipped.add(backend.label() + " (" + e.getMessage() + ")");
                 } catch (RuntimeException e) {
                     failures++;
                     out.println("# " + backend.label() + ": FAILED: " + e);
@@ -183,6 +186,9 @@ public final class TrainCommand implements Callable<Integer> {
                 out.printf(Locale.ROOT, "%-8s %8s %8s %10s %10s %12s %12s %8s %8s%n", "backend", "devices", "buckets",
                         "loss", "step(ms)", "sync(ms)/step", "exposed(ms)", "sync%", "samples/s");
                 summary.forEach(out::println);
+            }
+            if (summary.isEmpty() && failures == 0) { // on stderr too, as bench says it
+                throw new IllegalStateException("no backend could run here: " + String.join("; ", skipped));
             }
             return failures == 0 && !summary.isEmpty() ? 0 : 1;
         }

@@ -21,17 +21,17 @@ class KernelsAndCompareTest {
     @ParameterizedTest
     @CsvSource({"ptx, ptx, '.visible .entry '", "opencl, cl, '__kernel void k_'"})
     void emitWritesTheCodeOfEveryBuiltinKernel(String target, String ext, String entry, @TempDir Path dir) throws Exception {
-        CliRun r = CliRun.of("kernels", "--emit", target, "--out", dir.resolve("k").toString());
+        CliRun r = CliRun.of("kernels", "--emit", target, "--out", dir.resolve("build").resolve("k").toString()); // folders made as needed
         assertEquals(0, r.exitCode(), r.err());
         List<KernelSpec> all = BuiltinKernels.all();
         assertTrue(all.size() >= 40, "built-ins: " + all.size());
         for (KernelSpec k : all) {
-            Path f = dir.resolve("k").resolve(k.name() + "." + ext);
+            Path f = dir.resolve("build/k").resolve(k.name() + "." + ext);
             assertTrue(Files.isRegularFile(f), f.toString());
             String code = Files.readString(f);
             assertTrue(code.contains(entry + k.name() + "("), k.name() + " has its entry point in " + f);
         }
-        String module = Files.readString(dir.resolve("k/gradsync-kernels." + ext));
+        String module = Files.readString(dir.resolve("build/k/gradsync-kernels." + ext));
         for (KernelSpec k : all) {
             assertTrue(module.contains(entry + k.name() + "("), k.name() + " in the module");
         }
@@ -116,6 +116,27 @@ class KernelsAndCompareTest {
                 "--warmup", "1", "--iters", "2");
         assertEquals(0, one.exitCode(), one.err());
         assertEquals(1, one.out().lines().filter(l -> l.startsWith(" UsersKernels.")).count(), one.out());
+    }
+
+    /**
+     * A user's kernel with boolean, char, byte and short scalars runs in every form (each is passed
+     * as its own Java type); a form that fails on a kernel fails the command (exit 1), the reason
+     * under its row saying whose failure it was.
+     */
+    @Test
+    void compareRunsNarrowScalarsAndFailsWhenAFormFails() {
+        CliRun r = CliRun.of("compare", "--forms", "opencl,jvm", "--kernels", UsersOddKernels.class.getName() + "#narrowScalars",
+                "--cpu-size", "64K", "--warmup", "1", "--iters", "2");
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        String row = r.out().lines().filter(l -> l.startsWith(" UsersOddKernels.narrowScalars")).findFirst().orElseThrow();
+        assertTrue(!row.contains("failed"), r.out());
+        CliRun bad = CliRun.of("compare", "--forms", "opencl,jvm", "--kernels", UsersOddKernels.class.getName() + "#dividesByZero",
+                "--cpu-size", "64K", "--warmup", "1", "--iters", "2");
+        assertEquals(1, bad.exitCode(), bad.out() + bad.err());
+        assertTrue(bad.out().contains("# FAILED: ") && bad.out().contains("/ by zero"), bad.out());
+        if (bad.out().contains("opencl (generated), UsersOddKernels.dividesByZero:")) { // where OpenCL runs here
+            assertTrue(bad.out().contains("the reference, the kernel's Java method, threw ArithmeticException"), bad.out());
+        }
     }
 
     @Test

@@ -48,4 +48,14 @@ class TrainCommandTest {
         run(2, "train", "--runtime", "jvm", "--optimizer", "rmsprop");
         run(2, "train", "--runtime", "jvm", "--layers", "8,x,4");
     }
+
+    /** Where no backend asked for can run, the reason goes to stderr too, as bench says it, not only the stdout log. */
+    @Test
+    void saysOnStderrWhyNoBackendCouldRun() {
+        org.junit.jupiter.api.Assumptions.assumeFalse(io.gradsync.tasks.cuda.CudaRuntime.status().available(), "CUDA here: ptx runs");
+        CliRun r = CliRun.of("train", "--backend", "ptx", "--steps", "1");
+        assertEquals(1, r.exitCode(), r.out() + r.err());
+        assertEquals(1, r.err().lines().count(), r.err());
+        assertTrue(r.err().startsWith("gradsync train: no backend could run here: ptx ("), r.err());
+    }
 }
