@@ -15,8 +15,9 @@ package io.gradsync.sync;
 public record Shards(long offset, long count) {
 
     public Shards {
-        if (offset < 0 || count < 0) {
-            throw new IllegalArgumentException("a shard has a non-negative offset and count, got offset " + offset + ", count " + count);
+        if (offset < 0 || count < 0 || count > Long.MAX_VALUE - offset) {
+            throw new IllegalArgumentException("a shard has a non-negative offset and count whose sum is a long, got offset "
+                    + offset + ", count " + count);
         }
     }
 
@@ -37,8 +38,9 @@ public record Shards(long offset, long count) {
             throw new IllegalArgumentException("replica " + g + " is not in [0, " + worldSize + ")");
         }
         long size = count / worldSize + (count % worldSize == 0 ? 0 : 1);
-        long start = Math.min(count, g * size);
-        return new Shards(start, Math.min(count, start + size) - start);
+        // g * size only where it is at most count, and no start + size: neither overflows near Long.MAX_VALUE
+        long start = size == 0 || g > count / size ? count : g * size;
+        return new Shards(start, Math.min(size, count - start));
     }
 
     /** One past the shard's last element. */

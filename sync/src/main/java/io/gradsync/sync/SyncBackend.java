@@ -60,6 +60,9 @@ public enum SyncBackend {
                 }
             }
         }
+        if (text == null || text.isBlank()) {
+            throw new IllegalArgumentException("no sync backend given (" + (text == null ? "null" : "'" + text + "'") + "); valid: " + validNames());
+        }
         throw new IllegalArgumentException("unknown sync backend '" + text + "'; valid: " + validNames());
     }
 

@@ -107,8 +107,8 @@ public final class Synchronizers {
         }
         try {
             return Integer.parseInt(env.get(variable).strip());
-        } catch (NumberFormatException e) {
-            return 1; // nccl's own reading of the variables reports it
+        } catch (NumberFormatException e) { // as auto and nccl read it: a launcher's mistake, whichever backend
+            throw new IllegalArgumentException("environment variable " + variable + "='" + env.get(variable) + "' is not an integer");
         }
     }
 }

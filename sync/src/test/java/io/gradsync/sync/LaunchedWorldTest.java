@@ -53,4 +53,12 @@ class LaunchedWorldTest {
             assertEquals(2, sync.worldSize());
         }
     }
+
+    /** A launcher variable that is not a number is refused by every backend, as auto and nccl refuse it. */
+    @Test
+    void aWorldSizeThatIsNotANumberIsRefusedNamingIt() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Synchronizers.create(SyncBackend.CPU, devices,
+                SyncOptions.defaults(), Map.of("RANK", "0", "WORLD_SIZE", "abc")));
+        assertTrue(e.getMessage().contains("WORLD_SIZE='abc' is not an integer"), e.getMessage());
+    }
 }

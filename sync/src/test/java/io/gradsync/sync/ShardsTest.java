@@ -32,6 +32,28 @@ class ShardsTest {
         assertEquals(new Shards(3, 0), Shards.range(3, 8, 5)); // past the end: empty
     }
 
+    /** Near the long range's end neither g * s nor the shard's end overflows (they once did, giving a shard past the end). */
+    @Test
+    void theLargestCountsTileWithoutOverflow() {
+        for (long count : new long[] {Long.MAX_VALUE, Long.MAX_VALUE - 1, Long.MAX_VALUE / 2 + 3}) {
+            for (int world : new int[] {2, 3, 7, Integer.MAX_VALUE}) {
+                long size = count / world + (count % world == 0 ? 0 : 1);
+                long next = 0;
+                for (int g : new int[] {0, 1, world - 2, world - 1}) {
+                    Shards s = Shards.range(count, world, g);
+                    long expectedStart = java.math.BigInteger.valueOf(g).multiply(java.math.BigInteger.valueOf(size))
+                            .min(java.math.BigInteger.valueOf(count)).longValueExact(); // min(count, g * s), exactly
+                    assertEquals(expectedStart, s.offset(), count + " over " + world + ", shard " + g);
+                    assertTrue(s.end() >= s.offset() && s.end() <= count, count + " over " + world + ", shard " + g + ": " + s);
+                    assertTrue(s.count() <= size);
+                    next = s.end();
+                }
+                assertEquals(count, next, count + " over " + world + ": the last shard ends at the end");
+            }
+        }
+        assertThrows(IllegalArgumentException.class, () -> new Shards(Long.MAX_VALUE, 1));
+    }
+
     @Test
     void badArgumentsAreNamed() {
         assertTrue(assertThrows(IllegalArgumentException.class, () -> Shards.range(-1, 2, 0)).getMessage().contains("count must be >= 0"));

@@ -37,7 +37,7 @@ class SyncBackendTest {
     @ValueSource(strings = {"   "})
     void rejectsMissingNames(String text) {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> SyncBackend.parse(text));
-        assertTrue(e.getMessage().startsWith("unknown sync backend"), e.getMessage());
+        assertTrue(e.getMessage().startsWith("no sync backend given") && e.getMessage().contains("valid: "), e.getMessage());
     }
 
     @ParameterizedTest

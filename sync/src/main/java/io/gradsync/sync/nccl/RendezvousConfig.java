@@ -105,7 +105,9 @@ public record RendezvousConfig(int rank, int worldSize, int localRank, String ma
         if (addr == null) {
             addr = Launchers.required(env, MASTER_ADDR, torchrun
                     ? Launchers.TORCHRUN_NEEDS
-                    : world.launcher() + " does not say which host rank 0 runs on: set it to that host (mpirun -x " + MASTER_ADDR + "=...)");
+                    : world.launcher() + " does not say which host rank 0 runs on: set it to that host ("
+                            + (world.launcher().equals("SLURM") ? "srun --export=ALL," + MASTER_ADDR + "=..., or let SLURM set SLURM_JOB_NODELIST"
+                            : "mpirun -x " + MASTER_ADDR + "=...") + ")");
         }
         int port;
         if (Launchers.set(env, GRADSYNC_MASTER_PORT)) {

@@ -25,7 +25,11 @@ public final class TaskGraph {
     private final List<ImmutableTaskGraph.Step> steps = new ArrayList<>();
     private final Set<String> taskNames = new HashSet<>();
 
+    /** @throws IllegalArgumentException if {@code name} is null or blank (errors and logs name the graph) */
     public TaskGraph(String name) {
+        if (name == null || name.isBlank()) {
+            throw new IllegalArgumentException("a task graph needs a name, got " + (name == null ? "null" : "'" + name + "'"));
+        }
         this.name = name;
     }
 
@@ -35,14 +39,30 @@ public final class TaskGraph {
 
     /** Copies {@code arrays} from the host to every device whose tasks use them, before the following tasks. */
     public TaskGraph transferToDevice(DataTransferMode mode, KernelArray... arrays) {
-        steps.add(new ImmutableTaskGraph.CopyIn(mode, List.of(arrays)));
+        steps.add(new ImmutableTaskGraph.CopyIn(mode, transferred("transferToDevice", mode, arrays)));
         return this;
     }
 
     /** Copies {@code arrays} back to the host after the preceding tasks. */
     public TaskGraph transferToHost(DataTransferMode mode, KernelArray... arrays) {
-        steps.add(new ImmutableTaskGraph.CopyOut(mode, List.of(arrays)));
+        steps.add(new ImmutableTaskGraph.CopyOut(mode, transferred("transferToHost", mode, arrays)));
         return this;
+    }
+
+    /** The arrays of a transfer, checked: a mode, and no array null. */
+    private List<KernelArray> transferred(String call, DataTransferMode mode, KernelArray[] arrays) {
+        if (mode == null) {
+            throw new IllegalArgumentException(name + ": " + call + " needs a DataTransferMode (FIRST_EXECUTION or EVERY_EXECUTION), got null");
+        }
+        if (arrays == null) {
+            throw new IllegalArgumentException(name + ": " + call + " got a null array of arrays");
+        }
+        for (int i = 0; i < arrays.length; i++) {
+            if (arrays[i] == null) {
+                throw new IllegalArgumentException(name + ": " + call + " got null as array " + (i + 1) + " of " + arrays.length);
+            }
+        }
+        return List.of(arrays);
     }
 
     /**

@@ -168,6 +168,14 @@ abstract class ExecutionPlanChecks {
                     FloatArray.class, float.class), a, "x"));
             g.task("t", ElementwiseKernels::scale, a, 2f);
             assertThrows(IllegalArgumentException.class, () -> g.task("t", ElementwiseKernels::scale, a, 2f), "duplicate name");
+            // a transfer without a mode or with a null array, and a graph without a name, are refused where written
+            IllegalArgumentException noMode = assertThrows(IllegalArgumentException.class, () -> g.transferToDevice(null, a));
+            assertTrue(noMode.getMessage().contains("transferToDevice needs a DataTransferMode"), noMode.getMessage());
+            IllegalArgumentException nullArray = assertThrows(IllegalArgumentException.class,
+                    () -> g.transferToHost(DataTransferMode.EVERY_EXECUTION, a, null));
+            assertTrue(nullArray.getMessage().contains("null as array 2 of 2"), nullArray.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> new TaskGraph(null));
+            assertThrows(IllegalArgumentException.class, () -> new TaskGraph(" "));
         }
     }
 
