@@ -113,6 +113,9 @@ final class CompareCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         ClassLoader loader = Usage.parse(spec, () -> UserClassPath.loader(classPath, getClass().getClassLoader()));
+        if (!kernels.trim().equalsIgnoreCase("all")) {
+            Usage.parse(spec, () -> Usage.items("--kernels", kernels)); // a stray comma refused, as bench refuses it
+        }
         KernelSelection.Selection selection = Usage.parse(spec, () -> KernelSelection.select(kernels, loader));
         List<KernelSpec> specs = switch (order) {
             case "table" -> selection.specs();
@@ -121,6 +124,11 @@ final class CompareCommand implements Callable<Integer> {
         };
         long gpuBytes = Usage.parse(spec, () -> Sizes.parse(size));
         long cpuBytes = Usage.parse(spec, () -> Sizes.parse(cpuSize));
+        for (var given : List.of(java.util.Map.entry("--size", gpuBytes), java.util.Map.entry("--cpu-size", cpuBytes))) {
+            if (given.getValue() < 8) { // a kernel's widest element
+                throw Usage.error(spec, given.getKey() + ": " + given.getValue() + " B holds no element of every kernel (8 B at least)");
+            }
+        }
         Repeats repeats = Usage.parse(spec, () -> new Repeats(warmup, iterations));
         KernelCompare.Values values = Usage.parse(spec, () -> KernelCompare.Values.parse(data));
         if (grid < 0) {

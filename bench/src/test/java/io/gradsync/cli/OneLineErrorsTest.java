@@ -34,7 +34,9 @@ class OneLineErrorsTest {
                         "--sizes 9223372036854775807 on 2 devices needs"),
                 Arguments.of(new String[] {"bench", "--backend", "cpu", "--sizes", "1099511627776"}, "of host memory; this machine has"),
                 Arguments.of(new String[] {"links", "--runtime", "jvm", "--size", "1099511627776"}, "of host memory; this machine has"),
-                Arguments.of(new String[] {"bench", "--backend", "cpu", "--devices", "1000", "--sizes", "1K"}, "on 1000 devices needs about"));
+                Arguments.of(new String[] {"bench", "--backend", "cpu", "--devices", "1000", "--sizes", "1K"}, "on 1000 devices needs about"),
+                Arguments.of(new String[] {"compare", "--forms", "jvm", "--cpu-size", "3"}, "--cpu-size: 3 B holds no element"),
+                Arguments.of(new String[] {"compare", "--forms", "jvm", "--kernels", "average4,"}, "--kernels: empty item in 'average4,'"));
     }
 
     @ParameterizedTest
