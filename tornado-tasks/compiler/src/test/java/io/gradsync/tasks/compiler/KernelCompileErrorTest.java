@@ -74,6 +74,22 @@ class KernelCompileErrorTest {
         assertEquals(bciOf("synchronizedBlock", Opcode.MONITORENTER), reject("synchronizedBlock").bytecodeOffset());
     }
 
+    /** The source line too, from the class file's line table (javac keeps it by default), of the construct and of each caller. */
+    @Test
+    void theSourceLineIsNamedWhereTheClassFileHasIt() throws Exception {
+        java.util.List<String> source = java.nio.file.Files.readAllLines(
+                java.nio.file.Path.of("src/test/java/io/gradsync/tasks/compiler/BadKernels.java"));
+        int allocation = source.indexOf("        Object o = new Object();") + 1;
+        KernelCompileException e = reject("allocatesObject");
+        assertEquals(allocation, e.line(), e.getMessage());
+        assertTrue(e.getMessage().contains("at bytecode offset " + e.bytecodeOffset() + " (line " + allocation + "): "), e.getMessage());
+        int helper = source.indexOf("        x.set(0, new StringBuilder().length());") + 1;
+        int call = source.indexOf("        helperAllocates(x);") + 1;
+        KernelCompileException inlined = reject("callsBadHelper");
+        assertEquals(helper, inlined.line(), inlined.getMessage());
+        assertTrue(inlined.getMessage().contains("(line " + call + ")"), inlined.getMessage());
+    }
+
     @Test
     void inlinedErrorNamesTheCalleeAndTheCallChain() {
         KernelCompileException e = reject("callsBadHelper");

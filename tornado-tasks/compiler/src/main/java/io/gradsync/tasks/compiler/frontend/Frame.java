@@ -14,6 +14,7 @@ import java.lang.classfile.MethodModel;
 import java.lang.classfile.attribute.CodeAttribute;
 import java.lang.classfile.instruction.ExceptionCatch;
 import java.lang.classfile.instruction.IncrementInstruction;
+import java.lang.classfile.instruction.LineNumber;
 import java.lang.classfile.instruction.LocalVariable;
 import java.lang.classfile.instruction.MonitorInstruction;
 import java.lang.classfile.instruction.StoreInstruction;
@@ -49,6 +50,8 @@ final class Frame {
     final Map<Long, Var> stackVars = new HashMap<>();
     final Map<Integer, BlockInfo> blocks = new HashMap<>();
     final Map<Integer, String> localNames = new HashMap<>();
+    /** Source lines by the offset where each starts (javac's line table; empty if compiled without it). */
+    final java.util.TreeMap<Integer, Integer> lineAtBci = new java.util.TreeMap<>();
     /** In-kernel arrays by allocation site, so that a {@code new} run in a loop is one array. */
     final Map<Integer, MemArray> arraysAtBci = new HashMap<>();
     /** Parameters passed constants and never assigned in this method: read as the constants. */
@@ -84,6 +87,7 @@ final class Frame {
                     }
                 }
                 case LocalVariable lv -> localNames.putIfAbsent(lv.slot(), lv.name().stringValue());
+                case LineNumber ln -> lineAtBci.put(pos, ln.line());
                 default -> {
                 }
             }
@@ -121,9 +125,19 @@ final class Frame {
             }
             chain.append(first ? "inlined into " : ", called from ")
                     .append(f.owner.getName()).append('.').append(f.methodId).append(" at offset ").append(f.bci);
+            int line = f.lineOf(f.bci);
+            if (line > 0) {
+                chain.append(" (line ").append(line).append(')');
+            }
             first = false;
         }
-        return new KernelCompileException(owner.getName(), methodId, bci, construct, chain.toString());
+        return new KernelCompileException(owner.getName(), methodId, bci, lineOf(bci), construct, chain.toString());
+    }
+
+    /** The source line of the instruction at {@code offset}, or -1 where the class has no line table. */
+    int lineOf(int offset) {
+        var e = lineAtBci.floorEntry(offset);
+        return e == null || offset < 0 ? -1 : e.getValue();
     }
 
     /** Java local {@code slot} read or written as {@code type}: one variable per (slot, type). */
