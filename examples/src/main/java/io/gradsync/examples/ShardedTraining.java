@@ -75,12 +75,36 @@ public final class ShardedTraining {
 
     /**
      * {@code gradsync run -cp examples/target/gradsync-examples-VERSION.jar io.gradsync.examples.ShardedTraining [BACKEND [N]]}:
-     * trains both ways on N replicas (default cpu, 2) of the preferred runtime and prints how they compare.
+     * trains both ways on N replicas (default cpu, 2) and prints how they compare: on OpenCL devices
+     * for {@code opencl}, on GPUs for {@code ptx} and {@code nccl}, else on the preferred runtime
+     * (GPUs where there are, else JVM devices). Bad arguments, or devices that are not there: one
+     * line on stderr, exit 2.
      */
     public static void main(String[] args) {
-        SyncBackend backend = SyncBackend.parse(args.length > 0 ? args[0] : "cpu");
-        int n = args.length > 1 ? Integer.parseInt(args[1]) : 2;
-        List<? extends Device> devices = io.gradsync.tasks.DeviceCatalog.select(io.gradsync.tasks.DeviceCatalog.preferredRuntime(), n);
+        SyncBackend backend;
+        int n;
+        List<? extends Device> devices;
+        try {
+            if (args.length > 2) {
+                throw new IllegalArgumentException("takes [BACKEND [N]], got " + args.length + " arguments");
+            }
+            backend = SyncBackend.parse(args.length > 0 ? args[0] : "cpu");
+            try {
+                n = args.length > 1 ? Integer.parseInt(args[1].strip()) : 2;
+            } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("N must be a number of replicas, got '" + args[1] + "'");
+            }
+            io.gradsync.tasks.device.DeviceRuntime runtime = switch (backend) {
+                case OPENCL -> io.gradsync.tasks.device.DeviceRuntime.OPENCL;
+                case PTX, NCCL -> io.gradsync.tasks.device.DeviceRuntime.CUDA;
+                default -> io.gradsync.tasks.DeviceCatalog.preferredRuntime();
+            };
+            devices = io.gradsync.tasks.DeviceCatalog.select(runtime, n);
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            System.err.println("ShardedTraining: " + e.getMessage() + " (usage: ShardedTraining [BACKEND [N]])");
+            System.exit(2);
+            return;
+        }
         Result r = train(new Config(backend, devices, 20, 4096, 64 * n, 1));
         System.out.printf(java.util.Locale.ROOT, "%s, %d replicas: %d of %d parameter elements differ between sharded and unsharded; "
                 + "AdamW state per replica %d floats sharded, %d unsharded%n", backend.label(), n, r.differingBits(),

@@ -81,7 +81,12 @@ public final class LibtorchTraining {
     private LibtorchTraining() {
     }
 
-    /** {@code gradsync run -cp 'examples-libtorch/target/lib/*' io.gradsync.examples.libtorch.LibtorchTraining [REPLICAS [STEPS]]} */
+    /**
+     * After {@code ./mvnw -B -q package -DskipTests} (which puts this module's jar in
+     * {@code examples-libtorch/target} and what it needs in {@code target/lib}):
+     * {@code scripts/gradsync run -cp 'examples-libtorch/target/*:examples-libtorch/target/lib/*'
+     * io.gradsync.examples.libtorch.LibtorchTraining [REPLICAS [STEPS]]}
+     */
     public static void main(String[] args) {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 2;
         int steps = args.length > 1 ? Integer.parseInt(args[1]) : 50;
