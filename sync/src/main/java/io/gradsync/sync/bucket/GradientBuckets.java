@@ -403,7 +403,7 @@ public final class GradientBuckets implements AutoCloseable {
     }
 
     private Slot slot(String parameter) {
-        Slot s = slots.get(parameter);
+        Slot s = parameter == null ? null : slots.get(parameter); // the map's own get(null) would throw a bare NullPointerException
         if (s == null) {
             throw new IllegalArgumentException("unknown parameter '" + parameter + "'; registered: " + summary(parameters));
         }

@@ -223,6 +223,8 @@ class BucketSyncTest {
             List<List<MemorySegment>> inputs = fillRandom(b, params, 5);
             IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class, () -> bs.markReady("w3"));
             assertTrue(unknown.getMessage().contains("unknown parameter 'w3'"), unknown.getMessage());
+            IllegalArgumentException none = assertThrows(IllegalArgumentException.class, () -> bs.markReady((String) null));
+            assertTrue(none.getMessage().contains("unknown parameter 'null'"), none.getMessage());
             bs.markReady("b2");
             IllegalStateException twice = assertThrows(IllegalStateException.class, () -> bs.markReady("b2"));
             assertTrue(twice.getMessage().contains("'b2' is already marked ready"), twice.getMessage());
