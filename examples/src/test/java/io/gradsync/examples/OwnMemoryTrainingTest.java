@@ -66,7 +66,7 @@ class OwnMemoryTrainingTest {
         "--devices two                      | --devices: 'two' is not a whole number",
         "--backend opencl                   | --backend opencl is not supported here",
         "--backend warp9                    | --backend: unknown sync backend 'warp9'",
-        "--backend=                         | --backend: unknown sync backend ''",
+        "--backend=                         | --backend: no sync backend given ('')",
         "--backend single --devices 2       | --backend single takes exactly one device",
         "--runtime opencl                   | --runtime opencl is not supported here",
         "--runtime tpu                      | --runtime is jvm or cuda, got 'tpu'",
