@@ -24,16 +24,19 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class SharedDevicesConcurrencyTest {
 
+    /** Two devices of {@code runtime} ({@code opencl}: logical ones of PoCL's; else JVM devices), or the test skipped. */
+    private static List<? extends Device> twoDevices(String runtime) {
+        if (runtime.equals("opencl")) {
+            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
+            return OpenClRuntime.logicalDevices(2);
+        }
+        return JvmRuntime.createDevices(2);
+    }
+
     @ParameterizedTest(name = "{0} on {1}")
     @CsvSource({"cpu, jvm", "opencl, opencl", "cpu, opencl"})
     void synchronizersAndStreamsOnSharedDevices(String backend, String runtime) throws Exception {
-        List<? extends Device> devices;
-        if (runtime.equals("opencl")) {
-            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
-            devices = OpenClRuntime.logicalDevices(2);
-        } else {
-            devices = JvmRuntime.createDevices(2);
-        }
+        List<? extends Device> devices = twoDevices(runtime);
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         AtomicBoolean stop = new AtomicBoolean();
         CountDownLatch start = new CountDownLatch(1);
@@ -93,13 +96,7 @@ class SharedDevicesConcurrencyTest {
     @ParameterizedTest(name = "{0} on {1}, wire {2}")
     @CsvSource({"opencl, opencl, fp32", "cpu, opencl, fp16", "opencl, opencl, bf16", "cpu, jvm, fp32"})
     void oneSynchronizerSharedByThreadsWithAsynchronousCalls(String backend, String runtime, String wire) throws Exception {
-        List<? extends Device> devices;
-        if (runtime.equals("opencl")) {
-            assumeTrue(OpenClRuntime.status().available(), () -> "OpenCL unavailable: " + OpenClRuntime.status().detail());
-            devices = OpenClRuntime.logicalDevices(2);
-        } else {
-            devices = JvmRuntime.createDevices(2);
-        }
+        List<? extends Device> devices = twoDevices(runtime);
         ConcurrentLinkedQueue<Throwable> failures = new ConcurrentLinkedQueue<>();
         SyncOptions options = wire.equals("fp32") ? SyncOptions.defaults() : SyncOptions.defaults().withWire(DType.parse(wire));
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.parse(backend), devices, options);
