@@ -53,7 +53,7 @@ public final class OpenClEmitter {
      */
     public static final String BUILD_OPTION_PTX_BF16 = "-D GS_PTX_CVT_BF16";
 
-    /** The last argument of a {@linkplain #checkedProgram bounds-checked} kernel: two ints, see {@link #faultCode}. */
+    /** The last argument of a {@linkplain #checkedProgram bounds-checked} kernel: two ints ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}). */
     public static final String FAULT_ARGUMENT = "gs_fault";
 
     private final StringBuilder out = new StringBuilder();
@@ -67,7 +67,7 @@ public final class OpenClEmitter {
      * A program holding {@code kernel} with every access of an array (a parameter, a private or
      * group-local array, a table) tested against the array's length: one out of bounds is skipped
      * (a load reads 0) and the first one is recorded in the last argument, {@link #FAULT_ARGUMENT},
-     * two ints zeroed before the launch: {@link #faultCode} of the array, then the index.
+     * two ints zeroed before the launch ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}).
      */
     public static String checkedProgram(KernelIr kernel, String comment) {
         OpenClEmitter e = new OpenClEmitter();
@@ -75,17 +75,12 @@ public final class OpenClEmitter {
         return "/* " + comment + " */\n" + OpenClPrelude.forKernels(List.of(kernel)) + FAULT_FUNCTION + '\n' + e.emit(kernel, null);
     }
 
-    /**
-     * What a checked kernel records for an access out of bounds of {@code a}: 1 + its Java
-     * parameter index.
-     */
-    public static int faultCode(ArrayParam a) {
-        return 1 + a.javaIndex();
+    private static int faultCode(ArrayParam a) {
+        return io.gradsync.tasks.compiler.ir.BoundsFaults.code(a);
     }
 
-    /** As {@link #faultCode(ArrayParam)} for an array of the kernel's own: -1 - its id. */
-    public static int faultCode(MemArray m) {
-        return -1 - m.id();
+    private static int faultCode(MemArray m) {
+        return io.gradsync.tasks.compiler.ir.BoundsFaults.code(m);
     }
 
     /** Records the first access out of bounds (whichever thread wins) and gives the 0 a skipped load reads. */

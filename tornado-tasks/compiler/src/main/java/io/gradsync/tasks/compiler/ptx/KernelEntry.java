@@ -29,13 +29,20 @@ final class KernelEntry extends PtxPart {
     private final Addresses addresses;
     private final ScalarEmitter scalar;
     private final VectorForm vectorForm;
+    private final boolean checked;
 
     /**
      * @param vector the element-wise loop to vectorize, or null
      * @param merged loads to merge into vector loads (outside an element-wise loop), or {@link AdjacentLoads#NONE}
      */
     KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector, AdjacentLoads merged) {
+        this(kernel, sm, nonCoherent, vector, merged, false);
+    }
+
+    /** @param checked every array access tested against its array's length, a record of the first one out of bounds the last parameter */
+    KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector, AdjacentLoads merged, boolean checked) {
         super(new PtxWriter());
+        this.checked = checked;
         this.kernel = kernel;
         this.vector = vector;
         this.merged = merged;
@@ -107,6 +114,14 @@ final class KernelEntry extends PtxPart {
                 line((d == 0 ? "mov.pred " + outside + ", " + past : "or.pred " + outside + ", " + outside + ", " + past));
             }
             line("@" + outside + " bra $L_exit");
+        }
+        if (checked) {
+            String pn = name + "_fault";
+            params.append("\t.param .u64 .ptr .global .align 4 ").append(pn).append(",\n");
+            String raw = fresh(RegClass.B64);
+            scalar.faultRecord = fresh(RegClass.B64);
+            line("ld.param.u64 " + raw + ", [" + pn + "]");
+            line("cvta.to.global.u64 " + scalar.faultRecord + ", " + raw);
         }
         if (!params.isEmpty()) {
             params.setLength(params.length() - 2);

@@ -125,6 +125,20 @@ public final class PtxEmitter {
      * @throws IllegalArgumentException also if {@code vectorized} and the kernel has no vector form
      */
     public static String entry(KernelIr kernel, int sm, Set<String> nonCoherent, boolean vectorized) {
+        return entry(kernel, sm, nonCoherent, vectorized, false);
+    }
+
+    /**
+     * One complete PTX module holding {@code kernel} in its scalar form with every array access
+     * tested against its array's length first: one out of bounds is skipped (a load reads 0) and
+     * the first is recorded ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}) in a last
+     * parameter, the global address of two ints the launcher zeroes.
+     */
+    public static String checkedModule(KernelIr kernel, int sm, String comment, Set<String> nonCoherent) {
+        return header(sm, comment) + entry(kernel, sm, nonCoherent, false, true) + '\n';
+    }
+
+    private static String entry(KernelIr kernel, int sm, Set<String> nonCoherent, boolean vectorized, boolean checked) {
         ptxVersion(sm);
         checkNonCoherent(kernel, nonCoherent);
         ElementwiseLoop loop = null;
@@ -139,7 +153,7 @@ public final class PtxEmitter {
                 }
             }
         }
-        return new KernelEntry(kernel, sm, Set.copyOf(nonCoherent), loop, merged).emit();
+        return new KernelEntry(kernel, sm, Set.copyOf(nonCoherent), loop, merged, checked).emit();
     }
 
     private static void checkNonCoherent(KernelIr kernel, Set<String> nonCoherent) {

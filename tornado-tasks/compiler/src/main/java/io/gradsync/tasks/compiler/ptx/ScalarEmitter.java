@@ -1,6 +1,7 @@
 package io.gradsync.tasks.compiler.ptx;
 
 import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.BoundsFaults;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.Insn;
@@ -8,6 +9,7 @@ import io.gradsync.tasks.compiler.ir.Insn.BinOp;
 import io.gradsync.tasks.compiler.ir.IrType;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.MemArray;
+import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 
@@ -34,6 +36,12 @@ final class ScalarEmitter extends PtxPart {
     private final Map<AdjacentLoads.Group, String[]> laneRegisters = new IdentityHashMap<>();
     /** The caller's grid of a KernelContext kernel, from its hidden parameters (set by {@link KernelEntry}). */
     final String[] globalSizeRegs = new String[3];
+    /**
+     * Where every array access is tested against its array's length first (a user's kernel): the
+     * global address of the fault record ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}), set
+     * by {@link KernelEntry}; null, no tests.
+     */
+    String faultRecord;
     private int labels;
 
     ScalarEmitter(PtxWriter w, Addresses addresses, FloatSemantics floats, Set<String> nonCoherent, AdjacentLoads merged) {
@@ -94,6 +102,60 @@ final class ScalarEmitter extends PtxPart {
     }
 
     void emitInsn(Insn insn) {
+        if (faultRecord != null) {
+            switch (insn) {
+                case Insn.Load l -> guarded(insn, l.index(), addresses.length(l.array()), BoundsFaults.code(l.array()), l.dst());
+                case Insn.Store st -> guarded(insn, st.index(), addresses.length(st.array()), BoundsFaults.code(st.array()), null);
+                case Insn.AtomicAdd a -> guarded(insn, a.index(), addresses.length(a.array()), BoundsFaults.code(a.array()), null);
+                case Insn.Atomic a -> guarded(insn, a.index(), addresses.length(a.array()), BoundsFaults.code(a.array()), a.dst());
+                case Insn.ArrayLoad l -> guarded(insn, l.index(), String.valueOf(l.array().length()), BoundsFaults.code(l.array()), l.dst());
+                case Insn.ArrayStore st -> guarded(insn, st.index(), String.valueOf(st.array().length()), BoundsFaults.code(st.array()), null);
+                default -> emitPlain(insn);
+            }
+            return;
+        }
+        emitPlain(insn);
+    }
+
+    /**
+     * {@code access} where its index lies in {@code [0, length)}; otherwise the first such access
+     * of the launch recorded ({@link #faultRecord}: the code by compare-and-swap from 0, then the
+     * index) and the access skipped, a load's {@code dst} set to 0. (What {@link Addresses} knows of
+     * indices holds on both sides: the test defines no variable but {@code dst}, on both.)
+     */
+    private void guarded(Insn access, Operand index, String length, int code, Var dst) {
+        String i = src(index);
+        if (index instanceof Const) {
+            String r = fresh(RegClass.B32);
+            line("mov.b32 " + r + ", " + i);
+            i = r;
+        }
+        int n = labels++;
+        String inBounds = "$InBounds" + n;
+        String done = "$Checked" + n;
+        String ok = fresh(RegClass.PRED);
+        line("setp.lt.u32 " + ok + ", " + i + ", " + length);
+        line("@" + ok + " bra " + inBounds);
+        String before = fresh(RegClass.B32);
+        line("atom.global.cas.b32 " + before + ", [" + faultRecord + "], 0, " + code);
+        String first = fresh(RegClass.PRED);
+        line("setp.eq.u32 " + first + ", " + before + ", 0");
+        line("@" + first + " st.global.u32 [" + faultRecord + "+4], " + i);
+        if (dst != null) {
+            line(switch (dst.type()) {
+                case I32 -> "mov.b32 " + reg(dst) + ", 0";
+                case I64 -> "mov.b64 " + reg(dst) + ", 0";
+                case F32 -> "mov.f32 " + reg(dst) + ", 0f00000000";
+                case F64 -> "mov.f64 " + reg(dst) + ", 0d0000000000000000";
+            });
+        }
+        line("bra.uni " + done);
+        w.label(inBounds);
+        emitPlain(access);
+        w.label(done);
+    }
+
+    private void emitPlain(Insn insn) {
         switch (insn) {
             case Insn.Move m -> {
                 String s = m.src() instanceof Const c ? immediate(c) : reg((Var) m.src());
