@@ -373,6 +373,8 @@ public final class DeviceForms {
                 k.launch = switch (variant) {
                     case PTX -> {
                         var prepared = CudaKernels.prepare((CudaDevice) device, spec.compile(), shape, kernelArgs);
+                        k.toClose.add(prepared);
+                        k.boundsCheck = () -> prepared.checkBounds((CudaStream) stream);
                         yield () -> prepared.launch((CudaStream) stream);
                     }
                     case NVCC -> {

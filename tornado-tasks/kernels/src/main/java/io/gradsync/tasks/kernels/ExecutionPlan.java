@@ -369,6 +369,14 @@ public final class ExecutionPlan implements AutoCloseable {
             Runnable launch = switch (stream) {
                 case CudaStream cs -> {
                     CudaKernels.PreparedLaunch l = CudaKernels.prepare((CudaDevice) device, k, shape, deviceArgs.toArray());
+                    closeables.add(l);
+                    boundsChecks.put(run.name(), () -> {
+                        try {
+                            l.checkBounds(cs);
+                        } catch (IndexOutOfBoundsException e) {
+                            throw new IndexOutOfBoundsException("task " + run.name() + ": " + e.getMessage());
+                        }
+                    });
                     yield () -> l.launch(cs);
                 }
                 case OpenClQueue q -> {

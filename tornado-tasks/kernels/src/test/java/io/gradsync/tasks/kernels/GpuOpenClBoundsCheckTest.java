@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 
 /** The bounds checks on an OpenCL GPU (NVIDIA's OpenCL on the GPU node; fails without one). */
 @Tag("gpu")
-class GpuOpenClBoundsCheckTest extends OpenClBoundsChecks {
+class GpuOpenClBoundsCheckTest extends BoundsChecks {
     @Override
     Device device() {
         OpenClDevice gpu = OpenClRuntime.devices().stream().filter(OpenClDevice::isGpu).findFirst().orElse(null);

@@ -49,8 +49,15 @@ public final class CudaKernels {
     public static final String NON_COHERENT_PROPERTY = "gradsync.nonCoherentLoads";
     /** System property: {@code false} turns the vectorized forms off, on CUDA and OpenCL alike (for comparisons). */
     public static final String VECTOR_PROPERTY = "gradsync.vectorLoads";
+    /**
+     * System property: {@code true} runs users' kernels with every array access tested against its
+     * array's length ({@link CompiledKernel#ptxChecked}), as OpenCL always does; an access out of
+     * bounds is then reported by {@link PreparedLaunch#checkBounds}. Off by default until seen to
+     * run on a GPU.
+     */
+    public static final String BOUNDS_CHECK_PROPERTY = "gradsync.cudaBoundsChecks";
 
-    private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
+    private record Key(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized, boolean checked) {
     }
 
     private static final Map<Key, CudaFunction> FUNCTIONS = new ConcurrentHashMap<>();
@@ -78,10 +85,16 @@ public final class CudaKernels {
      * {@code vectorized}: the caller also guarantees the alignment of {@link VectorLaunches#width}.
      */
     public static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized) {
+        return function(device, kernel, nonCoherent, vectorized, false);
+    }
+
+    /** As above; {@code checked}: the scalar form with every access tested ({@link CompiledKernel#ptxChecked}). */
+    private static CudaFunction function(CudaDevice device, CompiledKernel kernel, Set<String> nonCoherent, boolean vectorized, boolean checked) {
         // per GPU, not per handle: logical devices of one GPU share its context, so its modules
         CudaDevice gpu = device.gpu();
-        return FUNCTIONS.computeIfAbsent(new Key(gpu, kernel, Set.copyOf(nonCoherent), vectorized), k -> {
-            CudaModule module = CudaModule.load(gpu, kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
+        return FUNCTIONS.computeIfAbsent(new Key(gpu, kernel, Set.copyOf(nonCoherent), vectorized, checked), k -> {
+            CudaModule module = CudaModule.load(gpu, k.checked() ? kernel.ptxChecked(device.smVersion(), k.nonCoherent())
+                    : kernel.ptx(device.smVersion(), k.nonCoherent(), k.vectorized()));
             MODULES.put(k, module);
             return module.function(kernel.entryName());
         });
@@ -151,9 +164,18 @@ public final class CudaKernels {
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
+        boolean checks = Boolean.getBoolean(BOUNDS_CHECK_PROPERTY) && io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
         boolean vectorOn = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true"));
-        int width = vectorOn ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
-        boolean vectorized = width > 1 || vectorOn && VectorLaunches.mergedLoads(kernel, packed.starts());
+        // where checked, only the vector form of a loop bounded by an array (every access within it) runs unchecked
+        int width = vectorOn && (!checks || boundedByAnArray(kernel)) ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
+        boolean vectorized = width > 1 || vectorOn && !checks && VectorLaunches.mergedLoads(kernel, packed.starts());
+        BoundsRecord faults = null;
+        Pointer[] slots = packed.slots();
+        if (checks && !vectorized) {
+            faults = new BoundsRecord(device, null, kernel, packed.counts());
+            slots = java.util.Arrays.copyOf(slots, slots.length + 1);
+            slots[slots.length - 1] = Pointer.to(new long[]{faults.buffer().address()});
+        }
         LaunchShape launched = shape;
         if (width > 1) {
             long elements = 0;
@@ -162,7 +184,20 @@ public final class CudaKernels {
             }
             launched = VectorLaunches.shape(shape, elements, width);
         }
-        return new PreparedLaunch(function(device, kernel, nc, vectorized), launched, Pointer.to(packed.slots()), nc, vectorized, width);
+        try {
+            return new PreparedLaunch(function(device, kernel, nc, vectorized, faults != null), launched, Pointer.to(slots), nc, vectorized,
+                    width, faults);
+        } catch (RuntimeException e) {
+            if (faults != null) {
+                faults.close();
+            }
+            throw e;
+        }
+    }
+
+    /** Whether the kernel is an element-wise loop up to an array's length: its vector form stays within its arrays. */
+    private static boolean boundedByAnArray(CompiledKernel kernel) {
+        return KernelIrs.elementwiseLoop(kernel).map(l -> l.boundArray().isPresent()).orElse(false);
     }
 
     /**
@@ -172,7 +207,7 @@ public final class CudaKernels {
      * {@code args} as for {@link #prepare(CudaDevice, CompiledKernel, LaunchShape, Object...)}.
      */
     public static PreparedLaunch prepareReference(CudaFunction reference, CompiledKernel kernel, LaunchShape shape, Object... args) {
-        return new PreparedLaunch(reference, shape, Pointer.to(pack(kernel, args, 0).slots()), Set.of(), false, 1);
+        return new PreparedLaunch(reference, shape, Pointer.to(pack(kernel, args, 0).slots()), Set.of(), false, 1, null);
     }
 
     /**
@@ -230,22 +265,49 @@ public final class CudaKernels {
         return new Packed(slots, starts, lengths, counts);
     }
 
-    /** A kernel launch with its arguments packed once; launch it as often as needed. */
-    public static final class PreparedLaunch {
+    /**
+     * A kernel launch with its arguments packed once; launch it as often as needed. Close it where
+     * it checks its accesses ({@link #checkBounds}): its record is device memory.
+     */
+    public static final class PreparedLaunch implements AutoCloseable {
         private final CudaFunction function;
         private final LaunchShape shape;
         private final Pointer parameters;
         private final Set<String> nonCoherent;
         private final boolean vectorized;
         private final int vectorWidth;
+        /** Where a checked launch records an access out of bounds; null for one that checks none. */
+        private final BoundsRecord faults;
 
-        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent, boolean vectorized, int vectorWidth) {
+        PreparedLaunch(CudaFunction function, LaunchShape shape, Pointer parameters, Set<String> nonCoherent, boolean vectorized,
+                int vectorWidth, BoundsRecord faults) {
             this.function = function;
             this.shape = shape;
             this.parameters = parameters;
             this.nonCoherent = nonCoherent;
             this.vectorized = vectorized;
             this.vectorWidth = vectorWidth;
+            this.faults = faults;
+        }
+
+        /**
+         * Throws {@link IndexOutOfBoundsException} naming the array and index if a launch since the
+         * last check accessed an array out of bounds (waits for {@code stream}, on which those
+         * launches ran or after which they finished); nothing to do for a launch that checks none.
+         */
+        public void checkBounds(CudaStream stream) {
+            String fault = faults == null ? null : faults.take(stream);
+            if (fault != null) {
+                throw new IndexOutOfBoundsException(function.name() + " on " + function.device().id() + ": " + fault
+                        + " (the GPU skipped that access and every other one out of bounds)");
+            }
+        }
+
+        @Override
+        public void close() {
+            if (faults != null) {
+                faults.close();
+            }
         }
 
         /** The shape launched: the one asked for, or fewer groups for the vector form ({@link VectorLaunches#shape}). */

@@ -143,11 +143,11 @@ public final class OpenClKernels {
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalY()}), device);
             set(k, slot++, Sizeof.cl_int, Pointer.to(new int[]{shape.globalZ()}), device);
         }
-        Faults faults = null;
+        BoundsRecord faults = null;
         if (form == Form.CHECKED) {
             try {
-                faults = new Faults(queue, kernel, lengths);
-                set(k, slot++, Sizeof.cl_mem, Pointer.to(OpenClHandles.memory(faults.record)), device);
+                faults = new BoundsRecord(device, queue, kernel, lengths);
+                set(k, slot++, Sizeof.cl_mem, Pointer.to(OpenClHandles.memory((OpenClBuffer) faults.buffer())), device);
             } catch (RuntimeException e) {
                 if (faults != null) {
                     faults.close();
@@ -163,55 +163,6 @@ public final class OpenClKernels {
             }
         }
         return new PreparedLaunch(kernel.entryName(), device, k, VectorLaunches.shape(shape, elements, width), width, faults);
-    }
-
-    /**
-     * A checked launch's record of its first access out of bounds: two ints on the device, zeroed
-     * before the first launch, read and zeroed again by {@link PreparedLaunch#checkBounds}.
-     */
-    private static final class Faults implements AutoCloseable {
-        private final CompiledKernel kernel;
-        private final int[] lengths;
-        private final OpenClBuffer record;
-        private final io.gradsync.tasks.device.HostBuffer read;
-
-        Faults(OpenClQueue queue, CompiledKernel kernel, int[] lengths) {
-            this.kernel = kernel;
-            this.lengths = lengths.clone();
-            OpenClDevice device = queue.device();
-            record = device.allocate(8);
-            try {
-                read = device.allocateHost(8);
-            } catch (RuntimeException e) {
-                record.close();
-                throw e;
-            }
-            queue.fill32(record, 0, 8, 0);
-            queue.synchronize(); // zero before a launch on any queue of the device
-        }
-
-        /** The access recorded since the last check, as Java's message has it, or null; zeroed again on {@code queue}. */
-        String take(OpenClQueue queue) {
-            queue.copyToHost(record, 0, read, 0, 8);
-            queue.synchronize();
-            int code = read.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 0);
-            if (code == 0) {
-                return null;
-            }
-            int index = read.segment().get(java.lang.foreign.ValueLayout.JAVA_INT, 4);
-            queue.fill32(record, 0, 8, 0);
-            queue.synchronize();
-            return kernel.outOfBounds(code, index, lengths);
-        }
-
-        @Override
-        public void close() {
-            try {
-                record.close();
-            } finally {
-                read.close();
-            }
-        }
     }
 
     /**
@@ -268,10 +219,10 @@ public final class OpenClKernels {
         private final LaunchShape shape;
         private final int vectorWidth;
         /** Where a checked launch records an access out of bounds; null for one that checks none. */
-        private final Faults faults;
+        private final BoundsRecord faults;
         private volatile boolean closed;
 
-        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape, int vectorWidth, Faults faults) {
+        PreparedLaunch(String name, OpenClDevice device, cl_kernel kernel, LaunchShape shape, int vectorWidth, BoundsRecord faults) {
             this.name = name;
             this.device = device;
             this.kernel = kernel;

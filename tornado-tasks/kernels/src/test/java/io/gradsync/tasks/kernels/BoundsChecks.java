@@ -17,14 +17,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * A user's kernel that indexes past an array on OpenCL: on a CPU device (PoCL) the store would
- * land in the JVM's own memory. Every access is checked instead: the plan throws
+ * A user's kernel that indexes past an array: on a CPU OpenCL device (PoCL) the store would land
+ * in the JVM's own memory, on a GPU in another allocation or nowhere (an illegal address that
+ * leaves the context unusable). Every access is checked instead: the plan throws
  * {@link IndexOutOfBoundsException} naming the array, the index and the length, the accesses in
  * bounds are done, and the device and the plan go on working. Subclasses pick the device: PoCL
- * ({@link OpenClBoundsCheckTest}, in CI), an OpenCL GPU ({@link GpuOpenClBoundsCheckTest}, on the node).
+ * ({@link OpenClBoundsCheckTest}, in CI), an OpenCL GPU ({@link GpuOpenClBoundsCheckTest}) and a
+ * CUDA GPU ({@link GpuCudaBoundsCheckTest}) on the node.
  */
-abstract class OpenClBoundsChecks {
-    /** The OpenCL device under test (may skip through an assumption). */
+abstract class BoundsChecks {
+    /** The device under test (may skip through an assumption). */
     abstract Device device();
 
     public static void shifted(IntArray x, IntArray y, int shift) {
@@ -63,7 +65,7 @@ abstract class OpenClBoundsChecks {
                 y.set(i, -1);
             }
             var graph = new TaskGraph("shift").transferToDevice(DataTransferMode.EVERY_EXECUTION, x, y)
-                    .task("t", OpenClBoundsChecks::shifted, x, y, shift)
+                    .task("t", BoundsChecks::shifted, x, y, shift)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d)) {
                 IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
@@ -80,7 +82,7 @@ abstract class OpenClBoundsChecks {
                 assertThrows(IndexOutOfBoundsException.class, plan::execute);
             }
             var inBounds = new TaskGraph("no-shift").transferToDevice(DataTransferMode.EVERY_EXECUTION, x, y)
-                    .task("t", OpenClBoundsChecks::shifted, x, y, 0)
+                    .task("t", BoundsChecks::shifted, x, y, 0)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(inBounds).withDevice(d)) {
                 plan.execute();
@@ -105,7 +107,7 @@ abstract class OpenClBoundsChecks {
             int bad = rnd.nextInt(n);
             index.set(bad, -5);
             var graph = new TaskGraph("gather").transferToDevice(DataTransferMode.EVERY_EXECUTION, index, src)
-                    .task("g", OpenClBoundsChecks::gather, index, src, out)
+                    .task("g", BoundsChecks::gather, index, src, out)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, out).snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d)) {
                 IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
@@ -135,7 +137,7 @@ abstract class OpenClBoundsChecks {
             }
             x.set(100, 6);
             var graph = new TaskGraph("private").transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
-                    .task("p", OpenClBoundsChecks::countLowBits, x, counts)
+                    .task("p", BoundsChecks::countLowBits, x, counts)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, counts).snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d)) {
                 IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
@@ -156,7 +158,7 @@ abstract class OpenClBoundsChecks {
                 x.set(i, i);
             }
             var graph = new TaskGraph("grid").transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
-                    .task("c", OpenClBoundsChecks::doubled, null, x, y)
+                    .task("c", BoundsChecks::doubled, null, x, y)
                     .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot();
             try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d).withGrid("c", WorkerGrid.of(n + 100))) {
                 IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
