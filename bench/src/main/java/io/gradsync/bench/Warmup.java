@@ -4,8 +4,10 @@ package io.gradsync.bench;
  * Untimed calls before a measurement. A handful is not enough: the first calls run the Java call
  * path (planning, bucket bookkeeping) in the interpreter, tens of microseconds that a training
  * loop pays only in its first steps, and would count against the small sizes measured first. So
- * the warm-up lasts at least {@link #MIN_NANOS} in one process. Processes of one collective must
- * make the same calls, so there the count comes from the bytes instead of the clock.
+ * the warm-up lasts at least {@link #MIN_NANOS} in one process, and then until the calls stop
+ * getting faster ({@link #untilSteady}): a host average whose SIMD lanes are not compiled yet runs
+ * tens of times slower, and 0.3 s of such calls is only a few of them. Processes of one
+ * collective must make the same calls, so there the count comes from the bytes instead of the clock.
  */
 public final class Warmup {
     /** One process: warm up at least this long (the JIT compiles the hot call path well within it). */
@@ -21,7 +23,7 @@ public final class Warmup {
     /** What {@link #run} will do, for report headers: {@code ">= 3 calls and 0.3 s per size"}. */
     public static String describe(boolean oneProcess, int minCalls) {
         return ">= " + minCalls + (minCalls == 1 ? " call" : " calls") + " and "
-                + (oneProcess ? MIN_NANOS / 1e9 + " s" : (MULTI_PROCESS_BYTES >> 30) + " GiB") + " per size";
+                + (oneProcess ? MIN_NANOS / 1e9 + " s, then until steady," : (MULTI_PROCESS_BYTES >> 30) + " GiB") + " per size";
     }
 
     /**
@@ -36,7 +38,7 @@ public final class Warmup {
             throw new IllegalArgumentException("warm-up needs calls >= 0 and bytes >= 1, got " + minCalls + " and " + bytesPerCall);
         }
         if (oneProcess) {
-            return forTime(minCalls, call);
+            return untilSteady(minCalls, STEADY_BATCH, call);
         }
         long target = Math.max(minCalls, Math.min(MAX_CALLS, (MULTI_PROCESS_BYTES + bytesPerCall - 1) / bytesPerCall));
         for (int i = 0; i < target; i++) {
@@ -59,6 +61,8 @@ public final class Warmup {
         return calls;
     }
 
+    /** Calls per batch of {@link #untilSteady} in {@link #run}. */
+    static final int STEADY_BATCH = 5;
     /** Steady-state warm-up: stop when batch medians have not improved by 5% for this long... */
     static final long STEADY_NANOS = 500_000_000L;
     /** ...or after this long. */

@@ -103,8 +103,8 @@ final class BenchCommand implements Callable<Integer> {
     String collectives;
 
     @Option(names = "--warmup", defaultValue = "3", paramLabel = "N", description = "Untimed calls per size, at least (default: ${DEFAULT-VALUE}). In one process the "
-                    + "warm-up also lasts at least 0.3 s, so that the JIT has compiled the call path before timing "
-                    + "starts; processes of one collective warm up with at least 2 GiB of calls instead (the same count on every rank).")
+                    + "warm-up also lasts at least 0.3 s and then until the calls stop getting faster (at most 5 s more), so that "
+                    + "the JIT has compiled the call path before timing starts; processes of one collective warm up with at least 2 GiB of calls instead (the same count on every rank).")
     int warmup;
 
     @Option(names = "--iters", defaultValue = "20", paramLabel = "N", description = "Timed calls per size (default: ${DEFAULT-VALUE}).")

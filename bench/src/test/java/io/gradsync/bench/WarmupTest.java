@@ -18,13 +18,32 @@ class WarmupTest {
         assertEquals(calls.get(), made);
         assertTrue(made >= 3);
 
-        // a slow call: the count asked for is still made, even past the minimum time
+        // a slow call: the count asked for is still made, even past the minimum time, and the
+        // steady phase adds a batch or two, not seconds of them
         AtomicInteger slow = new AtomicInteger();
-        assertEquals(2, Warmup.run(true, 2, 1, () -> {
+        int slowMade = Warmup.run(true, 2, 1, () -> {
             slow.incrementAndGet();
             sleep(Warmup.MIN_NANOS / 1_000_000 + 10);
-        }));
-        assertEquals(2, slow.get());
+        });
+        assertEquals(slow.get(), slowMade);
+        assertTrue(slowMade >= 2 && slowMade <= 2 + 2 * Warmup.STEADY_BATCH, "slow calls made: " + slowMade);
+    }
+
+    /**
+     * Calls that turn fast only after a while (the JIT compiling a host average's lanes late) are
+     * warmed up until they have: the warm-up outlasts the minimum time then.
+     */
+    @Test
+    void oneProcessWarmsUpUntilTheCallsStopGettingFaster() {
+        long t0 = System.nanoTime();
+        long fastFrom = t0 + Warmup.MIN_NANOS + 200_000_000L; // slow for 0.5 s, then 20x faster
+        AtomicInteger calls = new AtomicInteger();
+        int made = Warmup.run(true, 3, 1 << 20, () -> {
+            calls.incrementAndGet();
+            sleep(System.nanoTime() < fastFrom ? 20 : 1);
+        });
+        assertTrue(System.nanoTime() > fastFrom, "the warm-up ended while the calls were still slow, after " + made);
+        assertEquals(calls.get(), made);
     }
 
     @Test
