@@ -15,9 +15,10 @@ import java.util.Set;
 
 /**
  * An all-reduce measured by another program, read from its log: the first nccl-tests style table
- * (size, count, type, redop, time, ..., busbw in the 8th column), as bench/scripts/torch_allreduce.py
- * prints it (its per-call columns come first), as nccl-tests prints it, or as {@code gradsync bench}
- * itself does. {@code gradsync bench --reference} sets our rows beside it.
+ * (size, count, type, redop, then time and busbw), as bench/scripts/torch_allreduce.py prints it
+ * (its per-call columns come first), as nccl-tests prints it (2.11 and later with a root column,
+ * earlier without), or as {@code gradsync bench} itself does. {@code gradsync bench --reference}
+ * sets our rows beside it.
  *
  * @param label names the reference in tables, JSON and the plot
  * @param file  the log as given on the command line
@@ -110,17 +111,21 @@ public record AllReduceReference(String label, String file, String type, List<Ro
 
     /** A table row, or null: size and count whole numbers, a reduction op 4th, time and busbw numbers. */
     private static Row row(String[] f) {
-        // nccl-tests' all_reduce_perf has root (-1) where torch_allreduce.py and gradsync have time, and time
-        // where they have the spread; busbw is the 8th column in all three
-        int time = f.length > 4 && f[4].equals("-1") ? 5 : 4;
-        if (f.length < 9 || !f[0].matches("[0-9]+") || !f[1].matches("[0-9]+")
+        // after redop: nccl-tests 2.11 and later root (-1), time, algbw, busbw; nccl-tests 2.10 and
+        // earlier time, algbw, busbw, error; torch_allreduce.py and gradsync time, spread (a range,
+        // "12-34"), algbw, busbw. The column after the time tells the last two apart.
+        if (f.length < 8 || !f[0].matches("[0-9]+") || !f[1].matches("[0-9]+")
                 || !REDUCE_OPS.contains(f[3].toLowerCase(Locale.ROOT))) {
             return null;
         }
+        boolean root = f[4].equals("-1");
+        boolean noRootNoSpread = !root && f[5].matches("[0-9]+(\\.[0-9]*)?");
+        int time = root ? 5 : 4;
+        int busbwAt = noRootNoSpread ? 6 : 7;
         try {
             long bytes = Long.parseLong(f[0]);
             double us = Double.parseDouble(f[time]);
-            double busbw = Double.parseDouble(f[7]);
+            double busbw = Double.parseDouble(f[busbwAt]);
             if (bytes <= 0 || !(us > 0) || !(busbw >= 0) || Double.isInfinite(us) || Double.isInfinite(busbw)) {
                 return null;
             }

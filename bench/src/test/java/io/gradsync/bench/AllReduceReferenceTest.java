@@ -71,6 +71,17 @@ public class AllReduceReferenceTest {
         assertEquals("nccl-tests.log", n.label());
         assertEquals(List.of(new AllReduceReference.Row(1L << 20, 30.12, 52.22), new AllReduceReference.Row(16L << 20, 101.8, 247.21)),
                 n.rows());
+        // nccl-tests 2.10 and earlier: no root column, an error column after busbw (a number, or N/A without validation)
+        for (String error : new String[] {"2e-06", "0e+00", "N/A"}) {
+            Path old = Files.writeString(dir.resolve("nccl-2.10-" + error.replace('/', '_') + ".log"), """
+                    #       size         count      type   redop     time   algbw   busbw  error     time   algbw   busbw  error
+                    #        (B)    (elements)                       (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)
+                         1048576        262144     float     sum    50.00   20.97   20.97  E    49.00   21.40   21.40  E
+                         4194304       1048576     float     sum    80.00   52.43   52.43  E    79.00   53.09   53.09  E
+                    """.replace("E", error));
+            assertEquals(List.of(new AllReduceReference.Row(1L << 20, 50.0, 20.97), new AllReduceReference.Row(4L << 20, 80.0, 52.43)),
+                    AllReduceReference.parse(old.toString()).rows(), error);
+        }
     }
 
     @Test
