@@ -62,9 +62,18 @@ public final class DataParallelTrainer implements AutoCloseable {
     public record Config(List<Integer> layers, int globalBatch, DType gradType, Optimizer optimizer, float learningRate,
             long bucketBytes, double maxNorm, long seed) {
         public Config {
+            if (layers == null || layers.stream().anyMatch(Objects::isNull)) { // not contains(null): List.of throws there
+                throw new IllegalArgumentException("layers: need the widths, none null, got " + layers);
+            }
             layers = List.copyOf(layers);
             if (layers.size() < 2 || layers.stream().anyMatch(w -> w < 1)) {
                 throw new IllegalArgumentException("layers: need at least input and output widths, all >= 1, got " + layers);
+            }
+            for (int l = 0; l + 1 < layers.size(); l++) {
+                if ((long) layers.get(l) * layers.get(l + 1) > Integer.MAX_VALUE) { // one layer's weights are one array
+                    throw new IllegalArgumentException("layers: " + layers.get(l) + " x " + layers.get(l + 1)
+                            + " weights are more than an array holds (2^31 - 1 elements)");
+                }
             }
             if (layers.getLast() < 2) {
                 throw new IllegalArgumentException("a classifier needs at least 2 classes, got " + layers.getLast());
@@ -74,8 +83,16 @@ public final class DataParallelTrainer implements AutoCloseable {
             if (globalBatch < 1) {
                 throw new IllegalArgumentException("batch must be >= 1, got " + globalBatch);
             }
-            if (!(learningRate > 0)) {
-                throw new IllegalArgumentException("learning rate must be > 0, got " + learningRate);
+            int widest = layers.stream().mapToInt(Integer::intValue).max().orElseThrow();
+            if ((long) globalBatch * widest > Integer.MAX_VALUE) { // a layer's activations over the batch are one array
+                throw new IllegalArgumentException("batch " + globalBatch + " x width " + widest
+                        + " activations are more than an array holds (2^31 - 1 elements)");
+            }
+            if (!(learningRate > 0) || Float.isInfinite(learningRate)) {
+                throw new IllegalArgumentException("learning rate must be a finite number > 0, got " + learningRate);
+            }
+            if (!(maxNorm >= 0) || Double.isInfinite(maxNorm)) {
+                throw new IllegalArgumentException("maxNorm must be finite and >= 0 (0: no clipping), got " + maxNorm);
             }
         }
 
@@ -196,6 +213,9 @@ public final class DataParallelTrainer implements AutoCloseable {
 
     /** One optimizer step on global batch {@code step} of {@code data}. */
     public StepStats step(SyntheticData data) {
+        if (workers.isShutdown()) {
+            throw new IllegalStateException("the trainer is closed");
+        }
         if (data.features() != config.layers().getFirst() || data.classes() != config.layers().getLast()) {
             throw new IllegalArgumentException("data has " + data.features() + " features and " + data.classes()
                     + " classes, the model " + config.layers().getFirst() + " and " + config.layers().getLast());
@@ -231,6 +251,9 @@ public final class DataParallelTrainer implements AutoCloseable {
 
     /** Replica {@code replica}'s current value of {@code parameter}, copied to the host. */
     public float[] parameter(int replica, String parameter) {
+        if (replica < 0 || replica >= replicas.size()) {
+            throw new IndexOutOfBoundsException("replica " + replica + " is not one of this process's " + replicas.size());
+        }
         ReplicaState r = replicas.get(replica);
         int index = buckets.parameters().indexOf(parameter);
         if (index < 0) {

@@ -27,6 +27,9 @@ public final class SyntheticData {
             throw new IllegalArgumentException("need samples >= 1, features >= 1, classes >= 2; got "
                     + samples + ", " + features + ", " + classes);
         }
+        if ((long) samples * features > Integer.MAX_VALUE) { // the samples' features are one array
+            throw new IllegalArgumentException(samples + " samples x " + features + " features are more than an array holds (2^31 - 1)");
+        }
         SplittableRandom random = new SplittableRandom(seed);
         float[][] centers = new float[classes][features];
         for (float[] c : centers) {
