@@ -17,8 +17,10 @@ public record LinkBound(String runtime, String name, double gbPerSecond, double 
 
     /**
      * Bounds from one runtime's links for {@code n} replicas. Host staging moves every replica's
-     * bytes down and back up, so with all devices copying at once algbw <= min(D2H all, H2D all)/n;
-     * a ring all-reduce puts busbw on each peer link, so the peer link bounds busbw directly.
+     * bytes down and back up, so with all devices copying at once algbw <= min(D2H all, H2D all)/n
+     * (not on JVM devices: there {@code cpu} averages the replicas in place, no staging, and the
+     * figure would bound nothing it does); a ring all-reduce puts busbw on each peer link, so the
+     * peer link bounds busbw directly.
      */
     public static List<LinkBound> from(String runtime, List<LinkProbe.Link> links, int n) {
         List<LinkBound> bounds = new ArrayList<>();
@@ -34,7 +36,7 @@ public record LinkBound(String runtime, String name, double gbPerSecond, double 
             }
             bounds.add(new LinkBound(runtime, l.name(), l.gbPerSecond(), bus, label));
         }
-        if (!Double.isNaN(h2dAll) && !Double.isNaN(d2hAll)) {
+        if (!Double.isNaN(h2dAll) && !Double.isNaN(d2hAll) && !runtime.equals(io.gradsync.tasks.device.DeviceRuntime.JVM.label())) {
             double bus = Math.min(h2dAll, d2hAll) / n * busFactor;
             bounds.add(new LinkBound(runtime, "host staging", Math.min(h2dAll, d2hAll), bus,
                     runtime + " host staging bound (busbw)"));

@@ -75,7 +75,8 @@ import picocli.CommandLine.Spec;
 final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--backend", defaultValue = "auto", paramLabel = "LIST",
-            description = "Backends, comma separated: single, cpu, ptx, opencl, nccl, auto, or 'all' for every backend; "
+            description = "Backends, comma separated: single, cpu, ptx, opencl, nccl, auto, or 'all' for every backend "
+                    + "that averages this many devices (single alone with --devices 1, every other one with more); "
                     + "those that cannot run here print one 'skipped: reason' line (default: ${DEFAULT-VALUE}).")
     String backends;
 

@@ -7,8 +7,11 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
- * Where a synchronizer's time went since it was made (or last reset): calls, bytes averaged per
- * replica, wall time inside {@code synchronize}, and backend-specific phases. Phases measured on
+ * Where a synchronizer's time went since it was made (or last reset): calls that finished (every
+ * collective: {@code synchronize}, {@code broadcast}, {@code reduceScatter}, {@code allGather} and
+ * their asynchronous forms; calls refused for bad input are not counted), the bytes of each call's
+ * replica layout (one replica's gradients whole, bucket padding included, whatever part of them the
+ * collective moves), wall time inside the calls, and backend-specific phases. Phases measured on
  * worker threads add up over the workers, so they can exceed the wall time.
  *
  * <p>Thread-safety: every method may be called from any thread at any time (counters are adders).
