@@ -137,6 +137,9 @@ public final class ExecutionPlan implements AutoCloseable {
         if (states == null) {
             prepare();
         }
+        for (DeviceState s : states.values()) {
+            s.settle();
+        }
         for (ImmutableTaskGraph.Step step : graph.steps()) {
             switch (step) {
                 case ImmutableTaskGraph.CopyIn in -> {
@@ -271,6 +274,8 @@ public final class ExecutionPlan implements AutoCloseable {
         private final Map<String, Runnable> boundsChecks = new HashMap<>();
         /** Tasks launched since the last {@link #finish}, in order. */
         private final List<String> launched = new ArrayList<>();
+        /** An interrupted finish left the stream running a run whose copies may still land in staging. */
+        private boolean unsettled;
         private final Map<KernelArray, DeviceSlice> bound;
 
         DeviceState(Device device, Map<KernelArray, DeviceSlice> bound) {
@@ -415,6 +420,25 @@ public final class ExecutionPlan implements AutoCloseable {
             };
         }
 
+        /**
+         * Before a run: an interrupted one left on the stream is waited for (its copies back would
+         * land in the staging buffers this run fills); its failure, if any, is that run's and was
+         * not reported to anyone who could act on it, so it is dropped here.
+         */
+        void settle() {
+            if (!unsettled) {
+                return;
+            }
+            try {
+                stream.synchronize();
+            } catch (RuntimeException e) {
+                if (Thread.currentThread().isInterrupted()) {
+                    throw e; // still unsettled: interrupted again
+                }
+            }
+            unsettled = false;
+        }
+
         void copyIn(KernelArray array) {
             DeviceBuffer b = bound.containsKey(array) ? bound.get(array).buffer() : buffers.get(array);
             if (b == null) {
@@ -446,7 +470,16 @@ public final class ExecutionPlan implements AutoCloseable {
          * device left them, as Java leaves what a loop stored before it threw).
          */
         void finish() {
-            stream.synchronize();
+            try {
+                stream.synchronize();
+            } catch (RuntimeException e) {
+                // the copies back are of a run that failed, or that an interrupt left running: never
+                // delivered (the next execution's copy-in would have delivered them over the caller's data)
+                pendingOut.clear();
+                launched.clear();
+                unsettled = Thread.currentThread().isInterrupted();
+                throw e;
+            }
             for (KernelArray array : pendingOut) {
                 array.segment().copyFrom(staging.get(array).segment().asSlice(0, array.segment().byteSize()));
             }

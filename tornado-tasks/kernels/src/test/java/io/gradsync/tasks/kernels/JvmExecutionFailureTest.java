@@ -126,4 +126,70 @@ class JvmExecutionFailureTest {
             }
         }
     }
+
+    static volatile boolean failStep;
+    static volatile long stepSleepMillis;
+
+    /** {@code w += g}, or a failure, or slow: as a test sets it. */
+    public static void addStep(FloatArray w, FloatArray g) {
+        if (failStep) {
+            throw new IllegalStateException("user kernel failed");
+        }
+        if (stepSleepMillis > 0) {
+            try {
+                Thread.sleep(stepSleepMillis);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        for (@Parallel int i = 0; i < w.getSize(); i++) {
+            w.set(i, w.get(i) + g.get(i));
+        }
+    }
+
+    /**
+     * An execution that failed, or that an interrupt cut short, delivers nothing later: its copy
+     * back of the weights was once delivered by the next execution's copy-in, over what the caller
+     * had written since (the next step then started from the stale weights).
+     */
+    @Test
+    void anExecutionThatFailedOrWasInterruptedDeliversNothingToTheNextOne() throws Exception {
+        for (String how : List.of("throw", "interrupt")) {
+            try (FloatArray w = new FloatArray(256); FloatArray g = new FloatArray(256)) {
+                g.fill(1f);
+                var graph = new TaskGraph("g").transferToDevice(DataTransferMode.EVERY_EXECUTION, w, g)
+                        .task("update", JvmExecutionFailureTest::addStep, w, g)
+                        .transferToHost(DataTransferMode.EVERY_EXECUTION, w).snapshot();
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(devices.getFirst())) {
+                    plan.execute();
+                    plan.execute(); // w = 2
+                    if (how.equals("throw")) {
+                        failStep = true;
+                        assertThrows(IllegalStateException.class, plan::execute);
+                        failStep = false;
+                    } else {
+                        stepSleepMillis = 300;
+                        Thread me = Thread.currentThread();
+                        Thread.ofPlatform().start(() -> {
+                            try {
+                                Thread.sleep(50);
+                            } catch (InterruptedException e) {
+                                return;
+                            }
+                            me.interrupt();
+                        });
+                        assertThrows(IllegalStateException.class, plan::execute);
+                        assertTrue(Thread.interrupted(), "the interrupt status is kept");
+                        stepSleepMillis = 0;
+                    }
+                    w.fill(100f); // the caller's own weights
+                    plan.execute();
+                    assertEquals(101f, w.get(0), how + ": the next execution starts from the caller's weights");
+                } finally {
+                    failStep = false;
+                    stepSleepMillis = 0;
+                }
+            }
+        }
+    }
 }
