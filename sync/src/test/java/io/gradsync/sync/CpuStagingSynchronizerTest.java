@@ -265,4 +265,40 @@ class CpuStagingSynchronizerTest {
     private static long seed() {
         return ThreadLocalRandom.current().nextLong();
     }
+
+    /**
+     * An interrupted await() says so, keeps the interrupt status, and the call goes on: the same
+     * handle's next await() returns with the average (it was reported as "averaging failed on one
+     * of the devices: null").
+     */
+    @Test
+    void anInterruptedAwaitSaysSoAndTheCallGoesOn() throws Exception {
+        devices = JvmRuntime.createDevices(2);
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                ReplicaFixture f = ReplicaFixture.flat(devices, 1 << 18, DType.FP32, 3);
+                io.gradsync.tasks.device.DeviceStream slow = devices.get(0).createStream()) {
+            ((io.gradsync.tasks.jvm.JvmStream) slow).submit("slow backward", () -> {
+                try {
+                    Thread.sleep(500);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }); // the call waits for the whole device first
+            SyncHandle h = sync.synchronizeAsync(f.replicas);
+            Thread me = Thread.currentThread();
+            Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                me.interrupt();
+            });
+            IllegalStateException e = assertThrows(IllegalStateException.class, h::await);
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("interrupted while waiting for the call; it goes on"), e.getMessage());
+            org.junit.jupiter.api.Assertions.assertTrue(Thread.interrupted(), "the interrupt status is kept");
+            h.await();
+            f.assertAveraged();
+        }
+    }
 }

@@ -27,9 +27,9 @@ public final class LocalHandles {
                 Throwable cause = e.getCause();
                 int r = failedReplica(devices, cause);
                 throw new SyncFailedException(backend, r, r < 0 ? null : devices.get(r).id(), cause);
-            } catch (InterruptedException e) {
+            } catch (InterruptedException e) { // the wait was cut short, not the call: it goes on
                 Thread.currentThread().interrupt();
-                throw new SyncFailedException(backend, -1, null, e);
+                throw new IllegalStateException(backend.label() + ": interrupted while waiting for the call; it goes on (await again)", e);
             }
         }
 

@@ -177,6 +177,11 @@ public final class BucketSync implements AutoCloseable {
     private boolean started;
     private long firstStart;
     private boolean closed;
+    /**
+     * The last finish() was interrupted while the step's collectives ran: the step stays as it was
+     * (its calls still move the buckets' memory), to be ended by calling finish() again, or close().
+     */
+    private boolean interruptedMidStep;
 
     public BucketSync(GradientBuckets buckets, GradientSynchronizer synchronizer, Options options) {
         this.buckets = Objects.requireNonNull(buckets, "buckets");
@@ -241,7 +246,8 @@ public final class BucketSync implements AutoCloseable {
         Objects.checkIndex(parameter, ready.length);
         if (ready[parameter]) {
             throw new IllegalStateException("parameter '" + buckets.parameters().get(parameter)
-                    + "' is already marked ready in this step");
+                    + "' is already marked ready in this step"
+                    + (interruptedMidStep ? " (finish() was interrupted while its collectives ran: call finish() again to end the step)" : ""));
         }
         ready[parameter] = true;
         readyCount++;
@@ -403,9 +409,19 @@ public final class BucketSync implements AutoCloseable {
         try {
             queueLock.wait();
         } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new BucketSyncException("interrupted while waiting for gradient buckets", e);
+            throw interruptedMidStep(e);
         }
+    }
+
+    /**
+     * finish() interrupted while the step's collectives run: the interrupt status kept, the step
+     * left as it is (reset, its late calls would count in the next step, which then waited for ever).
+     */
+    private BucketSyncException interruptedMidStep(InterruptedException e) {
+        Thread.currentThread().interrupt();
+        interruptedMidStep = true;
+        return new BucketSyncException("interrupted while waiting for gradient buckets; the step's collectives go on:"
+                + " call finish() again to end the step (or close())", e);
     }
 
     /**
@@ -538,7 +554,10 @@ public final class BucketSync implements AutoCloseable {
      *
      * @throws IllegalStateException  naming the parameters not marked ready (nothing is waited
      *                                for or changed: mark them and call again)
-     * @throws BucketSyncException    when a collective failed; the step is over either way
+     * @throws BucketSyncException    when a collective failed; the step is over either way. Also
+     *                                when the thread is interrupted while the collectives run (its
+     *                                interrupt status kept): then the step is not over, they go on;
+     *                                call finish() again to end it, or close()
      */
     public synchronized StepResult finish() {
         checkOpen();
@@ -553,6 +572,7 @@ public final class BucketSync implements AutoCloseable {
                     + GradientBuckets.summary(missing));
         }
         long waitStart = System.nanoTime();
+        interruptedMidStep = false; // a call after an interrupted one goes on with the same step
         try {
             Throwable failure = coalesce ? awaitBuckets() : null;
             for (Future<?> f : inFlight) { // wait for all, even after a failure: none may run into the next step
@@ -561,8 +581,7 @@ public final class BucketSync implements AutoCloseable {
                 } catch (ExecutionException e) {
                     failure = failure == null ? e.getCause() : failure;
                 } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new BucketSyncException("interrupted while waiting for gradient buckets", e);
+                    throw interruptedMidStep(e);
                 }
             }
             synchronized (handles) {
@@ -570,6 +589,9 @@ public final class BucketSync implements AutoCloseable {
                     try {
                         h.await();
                     } catch (RuntimeException e) {
+                        if (Thread.currentThread().isInterrupted()) { // the wait was cut short, not the call
+                            throw interruptedMidStep(new InterruptedException(e.getMessage()));
+                        }
                         failure = failure == null ? e : failure;
                     }
                 }
@@ -601,7 +623,9 @@ public final class BucketSync implements AutoCloseable {
             long end = System.nanoTime();
             return new StepResult(finite, norm, scale, end - firstStart, end - waitStart);
         } finally {
-            resetStep();
+            if (!interruptedMidStep) {
+                resetStep();
+            }
         }
     }
 

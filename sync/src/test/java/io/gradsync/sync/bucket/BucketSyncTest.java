@@ -561,4 +561,81 @@ class BucketSyncTest {
         }
     }
 
+
+    /** Every element of replica {@code r}'s gradient {@code name} set to {@code v}. */
+    private static void setAll(GradientBuckets b, int r, String name, float v) {
+        Gradient g = b.gradient(r, name);
+        MemorySegment m = ((io.gradsync.tasks.jvm.JvmBuffer) g.buffer()).segment();
+        for (long i = 0; i < g.count(); i++) {
+            m.setAtIndex(ValueLayout.JAVA_FLOAT, g.byteOffset() / 4 + i, v);
+        }
+    }
+
+    private static float first(GradientBuckets b, int r, String name) {
+        Gradient g = b.gradient(r, name);
+        return ((io.gradsync.tasks.jvm.JvmBuffer) g.buffer()).segment().getAtIndex(ValueLayout.JAVA_FLOAT, g.byteOffset() / 4);
+    }
+
+    /**
+     * finish() interrupted while its collectives run (a slow caller stream) leaves the step as it
+     * was: calling finish() again ends it with the average, and the next step works. It reset the
+     * step while a call still ran, whose late count went into the next step, whose finish() then
+     * waited for ever (or returned with a bucket not averaged).
+     */
+    @Test
+    void anInterruptedFinishLeavesTheStepToBeFinishedAgain() throws Exception {
+        devices = JvmRuntime.createDevices(2);
+        List<DeviceStream> streams = List.of(devices.get(0).createStream(), devices.get(1).createStream());
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices);
+                GradientBuckets b = GradientBuckets.builder(devices).bucketBytes(4 << 20).add("w1", 1 << 18, DType.FP32)
+                        .add("w2", 1 << 18, DType.FP32).build();
+                BucketSync bs = new BucketSync(b, sync, BucketSync.Options.averageOnly().withLinger(java.time.Duration.ZERO))) {
+            bs.useStreams(streams);
+            for (int r = 0; r < 2; r++) {
+                setAll(b, r, "w1", r);
+                setAll(b, r, "w2", r);
+            }
+            ((io.gradsync.tasks.jvm.JvmStream) streams.get(0)).submit("slow backward", () -> {
+                try {
+                    Thread.sleep(600);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            bs.markReady("w2");
+            bs.markReady("w1");
+            Thread me = Thread.currentThread();
+            Thread.ofPlatform().start(() -> {
+                try {
+                    Thread.sleep(150);
+                } catch (InterruptedException e) {
+                    return;
+                }
+                me.interrupt();
+            });
+            BucketSyncException e = assertThrows(BucketSyncException.class, bs::finish);
+            assertTrue(e.getMessage().contains("call finish() again"), e.getMessage());
+            assertTrue(Thread.interrupted(), "the interrupt status is kept");
+            IllegalStateException early = assertThrows(IllegalStateException.class, () -> bs.markReady("w1"));
+            assertTrue(early.getMessage().contains("finish() was interrupted"), early.getMessage());
+            bs.finish(); // ends the step
+            assertEquals(0.5f, first(b, 0, "w1"));
+            assertEquals(0.5f, first(b, 1, "w2"));
+            for (int step = 0; step < 2; step++) {
+                for (int r = 0; r < 2; r++) {
+                    setAll(b, r, "w1", 10 + r);
+                    setAll(b, r, "w2", 10 + r);
+                }
+                bs.markReady("w2");
+                bs.markReady("w1");
+                bs.finish();
+                for (int r = 0; r < 2; r++) {
+                    assertEquals(10.5f, first(b, r, "w1"), "step " + step);
+                    assertEquals(10.5f, first(b, r, "w2"), "step " + step);
+                }
+            }
+        } finally {
+            streams.forEach(DeviceStream::close);
+        }
+    }
 }

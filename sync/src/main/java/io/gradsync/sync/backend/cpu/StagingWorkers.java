@@ -69,11 +69,35 @@ final class StagingWorkers {
                             : new IllegalStateException("host staging failed", e.getCause());
                 }
             } catch (InterruptedException e) {
+                // the call returns only once no worker writes any more: they stop at their next chunk
+                failed = true;
+                awaitStopped(running);
                 Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted during host staging", e);
+                throw new IllegalStateException("interrupted during host staging (its workers stopped; the gradients of the"
+                        + " call are undefined)", e);
             }
         }
         return failure;
+    }
+
+    /** Waits for every worker to end, interrupts or not (the interrupt status is kept). */
+    private static void awaitStopped(List<Future<?>> running) {
+        boolean interrupted = false;
+        for (Future<?> f : running) {
+            while (true) {
+                try {
+                    f.get();
+                    break;
+                } catch (InterruptedException again) {
+                    interrupted = true;
+                } catch (ExecutionException | java.util.concurrent.CancellationException ended) {
+                    break;
+                }
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Spins briefly, then yields, until {@code counters[slot]} says chunk {@code chunk} was queued. */
