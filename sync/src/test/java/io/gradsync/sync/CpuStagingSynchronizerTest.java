@@ -285,15 +285,7 @@ class CpuStagingSynchronizerTest {
                 }
             }); // the call waits for the whole device first
             SyncHandle h = sync.synchronizeAsync(f.replicas);
-            Thread me = Thread.currentThread();
-            Thread.ofPlatform().start(() -> {
-                try {
-                    Thread.sleep(100);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                me.interrupt();
-            });
+            Interrupts.after(Thread.currentThread(), 100);
             IllegalStateException e = assertThrows(IllegalStateException.class, h::await);
             org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("interrupted while waiting for the call; it goes on"), e.getMessage());
             org.junit.jupiter.api.Assertions.assertTrue(Thread.interrupted(), "the interrupt status is kept");

@@ -604,15 +604,7 @@ class BucketSyncTest {
             });
             bs.markReady("w2");
             bs.markReady("w1");
-            Thread me = Thread.currentThread();
-            Thread.ofPlatform().start(() -> {
-                try {
-                    Thread.sleep(150);
-                } catch (InterruptedException e) {
-                    return;
-                }
-                me.interrupt();
-            });
+            io.gradsync.sync.Interrupts.after(Thread.currentThread(), 150);
             BucketSyncException e = assertThrows(BucketSyncException.class, bs::finish);
             assertTrue(e.getMessage().contains("call finish() again"), e.getMessage());
             assertTrue(Thread.interrupted(), "the interrupt status is kept");

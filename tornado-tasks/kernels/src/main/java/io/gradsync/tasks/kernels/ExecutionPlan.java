@@ -375,25 +375,13 @@ public final class ExecutionPlan implements AutoCloseable {
                 case CudaStream cs -> {
                     CudaKernels.PreparedLaunch l = CudaKernels.prepare((CudaDevice) device, k, shape, deviceArgs.toArray());
                     closeables.add(l);
-                    boundsChecks.put(run.name(), () -> {
-                        try {
-                            l.checkBounds(cs);
-                        } catch (IndexOutOfBoundsException e) {
-                            throw new IndexOutOfBoundsException("task " + run.name() + ": " + e.getMessage());
-                        }
-                    });
+                    checksBounds(run.name(), () -> l.checkBounds(cs));
                     yield () -> l.launch(cs);
                 }
                 case OpenClQueue q -> {
                     OpenClKernels.PreparedLaunch l = OpenClKernels.prepare(q, k, shape, deviceArgs.toArray());
                     closeables.add(l);
-                    boundsChecks.put(run.name(), () -> {
-                        try {
-                            l.checkBounds(q);
-                        } catch (IndexOutOfBoundsException e) {
-                            throw new IndexOutOfBoundsException("task " + run.name() + ": " + e.getMessage());
-                        }
-                    });
+                    checksBounds(run.name(), () -> l.checkBounds(q));
                     yield () -> l.launch(q);
                 }
                 case JvmStream js -> {
@@ -405,6 +393,17 @@ public final class ExecutionPlan implements AutoCloseable {
                 default -> throw new IllegalArgumentException("no kernel launcher for " + device.id());
             };
             launches.put(run.name(), launch);
+        }
+
+        /** After a run of {@code task}: {@code check}, its message then naming the task. */
+        private void checksBounds(String task, Runnable check) {
+            boundsChecks.put(task, () -> {
+                try {
+                    check.run();
+                } catch (IndexOutOfBoundsException e) {
+                    throw new IndexOutOfBoundsException("task " + task + ": " + e.getMessage());
+                }
+            });
         }
 
         /** A view of the JVM device buffer as the array's own type. */
