@@ -2,6 +2,7 @@ package io.gradsync.tasks.compiler;
 
 import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+import io.gradsync.tasks.compiler.ir.BoundsFaults;
 import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
@@ -258,7 +259,7 @@ public final class CompiledKernel {
      * As {@link #openCl()} with every array access tested against its array's length first
      * ({@link OpenClEmitter#checkedProgram}): the program for a kernel whose indices nothing
      * vouches for, a user's. It takes one more argument, last: two ints, zeroed, where the first
-     * access out of bounds is recorded ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}); such
+     * access out of bounds is recorded ({@link BoundsFaults}); such
      * accesses are skipped.
      */
     public String openClChecked() {
@@ -279,13 +280,13 @@ public final class CompiledKernel {
     public String outOfBounds(int code, int index, int[] lengths) {
         List<KernelParam.ArrayParam> arrays = ir.arrayParams();
         for (int i = 0; i < arrays.size(); i++) {
-            if (io.gradsync.tasks.compiler.ir.BoundsFaults.code(arrays.get(i)) == code) {
+            if (BoundsFaults.code(arrays.get(i)) == code) {
                 return "index " + index + " out of bounds for length " + (i < lengths.length ? lengths[i] : -1) + " of "
                         + arrays.get(i).name() + " (argument " + (arrays.get(i).javaIndex() + 1) + ")";
             }
         }
         for (var m : ir.arrays()) {
-            if (io.gradsync.tasks.compiler.ir.BoundsFaults.code(m) == code) {
+            if (BoundsFaults.code(m) == code) {
                 String what = switch (m.space()) {
                     case PRIVATE -> "its " + m.javaTypeName() + "[" + m.length() + "]";
                     case GROUP -> "its group-local " + m.javaTypeName() + "[" + m.length() + "]";

@@ -272,8 +272,8 @@ public final class ExecutionPlan implements AutoCloseable {
         private final List<KernelArray> pendingOut = new ArrayList<>();
         /** Per task whose launches check their indices (a user's kernel on OpenCL): the check, after a run. */
         private final Map<String, Runnable> boundsChecks = new HashMap<>();
-        /** Tasks launched since the last {@link #finish}, in order. */
-        private final List<String> launched = new ArrayList<>();
+        /** Tasks with a bounds check launched since the last {@link #finish}, in order. */
+        private final java.util.Set<String> launched = new java.util.LinkedHashSet<>();
         /** An interrupted finish left the stream running a run whose copies may still land in staging. */
         private boolean unsettled;
         private final Map<KernelArray, DeviceSlice> bound;
@@ -375,13 +375,17 @@ public final class ExecutionPlan implements AutoCloseable {
                 case CudaStream cs -> {
                     CudaKernels.PreparedLaunch l = CudaKernels.prepare((CudaDevice) device, k, shape, deviceArgs.toArray());
                     closeables.add(l);
-                    checksBounds(run.name(), () -> l.checkBounds(cs));
+                    if (l.checksBounds()) {
+                        checksBounds(run.name(), () -> l.checkBounds(cs));
+                    }
                     yield () -> l.launch(cs);
                 }
                 case OpenClQueue q -> {
                     OpenClKernels.PreparedLaunch l = OpenClKernels.prepare(q, k, shape, deviceArgs.toArray());
                     closeables.add(l);
-                    checksBounds(run.name(), () -> l.checkBounds(q));
+                    if (l.checksBounds()) {
+                        checksBounds(run.name(), () -> l.checkBounds(q));
+                    }
                     yield () -> l.launch(q);
                 }
                 case JvmStream js -> {
@@ -454,7 +458,9 @@ public final class ExecutionPlan implements AutoCloseable {
 
         void launch(String task) {
             launches.get(task).run();
-            launched.add(task);
+            if (boundsChecks.containsKey(task)) {
+                launched.add(task);
+            }
         }
 
         void copyOut(KernelArray array) {
@@ -483,18 +489,20 @@ public final class ExecutionPlan implements AutoCloseable {
                 array.segment().copyFrom(staging.get(array).segment().asSlice(0, array.segment().byteSize()));
             }
             pendingOut.clear();
-            List<String> ran = List.copyOf(launched);
-            launched.clear();
+            if (launched.isEmpty()) {
+                return;
+            }
             RuntimeException first = null;
-            for (String task : new java.util.LinkedHashSet<>(ran)) {
-                Runnable check = boundsChecks.get(task);
-                try {
-                    if (check != null) {
-                        check.run();
+            try {
+                for (String task : launched) {
+                    try {
+                        boundsChecks.get(task).run();
+                    } catch (IndexOutOfBoundsException e) {
+                        first = first == null ? e : first; // every record read and zeroed, the first reported
                     }
-                } catch (IndexOutOfBoundsException e) {
-                    first = first == null ? e : first; // every record read and zeroed, the first reported
                 }
+            } finally {
+                launched.clear();
             }
             if (first != null) {
                 throw first;

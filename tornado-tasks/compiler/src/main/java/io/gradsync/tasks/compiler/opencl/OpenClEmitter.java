@@ -1,6 +1,7 @@
 package io.gradsync.tasks.compiler.opencl;
 
 import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.BoundsFaults;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.ir.Insn;
@@ -53,7 +54,7 @@ public final class OpenClEmitter {
      */
     public static final String BUILD_OPTION_PTX_BF16 = "-D GS_PTX_CVT_BF16";
 
-    /** The last argument of a {@linkplain #checkedProgram bounds-checked} kernel: two ints ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}). */
+    /** The last argument of a {@linkplain #checkedProgram bounds-checked} kernel: two ints ({@link BoundsFaults}). */
     public static final String FAULT_ARGUMENT = "gs_fault";
 
     private final StringBuilder out = new StringBuilder();
@@ -67,20 +68,12 @@ public final class OpenClEmitter {
      * A program holding {@code kernel} with every access of an array (a parameter, a private or
      * group-local array, a table) tested against the array's length: one out of bounds is skipped
      * (a load reads 0) and the first one is recorded in the last argument, {@link #FAULT_ARGUMENT},
-     * two ints zeroed before the launch ({@link io.gradsync.tasks.compiler.ir.BoundsFaults}).
+     * two ints zeroed before the launch ({@link BoundsFaults}).
      */
     public static String checkedProgram(KernelIr kernel, String comment) {
         OpenClEmitter e = new OpenClEmitter();
         e.checked = true;
         return "/* " + comment + " */\n" + OpenClPrelude.forKernels(List.of(kernel)) + FAULT_FUNCTION + '\n' + e.emit(kernel, null);
-    }
-
-    private static int faultCode(ArrayParam a) {
-        return io.gradsync.tasks.compiler.ir.BoundsFaults.code(a);
-    }
-
-    private static int faultCode(MemArray m) {
-        return io.gradsync.tasks.compiler.ir.BoundsFaults.code(m);
     }
 
     /** Records the first access out of bounds (whichever thread wins) and gives the 0 a skipped load reads. */
@@ -413,7 +406,7 @@ public final class OpenClEmitter {
         };
         if (checked) {
             line("if " + guard(a.array(), a.index()) + " " + (d == null ? "" : d + " = ") + expr + ";");
-            line("else " + (d == null ? "" : d + " = ") + outOfBounds(faultCode(a.array()), a.index()) + ";");
+            line("else " + (d == null ? "" : d + " = ") + outOfBounds(BoundsFaults.code(a.array()), a.index()) + ";");
         } else {
             line((d == null ? "" : d + " = ") + expr + ";");
         }
@@ -481,11 +474,11 @@ public final class OpenClEmitter {
                 line(name(c.dst()) + " = " + three + ";");
             }
             case Insn.Load l -> line(name(l.dst()) + " = "
-                    + guardedLoad(guard(l.array(), l.index()), faultCode(l.array()), l.index(), load(l)) + ";");
-            case Insn.Store s -> guarded(guard(s.array(), s.index()), faultCode(s.array()), s.index(), store(s));
+                    + guardedLoad(guard(l.array(), l.index()), BoundsFaults.code(l.array()), l.index(), load(l)) + ";");
+            case Insn.Store s -> guarded(guard(s.array(), s.index()), BoundsFaults.code(s.array()), s.index(), store(s));
             case Insn.AtomicAdd a -> {
                 String at = "&" + ptr(a.array()) + "[" + val(a.index()) + "]";
-                guarded(guard(a.array(), a.index()), faultCode(a.array()), a.index(), a.value().type() == IrType.F32
+                guarded(guard(a.array(), a.index()), BoundsFaults.code(a.array()), a.index(), a.value().type() == IrType.F32
                         ? "gs_atomic_add_f32(" + at + ", " + val(a.value()) + ")" : "atomic_add(" + at + ", " + val(a.value()) + ")");
             }
             case Insn.ArrayLength l -> line(name(l.dst()) + " = " + param(l.array()) + "_len;");
@@ -498,8 +491,8 @@ public final class OpenClEmitter {
                 case GROUP_COUNT -> "get_num_groups(" + t.dim() + ")";
             } + ";");
             case Insn.ArrayLoad l -> line(name(l.dst()) + " = "
-                    + guardedLoad(guard(l.array(), l.index()), faultCode(l.array()), l.index(), memLoad(l)) + ";");
-            case Insn.ArrayStore st -> guarded(guard(st.array(), st.index()), faultCode(st.array()), st.index(),
+                    + guardedLoad(guard(l.array(), l.index()), BoundsFaults.code(l.array()), l.index(), memLoad(l)) + ";");
+            case Insn.ArrayStore st -> guarded(guard(st.array(), st.index()), BoundsFaults.code(st.array()), st.index(),
                     arrayName(st.array()) + "[" + val(st.index()) + "] = " + narrowed(st.array(), val(st.value())));
             case Insn.ArrayZero z -> {
                 if (z.array().length() > 0) {

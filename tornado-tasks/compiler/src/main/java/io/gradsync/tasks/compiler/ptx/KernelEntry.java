@@ -32,14 +32,10 @@ final class KernelEntry extends PtxPart {
     private final boolean checked;
 
     /**
-     * @param vector the element-wise loop to vectorize, or null
-     * @param merged loads to merge into vector loads (outside an element-wise loop), or {@link AdjacentLoads#NONE}
+     * @param vector  the element-wise loop to vectorize, or null
+     * @param merged  loads to merge into vector loads (outside an element-wise loop), or {@link AdjacentLoads#NONE}
+     * @param checked every array access tested against its array's length, a record of the first one out of bounds the last parameter
      */
-    KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector, AdjacentLoads merged) {
-        this(kernel, sm, nonCoherent, vector, merged, false);
-    }
-
-    /** @param checked every array access tested against its array's length, a record of the first one out of bounds the last parameter */
     KernelEntry(KernelIr kernel, int sm, Set<String> nonCoherent, ElementwiseLoop vector, AdjacentLoads merged, boolean checked) {
         super(new PtxWriter());
         this.checked = checked;

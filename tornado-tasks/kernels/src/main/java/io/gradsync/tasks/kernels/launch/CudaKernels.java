@@ -290,6 +290,11 @@ public final class CudaKernels {
             this.faults = faults;
         }
 
+        /** Whether this launch tests its accesses ({@link #checkBounds} has something to read). */
+        public boolean checksBounds() {
+            return faults != null;
+        }
+
         /**
          * Throws {@link IndexOutOfBoundsException} naming the array and index if a launch since the
          * last check accessed an array out of bounds (waits for {@code stream}, on which those

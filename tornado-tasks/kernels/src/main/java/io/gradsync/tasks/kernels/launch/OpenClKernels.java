@@ -231,6 +231,11 @@ public final class OpenClKernels {
             this.faults = faults;
         }
 
+        /** Whether this launch tests its accesses ({@link #checkBounds} has something to read). */
+        public boolean checksBounds() {
+            return faults != null;
+        }
+
         /**
          * Throws {@link IndexOutOfBoundsException} naming the array and index if a launch since the
          * last check accessed an array out of bounds (waits for {@code queue}, on which those
