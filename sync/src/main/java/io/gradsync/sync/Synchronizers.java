@@ -6,6 +6,7 @@ import io.gradsync.nccl.Nccl;
 import io.gradsync.nccl.NcclAvailability;
 import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.device.Device;
+import io.gradsync.sync.backend.FusedWire;
 import io.gradsync.sync.backend.wire.WireSynchronizer;
 import java.util.HashSet;
 import java.util.List;
@@ -71,7 +72,7 @@ public final class Synchronizers {
                     + " ranks; use nccl to average across processes, or unset " + variable);
         }
         GradientSynchronizer made = provider.create(devices, options);
-        if (options.wire() == DType.FP32) {
+        if (options.wire() == DType.FP32 || made instanceof FusedWire fused && fused.wire() == options.wire()) {
             return made;
         }
         try { // fp32 gradients cross as 16-bit values: around whichever backend was made

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.gradsync.sync.backend.FusedWire;
 import io.gradsync.sync.backend.ptx.PtxOnJvm;
 import io.gradsync.sync.backend.wire.WireSynchronizer;
 import io.gradsync.sync.internal.HostAverage;
@@ -42,7 +43,7 @@ class WireTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
-        for (String backend : List.of("cpu", "ptx schedule", "opencl")) {
+        for (String backend : List.of("cpu", "ptx schedule", "ptx schedule, fused", "opencl")) {
             for (DType wire : List.of(DType.BF16, DType.FP16)) {
                 for (int n : new int[] {2, 3}) {
                     for (boolean scatter : new boolean[] {false, true}) {
@@ -65,7 +66,12 @@ class WireTest {
     @Tag("gpu")
     void theWireAverageIsItsDefinitionOnGpus(String backend, DType wire, int n, boolean scatter, int form) {
         assumeTrue(CudaRuntime.status().available(), () -> CudaRuntime.status().describe());
-        check(backend.equals("ptx schedule") ? "ptx" : backend, devices(backend, n, true), wire, scatter, form);
+        String onGpus = switch (backend) {
+            case "ptx schedule" -> "ptx, not fused";
+            case "ptx schedule, fused" -> "ptx";
+            default -> backend;
+        };
+        check(onGpus, devices(backend, n, true), wire, scatter, form);
     }
 
     private List<? extends Device> devices(String backend, int n, boolean gpus) {
@@ -73,11 +79,44 @@ class WireTest {
     }
 
     private static GradientSynchronizer synchronizer(String backend, List<? extends Device> devices, DType wire) {
-        if (backend.equals("ptx schedule")) {
-            return new WireSynchronizer(PtxOnJvm.schedule(devices, PtxOptions.defaults().withOneShotMaxBytes(4096), true, true), wire,
-                    devices, true);
+        PtxOptions small = PtxOptions.defaults().withOneShotMaxBytes(4096);
+        switch (backend) {
+            case "ptx schedule" -> {
+                return new WireSynchronizer(PtxOnJvm.schedule(devices, small, true, true), wire, devices, true);
+            }
+            case "ptx schedule, fused" -> {
+                GradientSynchronizer fused = PtxOnJvm.schedule(devices, small, allPeers(devices.size()), true, true, wire);
+                assertEquals(wire, ((FusedWire) fused).wire(), "every pair has P2P: the wire goes inside the schedule");
+                return fused;
+            }
+            case "ptx, not fused" -> { // the wire around ptx, as where some pair has no P2P
+                System.setProperty(FUSED_WIRE, "false");
+                try {
+                    GradientSynchronizer around = Synchronizers.create(SyncBackend.PTX, devices, SyncOptions.defaults().withWire(wire));
+                    assertTrue(around instanceof WireSynchronizer, "the wire around ptx with " + FUSED_WIRE + "=false");
+                    return around;
+                } finally {
+                    System.clearProperty(FUSED_WIRE);
+                }
+            }
+            default -> {
+                GradientSynchronizer sync = Synchronizers.create(SyncBackend.parse(backend), devices, SyncOptions.defaults().withWire(wire));
+                if (backend.equals("ptx")) {
+                    assertTrue(sync instanceof FusedWire f && f.wire() == wire, "ptx on GPUs with P2P: the wire fused into its schedule");
+                }
+                return sync;
+            }
         }
-        return Synchronizers.create(SyncBackend.parse(backend), devices, SyncOptions.defaults().withWire(wire));
+    }
+
+    private static final String FUSED_WIRE = "gradsync.ptx.fusedWire";
+
+    private static boolean[][] allPeers(int n) {
+        boolean[][] all = new boolean[n][n];
+        for (boolean[] row : all) {
+            java.util.Arrays.fill(row, true);
+        }
+        return all;
     }
 
     private void check(String backend, List<? extends Device> devices, DType wire, boolean scatter, int form) {

@@ -52,7 +52,8 @@ public interface BackendProvider {
     /**
      * Checks the devices (one per replica, of one runtime, none twice: already checked) and makes the
      * synchronizer, reading only its own part of {@code options} and the shared
-     * {@link SyncOptions#waitForCaller()}.
+     * {@link SyncOptions#waitForCaller()} (and {@link SyncOptions#wire()} where the synchronizer is a
+     * {@link FusedWire}; any other is wrapped in the wire).
      *
      * @throws IllegalArgumentException where this backend cannot serve these devices, naming itself and why
      * @throws UnsupportedOperationException where it does not run here or on this runtime at all

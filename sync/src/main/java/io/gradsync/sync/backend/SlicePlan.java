@@ -236,6 +236,16 @@ public final class SlicePlan {
         return BuiltinKernels.byName(name).orElseThrow(() -> new IllegalArgumentException("no in-place average for " + n + " inputs (2..8)"));
     }
 
+    /** Rounds fp32 to the 16-bit {@code wire} type, to nearest even ({@code f32ToBf16}, {@code f32ToF16}). */
+    public static KernelSpec narrowKernel(DType wire) {
+        return BuiltinKernels.byName(wire == DType.BF16 ? "f32ToBf16" : "f32ToF16").orElseThrow();
+    }
+
+    /** Widens the 16-bit {@code wire} type to fp32, exactly ({@code bf16ToF32}, {@code f16ToF32}). */
+    public static KernelSpec widenKernel(DType wire) {
+        return BuiltinKernels.byName(wire == DType.BF16 ? "bf16ToF32" : "f16ToF32").orElseThrow();
+    }
+
     /** The fused average of {@code n} inputs for {@code dtype}, accumulating in fp32. */
     public static KernelSpec averageKernel(DType dtype, int n) {
         return switch (dtype) {

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.Replica;
@@ -41,8 +42,17 @@ final class PtxLayouts {
         final boolean oneGpu;
         /** Per GPU, per run: the prepared reduce or one-shot average of its slice, or GPU 0's of the whole run (null where it has nothing to do). */
         final Launch[][] launches;
-        /** Per GPU j, per run, per peer i: the copy kernel pulling slice i (gather by kernel only). */
+        /**
+         * Per GPU j, per run, per peer i: the kernel pulling slice i (null: a copy engine's copy): the
+         * copy kernel (gather by kernel), or on a wired run the widening of GPU i's 16-bit average.
+         */
         final Launch[][][] gathers;
+        /** Per run: fp32 on a 16-bit wire, its conversions fused into the schedule (see {@link PtxLayouts}). */
+        final boolean[] wired;
+        /** Per GPU j, per wired run, per GPU i: rounding slice i of replica j into GPU i's wire buffer (null elsewhere). */
+        final Launch[][][] sends;
+        /** Per GPU i, per wired run: widening its 16-bit average into slice i of replica i (null elsewhere). */
+        final Launch[][] widenOwn;
         /** Per GPU, per run: where its first slice staged from a peer without P2P goes in scratch. */
         final long[][] scratchAt;
         /** The sums of squares; null when this layout does not collect them. */
@@ -53,7 +63,7 @@ final class PtxLayouts {
         int uses;
 
         Layout(SlicePlan plan, Collective op, boolean[] oneShot, boolean oneGpu, Launch[][] launches, Launch[][][] gathers,
-                long[][] scratchAt, PtxSquares.Squares squares) {
+                long[][] scratchAt, PtxSquares.Squares squares, boolean[] wired, Launch[][][] sends, Launch[][] widenOwn) {
             this.plan = plan;
             this.op = op;
             this.oneShot = oneShot;
@@ -62,6 +72,14 @@ final class PtxLayouts {
             this.gathers = gathers;
             this.scratchAt = scratchAt;
             this.squares = squares;
+            this.wired = wired;
+            this.sends = sends;
+            this.widenOwn = widenOwn;
+        }
+
+        /** Whether some run goes on a 16-bit wire (the schedule then starts with the sends). */
+        boolean anyWired() {
+            return anyTrue(wired);
         }
 
         boolean fits(List<Replica> replicas, boolean collect, Collective op) {
@@ -75,19 +93,22 @@ final class PtxLayouts {
     private final Launcher launcher;
     private final PtxMemory memory;
     private final PtxSquares squares;
+    /** The type fp32 runs of averages and reduce-scatters cross on; FP32: as they are. */
+    private final DType wire;
     /** The layout of the last call (null before the first). */
     private Layout layout;
     /** Layouts used before the current one, most recent first, with their prepared launches and recorded schedules. */
     private final ArrayDeque<Layout> recent = new ArrayDeque<>();
 
     PtxLayouts(List<? extends Device> devices, PtxOptions options, PtxPeers peers, Launcher launcher, PtxMemory memory,
-            PtxSquares squares) {
+            PtxSquares squares, DType wire) {
         this.devices = devices;
         this.options = options;
         this.peers = peers;
         this.launcher = launcher;
         this.memory = memory;
         this.squares = squares;
+        this.wire = wire;
     }
 
     /** The layout of the last call (null before the first, or after a failed plan). */
@@ -164,11 +185,15 @@ final class PtxLayouts {
         int n = devices.size();
         List<SlicePlan.Run> runs = p.runs();
         boolean[] small = new boolean[runs.size()];
+        boolean[] wired = new boolean[runs.size()];
         long[][] at = new long[n][runs.size()];
+        long[][] wireAt = new long[n][runs.size()];
         boolean allSmall = true;
         long bytes = 0;
         for (int k = 0; k < runs.size(); k++) {
-            small[k] = op.kind() == Collective.Kind.ALL_REDUCE && peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes();
+            wired[k] = wire != DType.FP32 && n > 1 && op.sums() && peers.all() && runs.get(k).dtype() == DType.FP32;
+            small[k] = op.kind() == Collective.Kind.ALL_REDUCE && peers.all() && runs.get(k).bytes() <= options.oneShotMaxBytes()
+                    && !wired[k];
             allSmall &= small[k];
             bytes += runs.get(k).bytes();
         }
@@ -186,6 +211,14 @@ final class PtxLayouts {
             }
             if (used > 0) {
                 memory.growScratch(i, used, this::forgetLayouts);
+            }
+            long onWire = 0;
+            for (int k = 0; k < runs.size(); k++) { // n slots the replicas send, then their average
+                wireAt[i][k] = onWire;
+                onWire += wired[k] ? (n + 1) * SlicePlan.align(runs.get(k).sliceCount(i) * wire.bytes()) : 0;
+            }
+            if (onWire > 0) {
+                memory.growWire(i, onWire, this::forgetLayouts);
             }
             if (!peers.all()) {
                 memory.growHost(i, p.packedBytes(), this::forgetLayouts);
@@ -216,6 +249,9 @@ final class PtxLayouts {
                 if (count == 0) {
                     continue;
                 }
+                if (wired[k]) {
+                    continue; // below
+                }
                 if (small[k]) { // slice i of every replica, averaged and written back into all of them
                     Object[] args = new Object[n + 1];
                     args[n] = replicaCount;
@@ -241,14 +277,16 @@ final class PtxLayouts {
             }
         }
         Launch[][][] pulls = null;
-        if (options.gather() == PtxOptions.Gather.KERNEL && op.kind() != Collective.Kind.REDUCE_SCATTER) {
+        boolean anyWired = anyTrue(wired);
+        if ((options.gather() == PtxOptions.Gather.KERNEL || anyWired) && op.kind() != Collective.Kind.REDUCE_SCATTER) {
             pulls = new Launch[n][runs.size()][n];
             for (int j = 0; j < n; j++) {
                 for (int k = 0; k < runs.size(); k++) {
                     SlicePlan.Run run = runs.get(k);
                     for (int i = 0; i < n; i++) {
                         int count = Math.toIntExact(run.sliceCount(i));
-                        if (small[k] || i == j || !peers.direct(i, j) || count == 0) {
+                        if (small[k] || wired[k] || i == j || !peers.direct(i, j) || count == 0
+                                || options.gather() != PtxOptions.Gather.KERNEL) {
                             continue;
                         }
                         pulls[j][k][i] = launcher.prepare(j, SlicePlan.copyKernel(run.dtype()), count, new Object[] {
@@ -258,7 +296,62 @@ final class PtxLayouts {
                 }
             }
         }
-        return new Layout(p, op, small, oneGpu, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null);
+        Launch[][][] sends = new Launch[n][runs.size()][n];
+        Launch[][] widenOwn = new Launch[n][runs.size()];
+        for (int k = 0; k < runs.size() && anyWired; k++) {
+            if (wired[k]) {
+                prepareWired(runs.get(k), k, wireAt, replicaCount, prepared, pulls, sends, widenOwn);
+            }
+        }
+        return new Layout(p, op, small, oneGpu, prepared, pulls, at, collect ? squares.prepare(replicas, this::forgetLayouts) : null,
+                wired, sends, widenOwn);
+    }
+
+    /**
+     * A run of fp32 on the 16-bit wire, its conversions fused into the schedule: GPU j rounds slice
+     * i of its replica straight into slot j of GPU i's wire buffer (the send: a peer's store, so the
+     * link carries 16 bits an element); GPU i averages its n slots there into the wire buffer's last
+     * slot as any 16-bit run is averaged (float64 sum in replica order, rounded once) and widens it
+     * into its replica; every other GPU then pulls that average across the link, widening it as it
+     * lands. The same bits as rounding into scratch, averaging the 16-bit scratch and widening back,
+     * with two passes over the gradients and half of the link's bytes fewer.
+     */
+    private void prepareWired(SlicePlan.Run run, int k, long[][] wireAt, float replicaCount, Launch[][] reduces,
+            Launch[][][] pulls, Launch[][][] sends, Launch[][] widenOwn) {
+        int n = devices.size();
+        for (int i = 0; i < n; i++) {
+            int count = Math.toIntExact(run.sliceCount(i));
+            if (count == 0) {
+                continue;
+            }
+            long slot = SlicePlan.align((long) count * wire.bytes());
+            DeviceSlice average = new DeviceSlice(memory.wire(i), wireAt[i][k] + n * slot, count);
+            Object[] args = new Object[n + 2];
+            args[0] = average;
+            args[n + 1] = replicaCount;
+            for (int j = 0; j < n; j++) {
+                DeviceSlice sent = new DeviceSlice(memory.wire(i), wireAt[i][k] + j * slot, count);
+                args[1 + j] = sent;
+                sends[j][k][i] = launcher.prepare(j, SlicePlan.narrowKernel(wire), count,
+                        new Object[] {new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count), sent});
+                if (pulls != null && j != i) {
+                    pulls[j][k][i] = launcher.prepare(j, SlicePlan.widenKernel(wire), count,
+                            new Object[] {average, new DeviceSlice(run.buffers()[j], run.sliceOffset(j, i), count)});
+                }
+            }
+            reduces[i][k] = launcher.prepare(i, SlicePlan.averageKernel(wire, n), count, args);
+            widenOwn[i][k] = launcher.prepare(i, SlicePlan.widenKernel(wire), count,
+                    new Object[] {average, new DeviceSlice(run.buffers()[i], run.sliceOffset(i, i), count)});
+        }
+    }
+
+    private static boolean anyTrue(boolean[] flags) {
+        for (boolean f : flags) {
+            if (f) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Whether every device is a logical device of the first one's GPU: one chip, no link between replicas. */

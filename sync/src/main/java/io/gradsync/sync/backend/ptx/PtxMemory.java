@@ -10,8 +10,9 @@ import java.util.List;
 /**
  * The ptx backend's working memory, grown when a larger layout arrives and kept: per GPU its
  * scratch (slices staged from peers without P2P), its pinned staging buffer for
- * those peers, its fp64 partial sums of squares (on the device and pinned for the host) and the
- * first stage's partials of large gradients; and the one pinned {@code result} buffer every GPU
+ * those peers, its fp64 partial sums of squares (on the device and pinned for the host), the
+ * first stage's partials of large gradients, and its wire buffer (the 16-bit slices its peers send
+ * it and their average, on a 16-bit wire); and the one pinned {@code result} buffer every GPU
  * uploads averaged slices from. Growing a buffer first runs the caller's {@code forget} (prepared
  * launches and recorded schedules point into the buffer about to be freed), then replaces it.
  *
@@ -27,6 +28,8 @@ final class PtxMemory {
     private final HostBuffer[] partialsHost;
     /** Per GPU: the first stage's partials of large slices. */
     private final DeviceBuffer[] widePartials;
+    /** Per GPU: on a 16-bit wire, the slices every replica sends it and their average ({@link PtxLayouts}). */
+    private final DeviceBuffer[] wire;
 
     PtxMemory(List<? extends Device> devices) {
         this.devices = devices;
@@ -36,6 +39,7 @@ final class PtxMemory {
         partialsDevice = new DeviceBuffer[n];
         partialsHost = new HostBuffer[n];
         widePartials = new DeviceBuffer[n];
+        wire = new DeviceBuffer[n];
     }
 
     DeviceBuffer scratch(int i) {
@@ -62,14 +66,13 @@ final class PtxMemory {
         return widePartials[i];
     }
 
+    DeviceBuffer wire(int i) {
+        return wire[i];
+    }
+
     /** GPU {@code i}'s scratch holds at least {@code bytes}. */
     void growScratch(int i, long bytes, Runnable forget) {
-        if (scratch[i] == null || scratch[i].byteSize() < bytes) {
-            forget.run();
-            closeQuietly(scratch[i]);
-            scratch[i] = null;
-            scratch[i] = devices.get(i).allocate(bytes);
-        }
+        grow(scratch, i, bytes, forget);
     }
 
     /** GPU {@code i}'s pinned staging buffer holds at least {@code bytes}. */
@@ -107,11 +110,20 @@ final class PtxMemory {
 
     /** GPU {@code i}'s first-stage partials hold at least {@code bytes}. */
     void growWidePartials(int i, long bytes, Runnable forget) {
-        if (widePartials[i] == null || widePartials[i].byteSize() < bytes) {
+        grow(widePartials, i, bytes, forget);
+    }
+
+    /** GPU {@code i}'s wire buffer holds at least {@code bytes}. */
+    void growWire(int i, long bytes, Runnable forget) {
+        grow(wire, i, bytes, forget);
+    }
+
+    private void grow(DeviceBuffer[] buffers, int i, long bytes, Runnable forget) {
+        if (buffers[i] == null || buffers[i].byteSize() < bytes) {
             forget.run();
-            closeQuietly(widePartials[i]);
-            widePartials[i] = null;
-            widePartials[i] = devices.get(i).allocate(bytes);
+            closeQuietly(buffers[i]);
+            buffers[i] = null;
+            buffers[i] = devices.get(i).allocate(bytes);
         }
     }
 
@@ -123,6 +135,7 @@ final class PtxMemory {
             closeQuietly(partialsDevice[i]);
             closeQuietly(partialsHost[i]);
             closeQuietly(widePartials[i]);
+            closeQuietly(wire[i]);
         }
         closeQuietly(result);
     }

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
@@ -37,6 +38,7 @@ public final class PtxProvider implements BackendProvider {
 
     @Override
     public GradientSynchronizer create(List<? extends Device> devices, SyncOptions options) {
-        return PtxSynchronizer.create(devices, options.ptx(), options.waitForCaller());
+        boolean fused = Boolean.parseBoolean(System.getProperty(PtxSynchronizer.FUSED_WIRE_PROPERTY, "true"));
+        return PtxSynchronizer.create(devices, options.ptx(), options.waitForCaller(), fused ? options.wire() : DType.FP32);
     }
 }

@@ -15,7 +15,8 @@ import java.util.List;
 /**
  * The ptx backend's transport: one stream per GPU (plus its extra all-gather lanes), the events
  * between GPUs, and the schedule a call of a prepared {@link Layout} enqueues on them: host staging
- * for pairs without P2P (phase 0, {@code staged}), each GPU's reduce (phase 1, {@code reduced}),
+ * for pairs without P2P (phase 0, {@code staged}), or on a 16-bit wire each GPU's sends into its
+ * peers' wire buffers (phase 0, {@code sent}), each GPU's reduce (phase 1, {@code reduced}),
  * each GPU's all-gather after every GPU's reduce (phase 2, its lanes forked from its stream and
  * joined back), and the fused sums of squares at its end; as one recordable piece that forks from
  * stream 0 and joins back into it ({@link #enqueueForked}). Every event of a phase is recorded, on
@@ -32,6 +33,7 @@ final class PtxSchedule {
     private final int laneCount;
     private final DeviceStream[] streams;
     private final DeviceEvent[] staged;
+    private final DeviceEvent[] sent;
     private final DeviceEvent[] reduced;
     /** Recorded schedules only: stream 0's start, which the others wait for, and each stream's end, which stream 0 waits for. */
     private DeviceEvent forked;
@@ -52,6 +54,7 @@ final class PtxSchedule {
         int n = devices.size();
         streams = new DeviceStream[n];
         staged = new DeviceEvent[n];
+        sent = new DeviceEvent[n];
         reduced = new DeviceEvent[n];
         joined = new DeviceEvent[n];
         laneCount = Math.max(1, Math.min(options.gatherLanes(), n - 1));
@@ -65,6 +68,7 @@ final class PtxSchedule {
         for (int i = 0; i < devices.size(); i++) {
             streams[i] = devices.get(i).createStream();
             staged[i] = devices.get(i).createUntimedEvent();
+            sent[i] = devices.get(i).createUntimedEvent();
             reduced[i] = devices.get(i).createUntimedEvent();
             joined[i] = devices.get(i).createUntimedEvent();
             gatherLanes[i][0] = streams[i];
@@ -121,6 +125,9 @@ final class PtxSchedule {
         int n = devices.size();
         if (!peers.all() && op.sums()) {
             stageForPeersWithoutP2p(runs);
+        }
+        if (layout.anyWired()) {
+            send(layout);
         }
         for (int k = 0; k < n; k++) {
             int i = op.root() < 0 ? k : (op.root() + k) % n; // the root's record first: the others wait for it
@@ -194,6 +201,22 @@ final class PtxSchedule {
         s.record(reduced[i]);
     }
 
+    /** Phase 0 on a 16-bit wire: GPU j rounds slice i of its replica into GPU i's wire buffer, for every GPU i. */
+    private void send(Layout layout) {
+        int n = devices.size();
+        for (int j = 0; j < n; j++) {
+            for (int k = 0; k < layout.sends[j].length; k++) {
+                for (int step = 1; step <= n; step++) { // its own slot last: the peers' first, as the links are the long part
+                    int i = (j + step) % n;
+                    if (layout.sends[j][k][i] != null) {
+                        layout.sends[j][k][i].launch(streams[j]);
+                    }
+                }
+            }
+            streams[j].record(sent[j]);
+        }
+    }
+
     /** Phase 0: GPU j puts slice i of its replica in host memory for every GPU i it has no P2P with. */
     private void stageForPeersWithoutP2p(List<SlicePlan.Run> runs) {
         int n = devices.size();
@@ -222,10 +245,19 @@ final class PtxSchedule {
         for (int j = 0; j < n; j++) {
             if (!peers.direct(i, j)) {
                 s.waitFor(staged[j]);
+            } else if (j != i && layout.anyWired()) {
+                s.waitFor(sent[j]);
             }
         }
         for (int k = 0; k < runs.size(); k++) {
             SlicePlan.Run run = runs.get(k);
+            if (layout.wired[k]) {
+                if (layout.launches[i][k] != null) { // null: an empty slice
+                    layout.launches[i][k].launch(s);
+                    layout.widenOwn[i][k].launch(s);
+                }
+                continue;
+            }
             if (layout.oneShot[k]) {
                 if (layout.launches[i][k] != null) { // null: an empty slice
                     layout.launches[i][k].launch(s);
@@ -280,8 +312,9 @@ final class PtxSchedule {
                 }
                 // slices from different peers on different lanes: their copies can run at once
                 DeviceStream lane = lanes[((i - j + n) % n - 1) % lanes.length];
-                if (peers.direct(i, j) && layout.gathers != null) {
-                    layout.gathers[j][k][i].launch(lane);
+                Launch pull = layout.gathers == null ? null : layout.gathers[j][k][i];
+                if (pull != null) {
+                    pull.launch(lane);
                 } else if (peers.direct(i, j)) {
                     lane.copy(run.buffers()[i], run.sliceOffset(i, i), run.buffers()[j], run.sliceOffset(j, i), bytes);
                 } else {
@@ -329,7 +362,7 @@ final class PtxSchedule {
                 closeQuietly(e);
             }
         }
-        for (DeviceEvent[] events : new DeviceEvent[][] {staged, reduced, joined, gatherForked, {forked, done}}) {
+        for (DeviceEvent[] events : new DeviceEvent[][] {staged, sent, reduced, joined, gatherForked, {forked, done}}) {
             for (DeviceEvent e : events) {
                 closeQuietly(e);
             }

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.sync.DType;
 import io.gradsync.sync.FusedSumOfSquares;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.Replica;
@@ -7,6 +8,7 @@ import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.DeviceChecks;
+import io.gradsync.sync.backend.FusedWire;
 import io.gradsync.sync.backend.LocalSynchronizer;
 import io.gradsync.sync.backend.SlicePlan;
 import io.gradsync.sync.backend.ptx.PtxLayouts.Layout;
@@ -70,6 +72,14 @@ import java.util.List;
  * runs a copy kernel on the receiving GPU that reads the peer instead (SMs, lower latency per slice);
  * which is faster at which size is for the node to tell.
  *
+ * <p>On a 16-bit wire ({@link SyncOptions#wire()}, every pair with P2P) an average's or
+ * reduce-scatter's fp32 runs go through the wire inside this schedule: GPU j rounds slice i of its
+ * replica straight into GPU i's wire buffer (a store across the link, 16 bits an element), GPU i
+ * averages those 16-bit slices as any 16-bit run and widens the average into its replica, and the
+ * all-gather widens each average as it pulls it. The same bits as rounding into scratch, averaging
+ * that and widening back ({@code WireSynchronizer}, which wraps ptx where some pair lacks P2P), without
+ * the two passes over the whole gradients between the transfers.
+ *
  * <p>The other collectives are parts of the same schedule ({@link PtxSchedule}): a reduce-scatter
  * is the reduce alone, over slices cut by shard ({@link SlicePlan#sharded}); an all-gather is the
  * all-gather alone, over the same slices; a broadcast is a scatter (GPU i pulls slice i from the
@@ -89,7 +99,13 @@ import java.util.List;
  * <p>Thread-safety: calls are serialized on the synchronizer ({@link LocalSynchronizer}); its parts
  * are used only from within those calls.
  */
-final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares {
+final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSumOfSquares, FusedWire {
+    /**
+     * System property: {@code false} leaves a 16-bit wire to the wire around the backend (narrowing
+     * and widening passes around a 16-bit average), for comparing the two; default {@code true}.
+     */
+    static final String FUSED_WIRE_PROPERTY = "gradsync.ptx.fusedWire";
+
     /** Null: enqueue every operation on every call. */
     private final PtxLaunches.Recorder recorder;
     private final PtxPeers peers;
@@ -97,8 +113,10 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     private final PtxSquares squares;
     private final PtxLayouts layouts;
     private final PtxSchedule schedule;
+    private final DType wire;
 
-    static PtxSynchronizer create(List<? extends Device> devices, PtxOptions ptx, boolean waitForCaller) {
+    /** @param wire the 16-bit type fp32 gradients cross as, fused into the schedule where every pair has P2P; FP32: none */
+    static PtxSynchronizer create(List<? extends Device> devices, PtxOptions ptx, boolean waitForCaller, DType wire) {
         List<CudaDevice> gpus = new ArrayList<>();
         for (Device d : devices) {
             if (!(d instanceof CudaDevice gpu)) {
@@ -134,7 +152,7 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
                 CudaHandles.waitForExternal((CudaStream) stream, event);
             }
         };
-        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null, waitForCaller);
+        return new PtxSynchronizer(gpus, ptx, p2p, ptxKernels, ptx.graph() ? graphs : null, waitForCaller, wire);
     }
 
     /** True when ptx would read every peer directly: 2..8 CUDA GPUs, every pair with P2P. */
@@ -148,16 +166,19 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
      * @param launcher prepares the fused average kernels on each device
      * @param recorder records each layout's schedule for replay; null enqueues it on every call
      * @param waitForCaller {@link SyncOptions#waitForCaller()}
+     * @param wire     the 16-bit type fp32 averages cross as, where every pair has P2P and there are
+     *                 two replicas or more; FP32: as they are ({@link #wire()} says which it is)
      */
     PtxSynchronizer(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, PtxLaunches.Launcher launcher, PtxLaunches.Recorder recorder,
-            boolean waitForCaller) {
+            boolean waitForCaller, DType wire) {
         super(devices, waitForCaller);
         this.recorder = recorder;
         int n = devices.size();
         peers = new PtxPeers(p2p, n);
+        this.wire = peers.all() && n > 1 ? wire : DType.FP32;
         memory = new PtxMemory(this.devices);
         squares = new PtxSquares(this.devices, launcher, memory);
-        layouts = new PtxLayouts(this.devices, options, peers, launcher, memory, squares);
+        layouts = new PtxLayouts(this.devices, options, peers, launcher, memory, squares, this.wire);
         schedule = new PtxSchedule(this.devices, options, peers, memory, squares);
         if (n > 1) {
             try {
@@ -172,6 +193,11 @@ final class PtxSynchronizer extends LocalSynchronizer<Device> implements FusedSu
     @Override
     public SyncBackend backend() {
         return SyncBackend.PTX;
+    }
+
+    @Override
+    public DType wire() {
+        return wire;
     }
 
     /** Whether GPUs {@code i} and {@code j} (indices in this synchronizer) read each other directly. */

@@ -11,7 +11,6 @@ import io.gradsync.sync.backend.StreamKernels;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
 import io.gradsync.tasks.device.DeviceStream;
-import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
 import java.util.ArrayList;
@@ -84,8 +83,8 @@ final class WireLayouts implements AutoCloseable {
         this.devices = devices;
         this.streams = streams;
         this.wire = wire;
-        this.narrowKernel = BuiltinKernels.byName(wire == DType.BF16 ? "f32ToBf16" : "f32ToF16").orElseThrow();
-        this.widenKernel = BuiltinKernels.byName(wire == DType.BF16 ? "bf16ToF32" : "f16ToF32").orElseThrow();
+        this.narrowKernel = SlicePlan.narrowKernel(wire);
+        this.widenKernel = SlicePlan.widenKernel(wire);
         this.scratch = new DeviceBuffer[devices.size()];
     }
 

@@ -1,5 +1,6 @@
 package io.gradsync.sync.backend.ptx;
 
+import io.gradsync.sync.DType;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.tasks.device.Device;
@@ -30,7 +31,13 @@ public final class PtxOnJvm {
     /** As {@link #schedule(List, PtxOptions, boolean, boolean)} with pairs that have no P2P ({@code p2p[i][j]} false) moving through host memory. */
     public static GradientSynchronizer schedule(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, boolean recorded,
             boolean waitForCaller) {
+        return schedule(devices, options, p2p, recorded, waitForCaller, DType.FP32);
+    }
+
+    /** As above, fp32 averages sent on the 16-bit {@code wire} inside the schedule where every pair has P2P. */
+    public static GradientSynchronizer schedule(List<? extends Device> devices, PtxOptions options, boolean[][] p2p, boolean recorded,
+            boolean waitForCaller, DType wire) {
         return new PtxSynchronizer(devices, options, p2p, PtxScheduleTest.jvmKernels(),
-                recorded ? PtxScheduleTest.enqueueAgain() : null, waitForCaller);
+                recorded ? PtxScheduleTest.enqueueAgain() : null, waitForCaller, wire);
     }
 }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gradsync.sync.GpuSet;
+import io.gradsync.sync.DType;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.tasks.cuda.CudaDevice;
 import java.util.List;
@@ -17,11 +18,13 @@ class PtxPeersGpuTest {
     @Test
     void peerAccessFollowsTheOption() {
         List<CudaDevice> devices = GpuSet.own(2).cuda();
-        try (PtxSynchronizer on = PtxSynchronizer.create(devices, PtxOptions.defaults(), true);
-                PtxSynchronizer off = PtxSynchronizer.create(devices, PtxOptions.defaults().withPeerAccess(false), true)) {
+        try (PtxSynchronizer on = PtxSynchronizer.create(devices, PtxOptions.defaults(), true, DType.BF16);
+                PtxSynchronizer off = PtxSynchronizer.create(devices, PtxOptions.defaults().withPeerAccess(false), true, DType.BF16)) {
             assertEquals(devices.get(0).canAccessPeer(devices.get(1)) && devices.get(1).canAccessPeer(devices.get(0)),
                     on.peerToPeer(0, 1));
+            assertEquals(on.peerToPeer(0, 1) ? DType.BF16 : DType.FP32, on.wire(), "the wire is fused only where the pair has P2P");
             assertFalse(off.peerToPeer(0, 1));
+            assertEquals(DType.FP32, off.wire(), "without P2P the wire goes around ptx");
         }
     }
 

@@ -121,7 +121,7 @@ class PtxScheduleTest {
 
     private PtxSynchronizer schedule(int n, Peers peers, PtxOptions options) {
         devices = JvmRuntime.createDevices(n);
-        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null, true);
+        return new PtxSynchronizer(devices, options, peers.matrix(n), jvmKernels(), options.graph() ? jvmRecorder() : null, true, DType.FP32);
     }
 
     /** Reduce-scatter always; one-shot always, by GPU 0 alone up to the default size; one-shot always, by every GPU. */
@@ -164,7 +164,7 @@ class PtxScheduleTest {
         PtxOptions o = PtxOptions.defaults().withOneGpuMaxBytes(oneGpuMaxBytes);
         long[] counts = {1, 5, 1000, 3, 2049, 0, 129}; // 6 runs, 13,454 bytes per replica
         DType[] types = {DType.FP32, DType.BF16, DType.FP16, DType.FP32, DType.BF16, DType.FP16, DType.FP32};
-        try (PtxSynchronizer sync = new PtxSynchronizer(devices, o, peers.matrix(n), counting, jvmRecorder(), true);
+        try (PtxSynchronizer sync = new PtxSynchronizer(devices, o, peers.matrix(n), counting, jvmRecorder(), true, DType.FP32);
                 ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
             RepeatCheck.averagesTwice(sync, f);
             boolean alone = peers == Peers.ALL && oneGpuMaxBytes >= 6_640;
@@ -237,7 +237,7 @@ class PtxScheduleTest {
         }
         boolean[][] asymmetric = {{true, true}, {false, true}};
         assertThrows(IllegalArgumentException.class,
-                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null, true));
+                () -> new PtxSynchronizer(devices, PtxOptions.defaults(), asymmetric, jvmKernels(), null, true, DType.FP32));
     }
 
     /** The all-gather on several lanes per GPU (copies and copy kernels), with and without P2P everywhere. */
@@ -292,6 +292,72 @@ class PtxScheduleTest {
     static Stream<Arguments> squareShapes() {
         return Stream.of(2, 3, 4).flatMap(n -> Stream.of(Peers.values()).flatMap(p -> Stream.of(0L, 4096L, Long.MAX_VALUE)
                 .map(o -> Arguments.of(n, p, o))));
+    }
+
+    /**
+     * fp32 on a 16-bit wire inside the schedule (sends into the owners' wire buffers, the 16-bit
+     * average, widening pulls) against the wire around the same schedule (narrowing into scratch,
+     * the 16-bit average, widening back): the same bytes in every replica, with 16-bit gradients in
+     * the same layout going as they are, runs that would be one-shot, copies and copy kernels,
+     * enqueued and recorded; and the sums of squares of what the fused call wrote.
+     */
+    @ParameterizedTest(name = "N={0} {1} wire, gather={2}, reduce-scatter {3}")
+    @MethodSource("fusedWireShapes")
+    void theFusedWireGivesTheWireAroundItsBytes(int n, DType wire, PtxOptions.Gather how, boolean scatter) {
+        PtxOptions o = PtxOptions.defaults().withOneShotMaxBytes(4096).withGather(how).withGatherLanes(2);
+        List<JvmDevice> mine = JvmRuntime.createDevices(n);
+        List<JvmDevice> theirs = JvmRuntime.createDevices(n);
+        devices = java.util.stream.Stream.concat(mine.stream(), theirs.stream()).toList();
+        long seed = seed();
+        try (PtxSynchronizer fused = new PtxSynchronizer(mine, o, Peers.ALL.matrix(n), jvmKernels(), jvmRecorder(), true, wire);
+                var around = new io.gradsync.sync.backend.wire.WireSynchronizer(
+                        new PtxSynchronizer(theirs, o, Peers.ALL.matrix(n), jvmKernels(), jvmRecorder(), true, DType.FP32), wire, theirs, true);
+                ReplicaFixture f = new ReplicaFixture(mine, MIXED_COUNTS, MIXED_TYPES, seed);
+                ReplicaFixture g = new ReplicaFixture(theirs, MIXED_COUNTS, MIXED_TYPES, seed)) {
+            assertEquals(wire, fused.wire());
+            for (int call = 0; call < 3; call++) { // the second and third replay the recorded schedule
+                f.restore();
+                g.restore();
+                if (scatter) {
+                    fused.reduceScatter(f.replicas);
+                    around.reduceScatter(g.replicas);
+                } else if (call == 2) {
+                    double[] squares = fused.synchronizeSumOfSquares(f.replicas);
+                    around.synchronize(g.replicas);
+                    MemorySegment heap = f.download(0);
+                    MemorySegment got = java.lang.foreign.Arena.ofAuto().allocate(heap.byteSize(), 64).copyFrom(heap);
+                    for (int k = 0; k < MIXED_COUNTS.length; k++) {
+                        double want = HostAverage.sumOfSquares(MIXED_TYPES[k], got.asSlice(f.offsets[k]), MIXED_COUNTS[k]);
+                        assertEquals(want, squares[k], 1e-12 * want, "squares of gradient " + k);
+                    }
+                } else {
+                    fused.synchronize(f.replicas);
+                    around.synchronize(g.replicas);
+                }
+                for (int r = 0; r < n; r++) {
+                    long at = f.download(r).mismatch(g.download(r));
+                    int rr = r;
+                    int c = call;
+                    assertEquals(-1, at, () -> "call " + c + ", replica " + rr + ": the fused wire differs at byte " + at);
+                }
+            }
+            if (!scatter) { // fp32 gradient 5's averages crossed the wire: each is a 16-bit value widened
+                f.restore();
+                fused.synchronize(f.replicas);
+                MemorySegment got = f.download(0);
+                for (long e = 0; e < MIXED_COUNTS[5]; e++) {
+                    float v = got.get(java.lang.foreign.ValueLayout.JAVA_FLOAT_UNALIGNED, f.offsets[5] + 4 * e);
+                    float back = wire == DType.BF16 ? Float.intBitsToFloat(Float.floatToRawIntBits(v) & 0xFFFF0000)
+                            : Float.float16ToFloat(Float.floatToFloat16(v));
+                    assertEquals(Float.floatToRawIntBits(back), Float.floatToRawIntBits(v), "element " + e + " is no " + wire + " value");
+                }
+            }
+        }
+    }
+
+    static Stream<Arguments> fusedWireShapes() {
+        return Stream.of(2, 3, 4).flatMap(n -> Stream.of(DType.BF16, DType.FP16).flatMap(w -> Stream.of(PtxOptions.Gather.values())
+                .flatMap(g -> Stream.of(false, true).map(sc -> Arguments.of(n, w, g, sc)))));
     }
 
     /** Without recording, every operation is enqueued every call: the same results. */
