@@ -47,6 +47,10 @@ public interface GradientSynchronizer extends AutoCloseable {
      * devices is waited for first ({@link SyncOptions#waitForCaller()}).
      *
      * @throws IllegalArgumentException for input that does not fit (nothing is modified then)
+     * @throws SyncFailedException where the call fails once accepted (a device's failed work, the
+     *         caller's work queued before it included), naming the replica, as the asynchronous form's
+     *         {@link SyncHandle#await()} does; the gradients are then undefined
+     * @throws SyncTimeoutException (nccl) where another rank did not take part within the timeout
      */
     void synchronize(List<Replica> replicas);
 

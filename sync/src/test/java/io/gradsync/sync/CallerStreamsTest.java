@@ -424,6 +424,48 @@ class CallerStreamsTest {
         }
     }
 
+    /**
+     * The caller's work on replica 1's stream fails before the call: the synchronous call and the
+     * asynchronous one's await both throw a {@link SyncFailedException} naming replica 1.
+     */
+    @ParameterizedTest(name = "{0}, async {2}")
+    @MethodSource("failingCallerShapes")
+    void aFailedCallerStreamFailsTheCallNamingItsReplica(Backend backend, boolean opencl, boolean async) {
+        assumeTrue(!opencl, "JVM streams run the failing work");
+        List<Device> devices = devices(2, false);
+        GradientSynchronizer sync = backend.make().apply(2, devices);
+        try {
+            List<Replica> replicas = new ArrayList<>();
+            for (Device d : devices) {
+                DeviceStream st = d.createStream();
+                replicas.add(Replica.on(d).stream(st).add(new Gradient("g", d.allocate(4096), 0, 1024, DType.FP32)).build());
+            }
+            ((JvmStream) replicas.get(1).stream()).submit("backward", () -> {
+                throw new IllegalStateException("backward blew up");
+            });
+            SyncFailedException e = assertThrows(SyncFailedException.class,
+                    () -> {
+                        if (async) {
+                            sync.synchronizeAsync(replicas).await();
+                        } else {
+                            sync.synchronize(replicas);
+                        }
+                    });
+            assertEquals(1, e.replica(), e.getMessage());
+            assertTrue(e.getMessage().contains("backward blew up"), e.getMessage());
+        } finally {
+            try {
+                sync.close();
+            } catch (RuntimeException again) { // a stream that failed may report it once more on close
+                assertTrue(again.getMessage().contains("backward blew up"), again.getMessage());
+            }
+        }
+    }
+
+    static Stream<Arguments> failingCallerShapes() {
+        return backends().flatMap(a -> Stream.of(false, true).map(async -> Arguments.of(a.get()[0], a.get()[1], async)));
+    }
+
     @Test
     void aFailureNamesTheReplicaWhoseDeviceItNames() {
         List<Device> d = devices(3, false);
@@ -431,6 +473,8 @@ class CallerStreamsTest {
         assertEquals(0, LocalHandles.failedReplica(d, new IllegalStateException("stream of jvm:0 is closed")));
         assertEquals(-1, LocalHandles.failedReplica(d, new IllegalStateException("jvm:21 is elsewhere")));
         assertEquals(-1, LocalHandles.failedReplica(d, new IllegalStateException(null, null)));
+        assertEquals(1, LocalHandles.failedReplica(d, new IllegalStateException("jvm:0 waited for an event that follows failed work",
+                new IllegalStateException("backward on jvm:1 failed"))), "the deepest cause that names a device");
     }
 
     private static void assertMessage(org.junit.jupiter.api.function.Executable call, String part) {

@@ -39,9 +39,22 @@ public final class LocalHandles {
         }
     }
 
-    /** The replica whose device a failure's message names (device errors name their device), or -1. */
+    /**
+     * The replica whose device a failure names (device errors name their device), or -1: the
+     * deepest cause that names one, as a wait that follows failed work names its own device first
+     * and the one whose work failed in its cause.
+     */
     public static int failedReplica(List<? extends Device> devices, Throwable failure) {
-        String message = String.valueOf(failure.getMessage());
+        int found = -1;
+        for (Throwable t = failure; t != null && t.getCause() != t; t = t.getCause()) {
+            int r = named(devices, t.getMessage());
+            found = r >= 0 ? r : found;
+        }
+        return found;
+    }
+
+    private static int named(List<? extends Device> devices, String text) {
+        String message = String.valueOf(text);
         for (int r = devices.size() - 1; r >= 0; r--) { // cuda:0#1 before cuda:0
             String id = devices.get(r).id();
             if (message.matches("(?s).*\\b" + java.util.regex.Pattern.quote(id) + "(?![#\\w]).*")) {
@@ -59,7 +72,9 @@ public final class LocalHandles {
                 try {
                     done[r].synchronize();
                 } catch (RuntimeException e) {
-                    throw new SyncFailedException(backend, r, devices.get(r).id(), e);
+                    int named = failedReplica(devices, e); // a schedule that forks from one stream fails on that one
+                    int at = named >= 0 ? named : r;
+                    throw new SyncFailedException(backend, at, devices.get(at).id(), e);
                 }
             }
         }

@@ -4,6 +4,7 @@ import io.gradsync.sync.FusedSumOfSquares;
 import io.gradsync.sync.Gradient;
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
+import io.gradsync.sync.SyncFailedException;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
@@ -108,15 +109,42 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     @Override
     protected final synchronized void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        DeviceEvent[] done = begin(replicas, op);
-        if (done != null) {
-            long t1 = System.nanoTime();
-            for (DeviceEvent e : distinct(done)) {
-                e.synchronize();
+        accept(replicas);
+        try {
+            DeviceEvent[] done = queue(replicas, op);
+            if (done != null) {
+                long t1 = System.nanoTime();
+                for (DeviceEvent e : distinct(done)) {
+                    e.synchronize();
+                }
+                stats.phase("wait", System.nanoTime() - t1);
             }
-            stats.phase("wait", System.nanoTime() - t1);
+        } catch (RuntimeException e) {
+            throw failed(e);
         }
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
+    }
+
+    /**
+     * A failure of an accepted call, as its asynchronous form reports it: a {@link SyncFailedException}
+     * naming the replica whose device failed (the caller's work queued before the call included).
+     * Refusals of the input before anything moved, and an interrupt, stay what they are.
+     */
+    private RuntimeException failed(RuntimeException e) {
+        if (e instanceof IllegalArgumentException || e instanceof SyncFailedException || interrupted(e)) {
+            return e;
+        }
+        int r = LocalHandles.failedReplica(devices, e);
+        return new SyncFailedException(backend(), r, r < 0 ? null : devices.get(r).id(), e);
+    }
+
+    private static boolean interrupted(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return Thread.currentThread().isInterrupted();
     }
 
     /**
@@ -133,7 +161,8 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
             }
         }
         long t0 = System.nanoTime();
-        DeviceEvent[] done = begin(replicas, op);
+        accept(replicas);
+        DeviceEvent[] done = queue(replicas, op);
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
@@ -245,10 +274,14 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         return false;
     }
 
-    /** Checks, orders after the last asynchronous call where the backend does not, queues {@code op}; returns the completion or null. */
-    private DeviceEvent[] begin(List<Replica> replicas, Collective op) {
+    /** Refuses a closed synchronizer and replicas that do not fit, before anything moves. */
+    private void accept(List<Replica> replicas) {
         checkOpen();
         replicasChecked.check(replicas, devices);
+    }
+
+    /** After {@link #accept}: orders after the last asynchronous call where the backend does not, queues {@code op}; returns the completion or null. */
+    private DeviceEvent[] queue(List<Replica> replicas, Collective op) {
         if (devices.size() < 2) {
             return null;
         }
