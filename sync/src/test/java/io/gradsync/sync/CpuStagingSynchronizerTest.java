@@ -183,7 +183,7 @@ class CpuStagingSynchronizerTest {
                 double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
                 assertEquals(want, first[g], 1e-12 * want, "gradient " + g);
             }
-            RepeatCheck.restoreInputs(f);
+            f.restore();
             double[] again = fused.synchronizeSumOfSquares(f.replicas);
             for (int g = 0; g < counts.length; g++) {
                 assertEquals(Double.doubleToRawLongBits(first[g]), Double.doubleToRawLongBits(again[g]), "deterministic, gradient " + g);
@@ -213,7 +213,7 @@ class CpuStagingSynchronizerTest {
             FusedSumOfSquares fused = (FusedSumOfSquares) sync;
             double[] together = fused.synchronizeSumOfSquares(f.replicas);
             for (int g : new int[] {2, 1}) {
-                RepeatCheck.restoreInputs(f);
+                f.restore();
                 List<Replica> alone = f.replicas.stream()
                         .map(r -> Replica.on(r.device()).add(r.gradients().get(g)).build()).toList();
                 double[] single = fused.synchronizeSumOfSquares(alone);

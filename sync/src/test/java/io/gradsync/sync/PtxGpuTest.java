@@ -102,7 +102,7 @@ class PtxGpuTest {
                 double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
                 org.junit.jupiter.api.Assertions.assertEquals(want, first[g], 1e-12 * want, "gradient " + g);
             }
-            RepeatCheck.restoreInputs(f);
+            f.restore();
             double[] second = fused.synchronizeSumOfSquares(f.replicas);
             f.assertAveraged();
             for (int g = 0; g < counts.length; g++) {

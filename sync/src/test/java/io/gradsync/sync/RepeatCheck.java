@@ -3,7 +3,6 @@ package io.gradsync.sync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.gradsync.tasks.device.Device;
-import io.gradsync.tasks.device.DeviceStream;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -26,17 +25,6 @@ public final class RepeatCheck {
         }
     }
 
-    /** Puts the fixture's original inputs back on every device. */
-    public static void restoreInputs(ReplicaFixture f) {
-        for (int r = 0; r < f.devices.size(); r++) {
-            Device d = f.devices.get(r);
-            try (DeviceStream s = d.createStream()) {
-                s.copyFromHost(f.inputs.get(r), 0, f.buffers.get(r), 0, f.bufferBytes);
-                s.synchronize();
-            }
-        }
-    }
-
     /**
      * Averages the fixture twice, the second time from its restored inputs through what the first
      * call cached (plan, prepared launches, recorded schedule): checked against float64 each time,
@@ -46,7 +34,7 @@ public final class RepeatCheck {
         sync.synchronize(f.replicas);
         f.assertAveraged();
         assertReplicasIdentical(f);
-        restoreInputs(f);
+        f.restore();
         sync.synchronize(f.replicas);
         f.assertAveraged();
     }
@@ -75,7 +63,7 @@ public final class RepeatCheck {
                     throw new AssertionError(what + ": " + e.getMessage(), e);
                 }
                 MemorySegment before = f.download(0);
-                restoreInputs(f);
+                f.restore();
                 sync.synchronize(f.replicas);
                 for (int r = 0; r < devices.size(); r++) {
                     long at = before.mismatch(f.download(r));

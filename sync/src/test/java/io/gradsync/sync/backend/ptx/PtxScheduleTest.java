@@ -277,13 +277,13 @@ class PtxScheduleTest {
                 double want = HostAverage.sumOfSquares(types[g], got.asSlice(f.offsets[g]), counts[g]);
                 assertEquals(want, first[g], 1e-12 * want, "gradient " + g + " (" + counts[g] + " x " + types[g] + ")");
             }
-            RepeatCheck.restoreInputs(f);
+            f.restore();
             double[] second = sync.synchronizeSumOfSquares(f.replicas); // recorded this time
             f.assertAveraged();
             for (int g = 0; g < counts.length; g++) {
                 assertEquals(Double.doubleToRawLongBits(first[g]), Double.doubleToRawLongBits(second[g]), "gradient " + g);
             }
-            RepeatCheck.restoreInputs(f);
+            f.restore();
             sync.synchronize(f.replicas); // and the plain schedule of the same buffers still averages
             f.assertAveraged();
         }
@@ -380,12 +380,12 @@ class PtxScheduleTest {
         try (PtxSynchronizer sync = schedule(3, Peers.ALL, 4096);
                 ReplicaFixture a = ReplicaFixture.flat(devices, 70_001, DType.BF16, seed());
                 ReplicaFixture b = ReplicaFixture.flat(devices, 999, DType.FP32, seed())) {
-            RepeatCheck.restoreInputs(a);
+            a.restore();
             sync.synchronize(a.replicas);
             a.assertAveraged();
             assertEquals(0, recordings.get(), "a layout's first call is enqueued directly");
             for (int call = 0; call < 3; call++) {
-                RepeatCheck.restoreInputs(a);
+                a.restore();
                 sync.synchronize(a.replicas);
                 a.assertAveraged();
             }
@@ -393,18 +393,18 @@ class PtxScheduleTest {
             // a bucket pattern: two layouts in turn. The first switch may grow scratch memory,
             // which drops what was remembered (it pointed into the old scratch); after that, none.
             for (int call = 0; call < 2; call++) {
-                RepeatCheck.restoreInputs(b);
+                b.restore();
                 sync.synchronize(b.replicas);
-                RepeatCheck.restoreInputs(a);
+                a.restore();
                 sync.synchronize(a.replicas);
             }
             int warm = recordings.get();
             assertTrue(warm <= 3, warm + " recordings");
             for (int call = 0; call < 3; call++) {
-                RepeatCheck.restoreInputs(b);
+                b.restore();
                 sync.synchronize(b.replicas);
                 b.assertAveraged();
-                RepeatCheck.restoreInputs(a);
+                a.restore();
                 sync.synchronize(a.replicas);
                 a.assertAveraged();
             }
@@ -423,7 +423,7 @@ class PtxScheduleTest {
             }
             for (int round = 0; round < 2; round++) {
                 for (ReplicaFixture f : fixtures) {
-                    RepeatCheck.restoreInputs(f);
+                    f.restore();
                     sync.synchronize(f.replicas);
                     f.assertAveraged();
                 }
