@@ -355,6 +355,21 @@ class PtxScheduleTest {
         }
     }
 
+    /** Where some pair has no P2P, or there is one replica, the wire is not fused: Synchronizers then puts it around ptx. */
+    @Test
+    void theWireIsFusedOnlyWithP2pEverywhere() {
+        devices = JvmRuntime.createDevices(3);
+        for (Peers peers : Peers.values()) {
+            try (PtxSynchronizer sync = new PtxSynchronizer(devices, PtxOptions.defaults(), peers.matrix(3), jvmKernels(), null, true, DType.FP16)) {
+                assertEquals(peers == Peers.ALL ? DType.FP16 : DType.FP32, sync.wire(), peers.name());
+            }
+        }
+        try (PtxSynchronizer one = new PtxSynchronizer(devices.subList(0, 1), PtxOptions.defaults(), Peers.ALL.matrix(1), jvmKernels(), null, true,
+                DType.BF16)) {
+            assertEquals(DType.FP32, one.wire(), "one replica: nothing crosses a wire");
+        }
+    }
+
     static Stream<Arguments> fusedWireShapes() {
         return Stream.of(2, 3, 4).flatMap(n -> Stream.of(DType.BF16, DType.FP16).flatMap(w -> Stream.of(PtxOptions.Gather.values())
                 .flatMap(g -> Stream.of(false, true).map(sc -> Arguments.of(n, w, g, sc)))));

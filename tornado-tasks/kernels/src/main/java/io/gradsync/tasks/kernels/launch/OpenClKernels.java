@@ -38,6 +38,13 @@ import static org.jocl.CL.*;
  * out of bounds is then reported by {@link PreparedLaunch#checkBounds} after it ran.
  */
 public final class OpenClKernels {
+    /**
+     * System property: {@code false} runs users' kernels unchecked, as the built-ins run (for
+     * comparisons, or kernels whose indices are known good: an index out of bounds then writes over
+     * whatever lies beyond the array, on a CPU device the JVM's own memory); default {@code true}.
+     */
+    public static final String BOUNDS_CHECK_PROPERTY = "gradsync.openClBoundsChecks";
+
     /** The programs a kernel has: its scalar and vector forms, and the scalar form with every access checked. */
     private enum Form { SCALAR, VECTOR, CHECKED }
 
@@ -68,7 +75,8 @@ public final class OpenClKernels {
      * accesses lie in their arrays by construction.
      */
     private static boolean checked(CompiledKernel kernel) {
-        return io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
+        return io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty()
+                && Boolean.parseBoolean(System.getProperty(BOUNDS_CHECK_PROPERTY, "true"));
     }
 
     /**
