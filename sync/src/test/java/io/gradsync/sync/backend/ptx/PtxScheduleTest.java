@@ -4,6 +4,7 @@ import io.gradsync.sync.backend.StreamKernels;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
+import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.PtxOptions;
 import io.gradsync.sync.RepeatCheck;
 import io.gradsync.sync.Replica;
@@ -17,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.HalfArray;
+import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.jvm.JvmBuffer;
 import io.gradsync.tasks.jvm.JvmDevice;
 import io.gradsync.tasks.jvm.JvmRuntime;
@@ -308,13 +310,26 @@ class PtxScheduleTest {
         List<JvmDevice> mine = JvmRuntime.createDevices(n);
         List<JvmDevice> theirs = JvmRuntime.createDevices(n);
         devices = java.util.stream.Stream.concat(mine.stream(), theirs.stream()).toList();
-        long seed = seed();
         try (PtxSynchronizer fused = new PtxSynchronizer(mine, o, Peers.ALL.matrix(n), jvmKernels(), jvmRecorder(), true, wire);
                 var around = new io.gradsync.sync.backend.wire.WireSynchronizer(
-                        new PtxSynchronizer(theirs, o, Peers.ALL.matrix(n), jvmKernels(), jvmRecorder(), true, DType.FP32), wire, theirs, true);
-                ReplicaFixture f = new ReplicaFixture(mine, MIXED_COUNTS, MIXED_TYPES, seed);
+                        new PtxSynchronizer(theirs, o, Peers.ALL.matrix(n), jvmKernels(), jvmRecorder(), true, DType.FP32), wire, theirs, true)) {
+            assertFusedWireGivesTheWireAround(fused, around, mine, theirs, scatter, seed());
+        }
+    }
+
+    /**
+     * Three calls of {@code fused} (its wire inside the schedule, on {@code mine}) and of
+     * {@code around} (the wire around ptx, on {@code theirs}) over the mixed layout from one seed:
+     * the same bytes in every replica; the third average collects the sums of squares of what the
+     * fused call wrote; and the fp32 averages are 16-bit values widened.
+     */
+    static void assertFusedWireGivesTheWireAround(PtxSynchronizer fused, GradientSynchronizer around, List<? extends Device> mine,
+            List<? extends Device> theirs, boolean scatter, long seed) {
+        DType wire = fused.wire();
+        assertTrue(wire != DType.FP32, "the wire is fused");
+        int n = mine.size();
+        try (ReplicaFixture f = new ReplicaFixture(mine, MIXED_COUNTS, MIXED_TYPES, seed);
                 ReplicaFixture g = new ReplicaFixture(theirs, MIXED_COUNTS, MIXED_TYPES, seed)) {
-            assertEquals(wire, fused.wire());
             for (int call = 0; call < 3; call++) { // the second and third replay the recorded schedule
                 f.restore();
                 g.restore();
@@ -338,7 +353,7 @@ class PtxScheduleTest {
                     long at = f.download(r).mismatch(g.download(r));
                     int rr = r;
                     int c = call;
-                    assertEquals(-1, at, () -> "call " + c + ", replica " + rr + ": the fused wire differs at byte " + at);
+                    assertEquals(-1, at, () -> "call " + c + ", replica " + rr + ": the fused wire differs at byte " + at + " (seed " + seed + ")");
                 }
             }
             if (!scatter) { // fp32 gradient 5's averages crossed the wire: each is a 16-bit value widened
