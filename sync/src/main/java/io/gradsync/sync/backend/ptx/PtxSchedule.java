@@ -254,7 +254,9 @@ final class PtxSchedule {
             if (layout.wired[k]) {
                 if (layout.launches[i][k] != null) { // null: an empty slice
                     layout.launches[i][k].launch(s);
-                    layout.widenOwn[i][k].launch(s);
+                    if (layout.op.kind() == Collective.Kind.REDUCE_SCATTER) {
+                        layout.widenOwn[i][k].launch(s); // an average widens its own slice in its gather: peers need not wait for it
+                    }
                 }
                 continue;
             }
@@ -288,6 +290,11 @@ final class PtxSchedule {
         List<SlicePlan.Run> runs = layout.plan.runs();
         int n = devices.size();
         DeviceStream s = streams[j];
+        for (int k = 0; k < runs.size(); k++) { // its own 16-bit averages, while the peers may still be averaging theirs
+            if (layout.wired[k] && layout.widenOwn[j][k] != null) {
+                layout.widenOwn[j][k].launch(s);
+            }
+        }
         for (int i = 0; i < n; i++) {
             if (i != j) {
                 s.waitFor(reduced[i]);
