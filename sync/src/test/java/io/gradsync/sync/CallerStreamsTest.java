@@ -431,7 +431,6 @@ class CallerStreamsTest {
     @ParameterizedTest(name = "{0}, async {2}")
     @MethodSource("failingCallerShapes")
     void aFailedCallerStreamFailsTheCallNamingItsReplica(Backend backend, boolean opencl, boolean async) {
-        assumeTrue(!opencl, "JVM streams run the failing work");
         List<Device> devices = devices(2, false);
         GradientSynchronizer sync = backend.make().apply(2, devices);
         try {
@@ -463,7 +462,8 @@ class CallerStreamsTest {
     }
 
     static Stream<Arguments> failingCallerShapes() {
-        return backends().flatMap(a -> Stream.of(false, true).map(async -> Arguments.of(a.get()[0], a.get()[1], async)));
+        return backends().filter(a -> !(Boolean) a.get()[1]) // JVM streams run the failing work
+                .flatMap(a -> Stream.of(false, true).map(async -> Arguments.of(a.get()[0], a.get()[1], async)));
     }
 
     @Test
