@@ -53,6 +53,8 @@ final class PtxLayouts {
         final Launch[][][] sends;
         /** Per GPU i, per wired run: widening its 16-bit average into slice i of replica i (null elsewhere). */
         final Launch[][] widenOwn;
+        /** Taken once: the schedule asks per GPU and peer at every enqueue. */
+        private final boolean anyWired;
         /** Per GPU, per run: where its first slice staged from a peer without P2P goes in scratch. */
         final long[][] scratchAt;
         /** The sums of squares; null when this layout does not collect them. */
@@ -75,11 +77,12 @@ final class PtxLayouts {
             this.wired = wired;
             this.sends = sends;
             this.widenOwn = widenOwn;
+            this.anyWired = anyTrue(wired);
         }
 
         /** Whether some run goes on a 16-bit wire (the schedule then starts with the sends). */
         boolean anyWired() {
-            return anyTrue(wired);
+            return anyWired;
         }
 
         boolean fits(List<Replica> replicas, boolean collect, Collective op) {
