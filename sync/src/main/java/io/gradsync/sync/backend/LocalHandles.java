@@ -46,7 +46,7 @@ public final class LocalHandles {
      */
     public static int failedReplica(List<? extends Device> devices, Throwable failure) {
         int found = -1;
-        for (Throwable t = failure; t != null && t.getCause() != t; t = t.getCause()) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
             int r = named(devices, t.getMessage());
             found = r >= 0 ? r : found;
         }
