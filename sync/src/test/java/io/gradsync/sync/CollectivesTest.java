@@ -275,6 +275,11 @@ class CollectivesTest {
             }
         }
 
+        /** The elements of every gradient of a replica. */
+        long elements() {
+            return java.util.Arrays.stream(COUNTS).sum();
+        }
+
         /** Fresh random gradients and NaN-patterned guards on every replica, uploaded. */
         void fill(long seed) {
             SplittableRandom random = new SplittableRandom(seed);

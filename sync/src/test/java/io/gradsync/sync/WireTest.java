@@ -43,7 +43,7 @@ class WireTest {
 
     static Stream<Arguments> cases() {
         List<Arguments> out = new ArrayList<>();
-        for (String backend : List.of("cpu", "ptx schedule", "ptx schedule, fused", "opencl")) {
+        for (String backend : List.of("cpu", "ptx schedule", "ptx schedule, fused", "opencl", "cpu, staged", "ptx schedule, staged", "opencl, staged")) {
             for (DType wire : List.of(DType.BF16, DType.FP16)) {
                 for (int n : new int[] {2, 3}) {
                     for (boolean scatter : new boolean[] {false, true}) {
@@ -69,17 +69,27 @@ class WireTest {
         String onGpus = switch (backend) {
             case "ptx schedule" -> "ptx, not fused";
             case "ptx schedule, fused" -> "ptx";
+            case "ptx schedule, staged" -> "ptx, staged";
             default -> backend;
         };
         check(onGpus, devices(backend, n, true), wire, scatter, form);
     }
 
     private List<? extends Device> devices(String backend, int n, boolean gpus) {
-        return TestDevices.forBackend(backend, n, gpus, opened);
+        return TestDevices.forBackend(backend.replace(", staged", ""), n, gpus, opened);
     }
+
+    /** Wire bytes of a stage where a case is staged: 777 elements, so that stages end inside gradients and span several. */
+    private static final long STAGE_BYTES = 2 * 777;
 
     private static GradientSynchronizer synchronizer(String backend, List<? extends Device> devices, DType wire) {
         PtxOptions small = PtxOptions.defaults().withOneShotMaxBytes(4096);
+        if (backend.endsWith(", staged")) {
+            String base = backend.replace(", staged", "");
+            GradientSynchronizer inner = base.equals("ptx schedule") ? PtxOnJvm.schedule(devices, small, true, true)
+                    : Synchronizers.create(SyncBackend.parse(base), devices, SyncOptions.defaults().withPtx(small));
+            return new WireSynchronizer(inner, wire, devices, true, STAGE_BYTES);
+        }
         switch (backend) {
             case "ptx schedule" -> {
                 return new WireSynchronizer(PtxOnJvm.schedule(devices, small, true, true), wire, devices, true);
@@ -136,12 +146,15 @@ class WireTest {
                         replicas.add(r.withStream(s));
                     }
                 }
+                long callsBefore = sync.stats().calls();
                 if (form == 0) {
                     if (scatter) {
                         sync.reduceScatter(replicas);
                     } else {
                         sync.synchronize(replicas);
                     }
+                    long stages = backend.endsWith(", staged") && !scatter ? (f.elements() * 2 + STAGE_BYTES - 1) / STAGE_BYTES : 1;
+                    assertEquals(stages, sync.stats().calls() - callsBefore, "backend calls: one per stage");
                 } else {
                     SyncHandle h = scatter ? sync.reduceScatterAsync(replicas) : sync.synchronizeAsync(replicas);
                     if (form == 1) {

@@ -8,7 +8,7 @@ import io.gradsync.sync.backend.Collective;
 import io.gradsync.tasks.cuda.CudaStream;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -17,8 +17,9 @@ import java.util.Map;
  * calls ({@link NcclPlan}'s hashes) with one tiny max all-reduce of the values and their negations
  * on device 0's scratch, so that a mismatch fails with a message naming it instead of a hang or
  * garbage, and ranks whose gradients are contiguous on some ranks only all fall back to one call
- * per gradient. With {@link SyncOptions.LayoutCheck#ON_CHANGE} the last agreed call of each
- * collective is remembered and not checked again.
+ * per gradient. With {@link SyncOptions.LayoutCheck#ON_CHANGE} the calls last agreed on (up to
+ * {@link #REMEMBERED}, so that a loop over a few layouts, as buckets' or a staged wire's, checks
+ * each once) are remembered and not checked again.
  *
  * <p>Thread-safety: none; used only under the {@link NcclSynchronizer}'s lock (its calls are serialized).
  */
@@ -37,12 +38,19 @@ final class NcclLayoutCheck {
     private final NcclComms nccl;
     private final NcclWatch watch;
     private final NcclOptions options;
-    /** ON_CHANGE: per collective, what the ranks last agreed on. */
-    private final Map<Collective.Kind, Agreed> agreed = new EnumMap<>(Collective.Kind.class);
+    /** How many agreed calls ON_CHANGE remembers. */
+    static final int REMEMBERED = 64;
+    /** ON_CHANGE: what the ranks agreed on, and whether they may merge, least recently used first. */
+    private final Map<Agreed, Boolean> agreed = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<Agreed, Boolean> eldest) {
+            return size() > REMEMBERED;
+        }
+    };
 
-    private record Agreed(long total, long layoutHash, long callHash, int root, boolean merged) {
-        boolean covers(NcclPlan p, Collective c) {
-            return total == p.total && layoutHash == p.layoutHash && callHash == p.callHash && root == c.root();
+    private record Agreed(Collective.Kind kind, long total, long layoutHash, long callHash, int root) {
+        static Agreed of(NcclPlan p, Collective c) {
+            return new Agreed(c.kind(), p.total, p.layoutHash, p.callHash, c.root());
         }
     }
 
@@ -61,9 +69,9 @@ final class NcclLayoutCheck {
      * @throws IllegalArgumentException on every rank where the ranks differ (nothing moved)
      */
     boolean agree(NcclPlan p, Collective c, String what, long start, long deadline) {
-        Agreed last = agreed.get(c.kind());
-        if (options.layoutCheck() == SyncOptions.LayoutCheck.ON_CHANGE && last != null && last.covers(p, c)) {
-            return last.merged;
+        Boolean known = agreed.get(Agreed.of(p, c));
+        if (options.layoutCheck() == SyncOptions.LayoutCheck.ON_CHANGE && known != null) {
+            return known;
         }
         MemorySegment host = nccl.scratchHost.segment();
         fill(host, p, c);
@@ -95,7 +103,7 @@ final class NcclLayoutCheck {
                     + nccl.devices.getFirst().id() + ") has " + p.layout());
         }
         // gradients contiguous on some ranks only: every rank sends them one by one
-        agreed.put(c.kind(), new Agreed(p.total, p.layoutHash, p.callHash, c.root(), sameCalls));
+        agreed.put(Agreed.of(p, c), sameCalls);
         return sameCalls;
     }
 

@@ -64,7 +64,9 @@ final class NcclSynchronizer extends CollectiveCalls {
     private final NcclOptions options;
     private final boolean waitForCaller;
     private final SyncStats stats = new SyncStats();
-    private NcclPlan plan;
+    /** The plans of the last calls' layouts, most recent first (a staged wire alternates between a few). */
+    private final java.util.ArrayDeque<NcclPlan> plans = new java.util.ArrayDeque<>();
+    private static final int PLANS_KEPT = 16;
     private volatile boolean closed;
 
     /** One process driving every device in {@code devices}. */
@@ -174,11 +176,7 @@ final class NcclSynchronizer extends CollectiveCalls {
     private Launched start(List<Replica> replicas, Collective c, boolean async) {
         checkUsable();
         replicasChecked.check(replicas, nccl.devices);
-        NcclPlan p = plan;
-        if (p == null || !p.madeFor(replicas)) {
-            p = NcclPlan.of(replicas, NcclPlan::cudaAddress);
-            plan = p;
-        }
+        NcclPlan p = plan(replicas);
         long entered = System.nanoTime();
         if (nccl.worldSize == 1 && c != Collective.AVERAGE) {
             // One replica is every shard's owner and the root: each of these leaves it as it is.
@@ -225,6 +223,25 @@ final class NcclSynchronizer extends CollectiveCalls {
         }
         String phase = c == Collective.AVERAGE ? "all-reduce" : c.kind().label();
         return new Launched(calls.description, phase, entered, start, deadline, checked, p.bytes);
+    }
+
+    /** The plan of {@code replicas}' layout: a kept one, else made and kept. */
+    private NcclPlan plan(List<Replica> replicas) {
+        for (NcclPlan kept : plans) {
+            if (kept.madeFor(replicas)) {
+                if (kept != plans.peekFirst()) {
+                    plans.remove(kept);
+                    plans.addFirst(kept);
+                }
+                return kept;
+            }
+        }
+        NcclPlan made = NcclPlan.of(replicas, NcclPlan::cudaAddress);
+        plans.addFirst(made);
+        if (plans.size() > PLANS_KEPT) {
+            plans.removeLast();
+        }
+        return made;
     }
 
     private void finish(Launched l) {

@@ -19,9 +19,10 @@ import java.util.List;
 /**
  * What {@link WireSynchronizer} prepares per gradient layout: each replica's 16-bit scratch (one
  * buffer, a view per fp32 gradient), the replicas the backend is handed (the scratch views in
- * place of the fp32 gradients, on the wire synchronizer's streams), and the prepared narrowing and
- * widening launches. The last layout is kept, and replanned when the gradients change; scratch
- * grows and is kept.
+ * place of the fp32 gradients), and the prepared narrowing and widening launches, all per stage:
+ * a large average is cut into stages of consecutive fp32 elements, so that one stage's transfer
+ * runs while the next is rounded and the last widened. The last layout is kept, and replanned
+ * when the gradients change; scratch grows and is kept.
  *
  * <p>Thread-safety: used under the {@link WireSynchronizer}'s lock only.
  */
@@ -29,38 +30,31 @@ final class WireLayouts implements AutoCloseable {
     /** A conversion launch covers at most this many elements (the kernels count in int). */
     private static final long PIECE = 1L << 30;
 
-    /** One layout: per replica its launches, and the replicas on the wire. */
-    final class Layout {
-        private final List<List<Gradient>> key;
-        private final Collective op;
-        private final int firstReplica;
-        private final List<Replica> onWire;
+    /**
+     * One stage of a layout: the replicas the backend is handed for it (16-bit scratch views in
+     * place of the fp32 gradients' elements it covers) and per replica its launches.
+     */
+    static final class Stage {
+        private final List<Replica> onWire = new ArrayList<>();
         private final List<List<StreamKernels.Launch>> narrow = new ArrayList<>();
         private final List<List<StreamKernels.Launch>> widen = new ArrayList<>();
-
-        private Layout(List<List<Gradient>> key, Collective op, int firstReplica, List<Replica> onWire) {
-            this.key = key;
-            this.op = op;
-            this.firstReplica = firstReplica;
-            this.onWire = onWire;
-        }
 
         /** The replicas the backend averages: 16-bit scratch views in place of the fp32 gradients. */
         List<Replica> onWire() {
             return onWire;
         }
 
-        /** Queues replica r's rounding of its fp32 gradients into scratch on its stream. */
-        void narrow(int r) {
+        /** Queues replica r's rounding of this stage's fp32 elements into scratch on {@code stream}. */
+        void narrow(int r, DeviceStream stream) {
             for (StreamKernels.Launch l : narrow.get(r)) {
-                l.launch(streams[r]);
+                l.launch(stream);
             }
         }
 
-        /** Queues replica r's widening of the result into its fp32 gradients (a reduce-scatter's shard only). */
-        void widen(int r) {
+        /** Queues replica r's widening of this stage's result into its fp32 gradients (a reduce-scatter's shard only). */
+        void widen(int r, DeviceStream stream) {
             for (StreamKernels.Launch l : widen.get(r)) {
-                l.launch(streams[r]);
+                l.launch(stream);
             }
         }
 
@@ -71,18 +65,53 @@ final class WireLayouts implements AutoCloseable {
         }
     }
 
+    /**
+     * One layout: its stages, in order. One stage where the call is not staged, its replicas on
+     * the conversion streams; otherwise each stage's replicas on the backend's streams.
+     */
+    final class Layout {
+        private final List<List<Gradient>> key;
+        private final Collective op;
+        private final int firstReplica;
+        private final List<Stage> stages = new ArrayList<>();
+
+        private Layout(List<List<Gradient>> key, Collective op, int firstReplica) {
+            this.key = key;
+            this.op = op;
+            this.firstReplica = firstReplica;
+        }
+
+        List<Stage> stages() {
+            return stages;
+        }
+
+        private void close() {
+            stages.forEach(Stage::close);
+        }
+    }
+
     private final List<? extends Device> devices;
     private final DeviceStream[] streams;
+    private final DeviceStream[] backendStreams;
     private final DType wire;
+    private final long stageBytes;
     private final KernelSpec narrowKernel;
     private final KernelSpec widenKernel;
     private final DeviceBuffer[] scratch;
     private Layout layout;
 
-    WireLayouts(List<? extends Device> devices, DeviceStream[] streams, DType wire) {
+    /**
+     * @param streams        per device, the stream the conversions are prepared for
+     * @param backendStreams per device, the stream a staged call's replicas are handed on
+     * @param stageBytes     an average whose fp32 gradients take more wire bytes than this is
+     *                       handed over in stages of this many (0: never staged)
+     */
+    WireLayouts(List<? extends Device> devices, DeviceStream[] streams, DeviceStream[] backendStreams, DType wire, long stageBytes) {
         this.devices = devices;
         this.streams = streams;
+        this.backendStreams = backendStreams;
         this.wire = wire;
+        this.stageBytes = stageBytes;
         this.narrowKernel = SlicePlan.narrowKernel(wire);
         this.widenKernel = SlicePlan.widenKernel(wire);
         this.scratch = new DeviceBuffer[devices.size()];
@@ -112,55 +141,74 @@ final class WireLayouts implements AutoCloseable {
         int n = devices.size();
         boolean shardOnly = op.kind() == Collective.Kind.REDUCE_SCATTER;
         long bytes = 0;
+        long elements = 0;
         for (Gradient g : replicas.getFirst().gradients()) {
             if (g.dtype() == DType.FP32) {
                 bytes += SlicePlan.align(g.count() * wire.bytes());
+                elements += g.count();
             }
         }
-        List<Replica> onWire = new ArrayList<>();
+        List<List<Gradient>> views = new ArrayList<>(); // per replica and gradient, its scratch view (null: not fp32)
         for (int r = 0; r < n; r++) {
             if (scratch[r] == null || scratch[r].byteSize() < bytes) {
                 Resources.closeQuietly(scratch[r]);
                 scratch[r] = null;
                 scratch[r] = devices.get(r).allocate(Math.max(256, bytes));
             }
-            Replica.Builder b = Replica.on(devices.get(r)).stream(streams[r]);
+            List<Gradient> mine = new ArrayList<>();
             long at = 0;
             for (Gradient g : replicas.get(r).gradients()) {
-                if (g.dtype() != DType.FP32) {
-                    b.add(g);
-                    continue;
-                }
-                b.add(new Gradient(g.name(), scratch[r], at, g.count(), wire));
-                at += SlicePlan.align(g.count() * wire.bytes());
+                mine.add(g.dtype() != DType.FP32 ? null : new Gradient(g.name(), scratch[r], at, g.count(), wire));
+                at += g.dtype() != DType.FP32 ? 0 : SlicePlan.align(g.count() * wire.bytes());
             }
-            onWire.add(b.build());
+            views.add(mine);
         }
-        Layout l = new Layout(key, op, firstReplica, List.copyOf(onWire));
+        // only an average is staged: each stage's average is that part of the whole one, where a
+        // reduce-scatter's shards are the whole gradient's
+        long perStage = Math.max(1, stageBytes / wire.bytes());
+        boolean staged = op.kind() == Collective.Kind.ALL_REDUCE && stageBytes > 0 && elements > perStage;
+        int stageCount = staged ? (int) ((elements + perStage - 1) / perStage) : 1;
+        Layout l = new Layout(key, op, firstReplica);
         try {
-            for (int r = 0; r < n; r++) {
-                List<StreamKernels.Launch> down = new ArrayList<>();
-                List<StreamKernels.Launch> up = new ArrayList<>();
-                List<Gradient> mine = replicas.get(r).gradients();
-                List<Gradient> wired = onWire.get(r).gradients();
-                for (int k = 0; k < mine.size(); k++) {
-                    Gradient g = mine.get(k);
-                    if (g.dtype() != DType.FP32 || g.count() == 0) {
-                        continue;
+            for (int s = 0; s < stageCount; s++) {
+                Stage stage = new Stage();
+                l.stages.add(stage);
+                long lo = staged ? s * perStage : 0;
+                long hi = staged ? Math.min(elements, lo + perStage) : elements;
+                for (int r = 0; r < n; r++) {
+                    Replica.Builder b = Replica.on(devices.get(r)).stream(staged ? backendStreams[r] : streams[r]);
+                    List<StreamKernels.Launch> down = new ArrayList<>();
+                    List<StreamKernels.Launch> up = new ArrayList<>();
+                    stage.narrow.add(down);
+                    stage.widen.add(up);
+                    List<Gradient> mine = replicas.get(r).gradients();
+                    long at = 0; // the fp32 elements before gradient k, across the call
+                    for (int k = 0; k < mine.size(); k++) {
+                        Gradient g = mine.get(k);
+                        Gradient w = views.get(r).get(k);
+                        if (w == null) {
+                            if (s == 0) {
+                                b.add(g); // other types go to the backend as they are, with the first stage
+                            }
+                            continue;
+                        }
+                        long from = Math.max(0, lo - at);
+                        long to = Math.min(g.count(), hi - at);
+                        at += g.count();
+                        if (staged && from >= to) {
+                            continue;
+                        }
+                        b.add(staged ? new Gradient(g.name(), w.buffer(), w.byteOffset() + from * wire.bytes(), to - from, wire) : w);
+                        pieces(down, r, g, w, from, to, true);
+                        if (shardOnly) { // a reduce-scatter's result is the shard alone; the rest stays as it was
+                            Shards own = Shards.range(g.count(), worldSize, firstReplica + r);
+                            from = own.offset();
+                            to = own.end();
+                        }
+                        pieces(up, r, g, w, from, to, false);
                     }
-                    Gradient w = wired.get(k);
-                    pieces(down, r, g, w, 0, g.count(), true);
-                    long from = 0;
-                    long to = g.count();
-                    if (shardOnly) { // a reduce-scatter's result is the shard alone; the rest stays as it was
-                        Shards own = Shards.range(g.count(), worldSize, firstReplica + r);
-                        from = own.offset();
-                        to = own.end();
-                    }
-                    pieces(up, r, g, w, from, to, false);
+                    stage.onWire.add(b.build());
                 }
-                l.narrow.add(down);
-                l.widen.add(up);
             }
         } catch (RuntimeException e) {
             l.close();
