@@ -17,6 +17,8 @@ public interface SyncHandle {
      * Blocks until every replica holds the average.
      *
      * @throws SyncFailedException when the work failed; it names the replica and device
+     * @throws SyncTimeoutException (nccl) where another rank did not take part within the
+     *         timeout, as the synchronous form throws it
      * @throws IllegalStateException when the waiting thread is interrupted (its interrupt status
      *         kept): the call goes on, and a later {@code await()} waits for it again
      */

@@ -4,6 +4,7 @@ import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncFailedException;
+import io.gradsync.sync.SyncTimeoutException;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
@@ -120,7 +121,11 @@ final class NcclSynchronizer extends CollectiveCalls {
     protected synchronized void call(List<Replica> replicas, Collective c) {
         Launched l = start(replicas, c, false);
         if (l != null) {
-            watch.await(l.what, l.start, l.deadline);
+            try {
+                watch.await(l.what, l.start, l.deadline);
+            } catch (RuntimeException e) {
+                throw failed(e);
+            }
             finish(l);
         }
     }
@@ -148,9 +153,7 @@ final class NcclSynchronizer extends CollectiveCalls {
                         checkUsable();
                         watch.await(l.what, l.start, l.deadline);
                     } catch (RuntimeException e) {
-                        int named = LocalHandles.failedReplica(nccl.devices, e);
-                        int r = named < 0 && nccl.devices.size() == 1 ? 0 : named;
-                        throw new SyncFailedException(SyncBackend.NCCL, r, r < 0 ? null : nccl.devices.get(r).id(), e);
+                        throw failed(e);
                     }
                     awaited = true;
                     finish(l);
@@ -162,6 +165,19 @@ final class NcclSynchronizer extends CollectiveCalls {
                 return awaited || watch.broken() != null || closed || LocalHandles.allDone(nccl.finishedEvents);
             }
         };
+    }
+
+    /**
+     * A queued call's failure as both forms throw it: a timeout as it is (another rank did not
+     * take part), anything else as {@link SyncFailedException} naming the replica.
+     */
+    private RuntimeException failed(RuntimeException e) {
+        if (e instanceof SyncTimeoutException || e instanceof SyncFailedException) {
+            return e;
+        }
+        int named = LocalHandles.failedReplica(nccl.devices, e);
+        int r = named < 0 && nccl.devices.size() == 1 ? 0 : named;
+        return new SyncFailedException(SyncBackend.NCCL, r, r < 0 ? null : nccl.devices.get(r).id(), e);
     }
 
     /** What a queued call needs to be waited for and counted. */
