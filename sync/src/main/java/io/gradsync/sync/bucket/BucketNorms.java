@@ -2,6 +2,7 @@ package io.gradsync.sync.bucket;
 
 import io.gradsync.sync.DType;
 import io.gradsync.sync.Gradient;
+import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.internal.HostAverage;
 import io.gradsync.sync.internal.SquareSlots;
 import io.gradsync.tasks.api.Bfloat16Array;
@@ -21,65 +22,131 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The global-norm pass over averaged buckets: the sum of squares in float64 of one replica (after
- * averaging all replicas hold the same values) and in-place scaling of every replica.
+ * The global-norm pass over averaged buckets: sums of squares in float64 and in-place scaling,
+ * over parts, each one kernel's array on one replica. Unsharded, the parts are the runs of
+ * consecutive buckets of one dtype (buckets lie back to back, so a run is one range; the gaps
+ * between views are zero and stay zero), and the norm is replica 0's, since after averaging all
+ * replicas hold the same values. Sharded, each replica's parts are its shards of the buckets (only
+ * they hold averages), and the norm adds every replica's sum in replica order; with several
+ * processes each rank's sum crosses as raw bits in an all-gather, so every rank adds the same
+ * numbers in the same order and clips alike.
  *
- * <p>Buckets lie back to back, so each run of consecutive buckets of one dtype is one range that
- * one kernel covers (the gaps between views are zero and stay zero). On JVM devices the buckets
- * are host memory and are read and written where they are. On CUDA and OpenCL devices the
- * built-in kernels run on the bucket memory itself through task graphs bound to it: the sum of
- * squares in two stages, {@code sumOfSquaresPartials*} into enough fp64 partials to keep the
- * device busy and {@code sumPartials} adding those down to at most 4096, the only numbers that
- * cross to the host (one stage where a range is small; {@link SquareSlots}, as the ptx backend sums) (added there in fp64, in a fixed order); {@link ClipKernels} for scaling. It
- * is a second pass over the averaged gradients, used where the backend cannot sum the squares in
- * its own averaging pass ({@code cpu} and {@code ptx} do: {@link io.gradsync.sync.FusedSumOfSquares}).
+ * <p>On JVM devices the buckets are host memory and are read and written where they are. On CUDA
+ * and OpenCL devices the built-in kernels run on the bucket memory itself through task graphs bound
+ * to it: the sum of squares in two stages, {@code sumOfSquaresPartials*} into enough fp64 partials
+ * to keep the device busy and {@code sumPartials} adding those down to at most 4096, the only
+ * numbers that cross to the host (one stage where a part is small; {@link SquareSlots}, as the ptx
+ * backend sums) (added there in fp64, in a fixed order); {@link ClipKernels} for scaling. It is a
+ * second pass over the averaged gradients, used where the backend cannot sum the squares in its
+ * own averaging pass ({@code cpu} and {@code ptx} do, unsharded: {@link io.gradsync.sync.FusedSumOfSquares}).
  */
 final class BucketNorms implements AutoCloseable {
-    /** Consecutive buckets of one dtype, at most {@link Integer#MAX_VALUE} elements: one kernel's array. */
-    private record Range(int index, int first, int last, DType dtype, int count) {
+    /** One kernel's array: a run of buckets or a shard on {@code replica}, at most {@link Integer#MAX_VALUE} elements. */
+    private record Part(int index, int replica, Gradient view) {
+        DType dtype() {
+            return view.dtype();
+        }
+
+        int count() {
+            return Math.toIntExact(view.count());
+        }
     }
 
     private final GradientBuckets buckets;
-    private final List<Range> ranges;
+    private final List<List<Part>> parts;       // [replica]
     private final FloatArray factor = new FloatArray(1);
-    private final ExecutionPlan[] normPlans;    // [range], on replica 0; built on first use
-    private final DoubleArray[] partials;       // [range]: what the host adds
-    private final DoubleArray[] widePartials;   // [range]: the first stage's, on the device only
-    private final ExecutionPlan[][] scalePlans; // [replica][range]
+    private final ExecutionPlan[] normPlans;    // [part]; built on first use
+    private final DoubleArray[] partials;       // [part]: what the host adds
+    private final DoubleArray[] widePartials;   // [part]: the first stage's, on the device only
+    private final ExecutionPlan[] scalePlans;   // [part]
+    /** Several processes, sharded: per local replica the all-gather of every rank's sum (made on first use). */
+    private SumExchange exchange;
 
     BucketNorms(GradientBuckets buckets) {
         this.buckets = buckets;
-        List<Range> found = new ArrayList<>();
+        List<List<Part>> all = new ArrayList<>();
+        int index = 0;
+        for (int replica = 0; replica < buckets.devices().size(); replica++) {
+            List<Part> mine = new ArrayList<>();
+            for (Gradient view : buckets.isSharded() ? shards(buckets, replica) : runs(buckets, replica)) {
+                mine.add(new Part(index++, replica, view));
+            }
+            all.add(List.copyOf(mine));
+        }
+        this.parts = List.copyOf(all);
+        this.normPlans = new ExecutionPlan[index];
+        this.partials = new DoubleArray[index];
+        this.widePartials = new DoubleArray[index];
+        this.scalePlans = new ExecutionPlan[index];
+    }
+
+    /** Runs of consecutive buckets of one dtype on {@code replica}, each one range. */
+    private static List<Gradient> runs(GradientBuckets buckets, int replica) {
+        List<Gradient> found = new ArrayList<>();
         List<GradientBuckets.Bucket> all = buckets.buckets();
         int first = 0;
         long count = 0;
-        for (int b = 0; b < all.size(); b++) {
-            GradientBuckets.Bucket bucket = all.get(b);
-            if (b > first && (bucket.dtype() != all.get(first).dtype() || count + bucket.count() > Integer.MAX_VALUE)) {
-                found.add(new Range(found.size(), first, b - 1, all.get(first).dtype(), (int) count));
+        for (int b = 0; b <= all.size(); b++) {
+            if (b == all.size() || b > first && (all.get(b).dtype() != all.get(first).dtype()
+                    || count + all.get(b).count() > Integer.MAX_VALUE)) {
+                found.add(buckets.spanReplicas(first, b - 1).get(replica).gradients().getFirst());
                 first = b;
                 count = 0;
             }
-            count += bucket.count();
+            if (b < all.size()) {
+                count += all.get(b).count();
+            }
         }
-        found.add(new Range(found.size(), first, all.size() - 1, all.get(first).dtype(), Math.toIntExact(count)));
-        this.ranges = List.copyOf(found);
-        this.normPlans = new ExecutionPlan[ranges.size()];
-        this.partials = new DoubleArray[ranges.size()];
-        this.widePartials = new DoubleArray[ranges.size()];
-        this.scalePlans = new ExecutionPlan[buckets.devices().size()][ranges.size()];
+        return found;
     }
 
-    double sumOfSquares() {
+    /** {@code replica}'s non-empty shards, bucket by bucket. */
+    private static List<Gradient> shards(GradientBuckets buckets, int replica) {
+        List<Gradient> found = new ArrayList<>();
+        for (GradientBuckets.Bucket b : buckets.buckets()) {
+            Gradient shard = buckets.shard(replica, b.index());
+            if (shard.count() > 0) {
+                found.add(shard);
+            }
+        }
+        return found;
+    }
+
+    /**
+     * The sum of squares of all averaged gradients, float64: replica 0's runs, or, sharded, every
+     * replica's shards of {@code synchronizer}'s world, added in replica order.
+     */
+    double sumOfSquares(GradientSynchronizer synchronizer) {
+        if (!buckets.isSharded()) {
+            return sumOfSquares(parts.getFirst());
+        }
+        double[] local = new double[parts.size()];
+        for (int r = 0; r < local.length; r++) {
+            local[r] = sumOfSquares(parts.get(r));
+        }
+        double[] everyRank = local;
+        if (synchronizer.worldSize() > local.length) {
+            if (exchange == null) {
+                exchange = new SumExchange(buckets, synchronizer.worldSize());
+            }
+            everyRank = exchange.allGather(synchronizer, local)[0]; // every replica received the same bits
+        }
         double sum = 0;
-        for (Range r : ranges) {
-            Gradient g = range(0, r);
-            if (g.buffer() instanceof JvmBuffer jb) {
+        for (double s : everyRank) {
+            sum += s;
+        }
+        return sum;
+    }
+
+    private double sumOfSquares(List<Part> mine) {
+        double sum = 0;
+        for (Part part : mine) {
+            if (part.view().buffer() instanceof JvmBuffer jb) {
                 jb.device().synchronize(); // work queued on the device's streams writes this memory
-                sum += HostAverage.sumOfSquares(r.dtype(), hostView(jb, g), r.count());
+                sum += HostAverage.sumOfSquares(part.dtype(), hostView(jb, part.view()), part.count());
             } else {
-                normPlan(r).execute();
-                DoubleArray p = partials[r.index()];
+                normPlan(part).execute();
+                DoubleArray p = partials[part.index()];
                 for (int i = 0; i < p.getSize(); i++) {
                     sum += p.get(i);
                 }
@@ -88,34 +155,29 @@ final class BucketNorms implements AutoCloseable {
         return sum;
     }
 
+    /** Scales every replica's parts (sharded: only the shards, the averages) by {@code scale}. */
     void scaleAll(float scale) {
         factor.set(0, scale);
-        for (int replica = 0; replica < buckets.devices().size(); replica++) {
-            for (Range r : ranges) {
-                Gradient g = range(replica, r);
-                if (g.buffer() instanceof JvmBuffer jb) {
+        for (List<Part> mine : parts) {
+            for (Part part : mine) {
+                if (part.view().buffer() instanceof JvmBuffer jb) {
                     jb.device().synchronize();
-                    MemorySegment values = hostView(jb, g);
-                    HostAverage.scale(r.dtype(), values, 0, r.count(), scale);
+                    HostAverage.scale(part.dtype(), hostView(jb, part.view()), 0, part.count(), scale);
                 } else {
-                    scalePlan(replica, r).execute();
+                    scalePlan(part).execute();
                 }
             }
         }
     }
 
-    private Gradient range(int replica, Range r) {
-        return buckets.spanReplicas(r.first(), r.last()).get(replica).gradients().getFirst();
-    }
-
-    private ExecutionPlan normPlan(Range r) {
-        if (normPlans[r.index()] == null) {
-            SquareSlots split = SquareSlots.of(r.count());
+    private ExecutionPlan normPlan(Part part) {
+        if (normPlans[part.index()] == null) {
+            SquareSlots split = SquareSlots.of(part.count());
             DoubleArray p = new DoubleArray(split.host());
             DoubleArray w = split.wide() > 0 ? new DoubleArray(split.wide()) : null;
             DoubleArray first = w != null ? w : p;
-            KernelArray x = handle(r.dtype(), r.count());
-            TaskGraph g = new TaskGraph("norm" + r.index());
+            KernelArray x = handle(part.dtype(), part.count());
+            TaskGraph g = new TaskGraph("norm" + part.index());
             switch (x) {
                 case FloatArray f -> g.task("squares", ReductionKernels::sumOfSquaresPartials, null, f, first);
                 case Bfloat16Array h -> g.task("squares", ReductionKernels::sumOfSquaresPartialsBf16, null, h, first);
@@ -126,36 +188,35 @@ final class BucketNorms implements AutoCloseable {
                 g.task("partials", ReductionKernels::sumPartials, null, w, p);
             }
             g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
-            normPlans[r.index()] = bound(g, x, 0, r);
-            widePartials[r.index()] = w;
-            partials[r.index()] = p;
+            normPlans[part.index()] = bound(g, x, part);
+            widePartials[part.index()] = w;
+            partials[part.index()] = p;
         }
-        return normPlans[r.index()];
+        return normPlans[part.index()];
     }
 
-    private ExecutionPlan scalePlan(int replica, Range r) {
-        if (scalePlans[replica][r.index()] == null) {
-            KernelArray x = handle(r.dtype(), r.count());
-            TaskGraph g = new TaskGraph("clip" + r.index()).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
+    private ExecutionPlan scalePlan(Part part) {
+        if (scalePlans[part.index()] == null) {
+            KernelArray x = handle(part.dtype(), part.count());
+            TaskGraph g = new TaskGraph("clip" + part.index()).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
             switch (x) {
                 case FloatArray f -> g.task("scale", ClipKernels::scaleBy, f, factor);
                 case Bfloat16Array h -> g.task("scale", ClipKernels::scaleByBf16, h, factor);
                 case HalfArray h -> g.task("scale", ClipKernels::scaleByF16, h, factor);
                 default -> throw new IllegalStateException();
             }
-            scalePlans[replica][r.index()] = bound(g, x, replica, r);
+            scalePlans[part.index()] = bound(g, x, part);
         }
-        return scalePlans[replica][r.index()];
+        return scalePlans[part.index()];
     }
 
-    private ExecutionPlan bound(TaskGraph g, KernelArray x, int replica, Range r) {
-        Device d = buckets.devices().get(replica);
-        Gradient range = range(replica, r);
+    private ExecutionPlan bound(TaskGraph g, KernelArray x, Part part) {
+        Device d = buckets.devices().get(part.replica());
         return new ExecutionPlan(g.snapshot()).withDevice(d)
-                .bind(x, d, new DeviceSlice(range.buffer(), range.byteOffset(), x.getSize()));
+                .bind(x, d, new DeviceSlice(part.view().buffer(), part.view().byteOffset(), x.getSize()));
     }
 
-    /** The range's bytes within a JVM device's buffer. */
+    /** The view's bytes within a JVM device's buffer. */
     private static MemorySegment hostView(JvmBuffer buffer, Gradient g) {
         return buffer.segment().asSlice(g.byteOffset(), g.byteSize());
     }
@@ -176,9 +237,11 @@ final class BucketNorms implements AutoCloseable {
 
     @Override
     public void close() {
-        for (ExecutionPlan p : normPlans) {
-            if (p != null) {
-                p.close();
+        for (ExecutionPlan[] plans : new ExecutionPlan[][] {normPlans, scalePlans}) {
+            for (ExecutionPlan p : plans) {
+                if (p != null) {
+                    p.close();
+                }
             }
         }
         for (DoubleArray[] arrays : new DoubleArray[][] {partials, widePartials}) {
@@ -188,13 +251,9 @@ final class BucketNorms implements AutoCloseable {
                 }
             }
         }
-        for (ExecutionPlan[] row : scalePlans) {
-            for (ExecutionPlan p : row) {
-                if (p != null) {
-                    p.close();
-                }
-            }
-        }
         factor.close();
+        if (exchange != null) {
+            exchange.close();
+        }
     }
 }

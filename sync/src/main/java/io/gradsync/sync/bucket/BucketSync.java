@@ -65,7 +65,10 @@ import java.util.concurrent.TimeUnit;
  * {@link #finish()} every replica holds the average on its shard of every bucket and the rest is
  * left as backward wrote it; the optimizer steps the shards alone, into parameters held in a bucket
  * set of the same layout ({@link GradientBuckets#sameLayout()}), and {@link #allGather} then gives
- * every replica all of them. The global norm and clipping are not offered for shards yet.
+ * every replica all of them. The global norm is that of all the averages: each replica sums the
+ * squares of its shards, and the replicas' sums are added in replica order (with several
+ * processes, after an all-gather of their bits), so every replica gets the same norm and clipping
+ * scales every shard alike; the same norm as unsharded up to the order of the float64 additions.
  *
  * <p>Not for concurrent steps: one step at a time, {@code markReady} may be called from any thread.
  * Does not own the buckets or the synchronizer; {@link #close()} stops the background thread.
@@ -193,10 +196,6 @@ public final class BucketSync implements AutoCloseable {
                         + buckets.globalIndex(0) + ", but the synchronizer works on " + synchronizer.worldSize() + " from rank "
                         + synchronizer.rank() + ": build them with GradientBuckets.Builder.sharded(synchronizer)");
             }
-            if (options.needsNorm()) {
-                throw new IllegalArgumentException("sharded buckets: the global norm and clipping are not built for shards yet "
-                        + "(each replica holds the average of its shard only); use Options.averageOnly()");
-            }
         }
         this.sharded = buckets.isSharded();
         this.norms = new BucketNorms(buckets);
@@ -207,7 +206,7 @@ public final class BucketSync implements AutoCloseable {
             bucketOfParameter[i] = buckets.bucketIndexOf(i);
         }
         this.coalesce = synchronizer.worldSize() == buckets.devices().size();
-        this.fused = options.needsNorm() && coalesce && synchronizer.worldSize() > 1
+        this.fused = options.needsNorm() && coalesce && synchronizer.worldSize() > 1 && !sharded
                 && synchronizer instanceof FusedSumOfSquares f ? f : null;
         this.bucketSquares = new double[buckets.buckets().size()];
         this.executor = Executors.newSingleThreadScheduledExecutor(r -> {
@@ -610,7 +609,7 @@ public final class BucketSync implements AutoCloseable {
                         sumSquares += b;
                     }
                 } else {
-                    sumSquares = norms.sumOfSquares();
+                    sumSquares = norms.sumOfSquares(synchronizer);
                 }
                 norm = Math.sqrt(sumSquares);
                 finite = Double.isFinite(sumSquares);

@@ -13,6 +13,7 @@ import io.gradsync.sync.Shards;
 import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.Synchronizers;
 import io.gradsync.sync.backend.ptx.PtxOnJvm;
+import io.gradsync.tasks.cuda.CudaRuntime;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.jvm.JvmRuntime;
 import io.gradsync.tasks.opencl.OpenClRuntime;
@@ -21,9 +22,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Sharded buckets (ZeRO-2): a step reduce-scatters every bucket, so each replica's shard holds the
@@ -142,6 +145,69 @@ class ShardedBucketsTest {
         }
     }
 
+    /**
+     * The norm of a sharded step is the unsharded step's (up to the order of its float64 additions),
+     * the same on every replica; clipping scales each shard's average as the unsharded step scales
+     * it and leaves the rest as backward wrote it; a NaN anywhere makes the step not finite, unclipped.
+     */
+    @ParameterizedTest
+    @MethodSource("backends")
+    void theNormAndClippingCoverEveryShard(String backend) {
+        List<? extends Device> devices = devices(backend, 3);
+        normAndClipping(backend, devices, synchronizer(backend, devices));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"ptx", "cpu"})
+    @Tag("gpu")
+    void theNormAndClippingCoverEveryShardOnGpus(String backend) {
+        assumeTrue(CudaRuntime.status().available(), () -> CudaRuntime.status().describe());
+        List<? extends Device> devices = CudaRuntime.logicalDevices(3, 1);
+        normAndClipping(backend + " on GPUs", devices, Synchronizers.create(SyncBackend.parse(backend), devices));
+    }
+
+    private static void normAndClipping(String backend, List<? extends Device> devices, GradientSynchronizer synchronizer) {
+        List<BucketSyncTest.Param> params = BucketSyncTest.mixedModel(9, 30, 1L << 20);
+        try (GradientSynchronizer sync = synchronizer;
+             GradientBuckets clipped = sharded(devices, params, sync);
+             GradientBuckets plain = sharded(devices, params, sync);
+             GradientBuckets whole = BucketSyncTest.buckets(devices, params, 256 << 10);
+             BucketSync wholeStep = new BucketSync(whole, sync, BucketSync.Options.averageOnly().withNorm());
+             BucketSync plainStep = new BucketSync(plain, sync, BucketSync.Options.averageOnly().withNorm())) {
+            BucketSyncTest.fillRandom(whole, params, 91);
+            BucketSyncTest.fillRandom(plain, params, 91);
+            List<List<MemorySegment>> inputs = BucketSyncTest.fillRandom(clipped, params, 91);
+            double norm = wholeStep.synchronize().globalNorm();
+            BucketSync.StepResult unclipped = plainStep.synchronize();
+            assertTrue(unclipped.finite());
+            assertEquals(norm, unclipped.globalNorm(), 1e-12 * norm, backend + ": the sharded norm is the unsharded one");
+            try (BucketSync clipStep = new BucketSync(clipped, sync, BucketSync.Options.averageOnly().withClipping(norm / 3))) {
+                BucketSync.StepResult r = clipStep.synchronize();
+                assertEquals(unclipped.globalNorm(), r.globalNorm(), "the same sums: the same norm");
+                assertTrue(r.clipScale() < 0.34 && r.clipScale() > 0.33, "scale " + r.clipScale());
+                for (int rep = 0; rep < 3; rep++) {
+                    for (GradientBuckets.Bucket b : clipped.buckets()) {
+                        Shards own = clipped.shardRange(rep, b.index());
+                        MemorySegment want = BucketSyncTest.read(plain.bucketGradient(rep, b.index()));
+                        io.gradsync.sync.internal.HostAverage.scale(b.dtype(), want, own.offset(), own.end(), (float) r.clipScale());
+                        MemorySegment got = BucketSyncTest.read(clipped.bucketGradient(rep, b.index()));
+                        long at = got.mismatch(want);
+                        assertEquals(-1, at, backend + ": replica " + rep + ", bucket " + b.index() + ", byte " + at
+                                + " (shard " + own + "): not the clipped average inside the shard, or changed outside it");
+                    }
+                }
+                // a NaN in one replica's gradient: the norm is NaN on every replica and nothing is scaled
+                MemorySegment poisoned = inputs.get(2).get(0);
+                BucketSyncTest.Param first = params.get(0);
+                BucketSyncTest.fillRandom(clipped, params, 92);
+                poisoned.fill((byte) 0xFF); // all ones: a NaN in every type
+                BucketSyncTest.write(clipped.gradient(2, first.name()), poisoned);
+                BucketSync.StepResult bad = clipStep.synchronize();
+                assertTrue(!bad.finite() && Double.isNaN(bad.globalNorm()) && bad.clipScale() == 1, backend + ": " + bad);
+            }
+        }
+    }
+
     @Test
     void shardsAreAlignedAndOfOneSize() {
         List<? extends Device> devices = devices("jvm", 3);
@@ -174,9 +240,6 @@ class ShardedBucketsTest {
             IllegalArgumentException world = assertThrows(IllegalArgumentException.class,
                     () -> new BucketSync(otherWorld, sync, BucketSync.Options.averageOnly()));
             assertTrue(world.getMessage().contains("cut over 4 replicas") && world.getMessage().contains("works on 3"), world.getMessage());
-            IllegalArgumentException norm = assertThrows(IllegalArgumentException.class,
-                    () -> new BucketSync(sharded, sync, BucketSync.Options.averageOnly().withClipping(1)));
-            assertTrue(norm.getMessage().contains("norm and clipping are not built for shards"), norm.getMessage());
             IllegalStateException notSharded = assertThrows(IllegalStateException.class, () -> plain.allGather(unsharded));
             assertTrue(notSharded.getMessage().contains("not sharded"), notSharded.getMessage());
             assertThrows(IllegalStateException.class, () -> unsharded.shard(0, 0));
