@@ -31,7 +31,7 @@ import java.util.function.Consumer;
  *     backward order, then {@link BucketSync#finish()}, as a training loop calls them (no backward
  *     runs in between here, so nothing hides the collectives);
  * <li>{@code bucket-sync}: {@link BucketSync#synchronize()}, the synchronous path;
- * <li>{@code sharded-step} (several replicas, no norm): the same model in sharded buckets
+ * <li>{@code sharded-step} (several replicas; with the norm where the others have it): the same model in sharded buckets
  *     ({@link GradientBuckets.Builder#sharded}), marked ready and finished (each bucket
  *     reduce-scattered), then the parameters' all-gather ({@link BucketSync#allGather}) into a
  *     bucket set of the same layout: ZeRO-2's sync, the same bytes as the average.
@@ -57,7 +57,7 @@ public final class ModelBench {
      * @param wrongBuckets parameters' elements off the float64 average after one bucketed step; -1 unchecked
      * @param norm         the bucketed forms also computed the global norm and finite check (then the
      *                     goal does not apply: the flat buffer only averages)
-     * @param sharded      the sharded step's timing; null where it was not run (one replica, or the norm)
+     * @param sharded      the sharded step's timing; null where it was not run (one replica)
      */
     public record Result(SyncBackend backend, String runtime, int replicas, DType dtype, long bytes, int tensors,
             int buckets, long bucketBytes, long paddedBytes, long largestBytes, long seed, int iterations,
@@ -120,7 +120,7 @@ public final class ModelBench {
         long[] offsets = model.denseOffsets();
         List<DeviceBuffer> flat = new ArrayList<>();
         List<HostBuffer> inputs = new ArrayList<>();
-        boolean shard = !norm && sync.worldSize() > 1;
+        boolean shard = sync.worldSize() > 1;
         try (Arena arena = Arena.ofShared();
                 GradientBuckets buckets = model.buckets(devices, bucketBytes);
                 BucketSync bucketSync = new BucketSync(buckets, sync,
@@ -128,7 +128,8 @@ public final class ModelBench {
                 GradientBuckets shardedGrads = shard ? model.register(GradientBuckets.builder(devices).bucketBytes(bucketBytes)
                         .sharded(sync)).build() : null;
                 GradientBuckets shardedParams = shard ? shardedGrads.sameLayout() : null;
-                BucketSync shardedSync = shard ? new BucketSync(shardedGrads, sync, BucketSync.Options.averageOnly()) : null) {
+                BucketSync shardedSync = shard ? new BucketSync(shardedGrads, sync,
+                        norm ? BucketSync.Options.averageOnly().withNorm() : BucketSync.Options.averageOnly()) : null) {
             List<Replica> flatReplicas = SyncBench.flatReplicas(sync, devices, "model", dtype, count, seed, flat, inputs);
             for (int r = 0; r < devices.size(); r++) {
                 HostBuffer host = inputs.get(r);

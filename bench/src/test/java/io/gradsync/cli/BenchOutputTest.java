@@ -97,6 +97,8 @@ class BenchOutputTest {
                 + "buffer's throughput .*no goal: the flat buffer only averages")), r.out());
         assertTrue(r.out().lines().anyMatch(l -> l.trim().startsWith("bucket-step ") && l.matches(".*%\\s+-\\s+\\d+$")),
                 "no verdict in the goal column:\n" + r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("# sharded step .*: [0-9.]+ x the bucket step's time: .*")),
+                "the sharded step with the norm too:\n" + r.out());
         JsonNode report = JSON.readTree(out.resolve("norm.json").toFile());
         assertTrue(schema.validate(report).isEmpty(), schema.validate(report).toString());
         assertTrue(report.get("settings").get("model").get("norm").asBoolean());

@@ -143,7 +143,7 @@ final class BucketNorms implements AutoCloseable {
         for (Part part : mine) {
             if (part.view().buffer() instanceof JvmBuffer jb) {
                 jb.device().synchronize(); // work queued on the device's streams writes this memory
-                sum += HostAverage.sumOfSquares(part.dtype(), hostView(jb, part.view()), part.count());
+                sum += hostSumOfSquares(part.dtype(), hostView(jb, part.view()), part.count());
             } else {
                 normPlan(part).execute();
                 DoubleArray p = partials[part.index()];
@@ -151,6 +151,28 @@ final class BucketNorms implements AutoCloseable {
                     sum += p.get(i);
                 }
             }
+        }
+        return sum;
+    }
+
+    /** Host memory is summed in cells of this many elements, on every core. */
+    private static final int CELL = 1 << 16;
+
+    /**
+     * The sum of squares of {@code count} values in host memory: cells summed on every core, added
+     * in order, so the bits do not depend on the threads.
+     */
+    private static double hostSumOfSquares(DType dtype, MemorySegment values, long count) {
+        int cells = Math.toIntExact((count + CELL - 1) / CELL);
+        if (cells <= 1) {
+            return HostAverage.sumOfSquares(dtype, values, count);
+        }
+        double[] sums = new double[cells];
+        java.util.stream.IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquares(dtype,
+                values.asSlice((long) c * CELL * dtype.bytes()), Math.min(CELL, count - (long) c * CELL)));
+        double sum = 0;
+        for (double v : sums) {
+            sum += v;
         }
         return sum;
     }

@@ -127,11 +127,11 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
         if (chunks.isEmpty()) {
             return null;
         }
-        if (!collect && inPlaceViews.applies(replicas)) { // JVM devices: the replicas are host memory already
+        if (inPlaceViews.applies(replicas)) { // JVM devices: the replicas are host memory already
             awaitCallerWorkOnHost(); // a synchronous call: its replicas' streams (JVM devices') waited for here
             long t1 = System.nanoTime();
             stats.phase("prepare", t1 - t0);
-            RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers, inPlaceViews);
+            RuntimeException failure = HostInPlace.run(replicas, chunks, op, workers, inPlaceViews, chunkSquares, this::cellSquares);
             stats.phase("in place", System.nanoTime() - t1);
             if (failure != null) {
                 throw failure;
@@ -201,32 +201,37 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
     private void reduce(StagingPlan.Chunk chunk, int slot, MemorySegment[] in, int k) {
         long base = slot * options.chunkBytes();
         double[][] squares = chunkSquares;
-        double[] sums = null;
-        if (squares != null) {
-            long cells = 0;
-            for (StagingPlan.Piece p : chunk.pieces()) {
-                cells += cellsOf(p);
-            }
-            sums = new double[Math.toIntExact(cells)];
-        }
-        int c = 0;
         for (StagingPlan.Piece p : chunk.pieces()) {
             for (int r = 0; r < in.length; r++) {
                 in[r] = ring.staging[r].segment().asSlice(base + p.slotOffset(), p.bytes());
             }
             MemorySegment out = ring.result.segment().asSlice(base + p.slotOffset(), p.bytes());
             HostAverage.average(p.dtype(), in, out, 0, p.count());
-            if (sums != null) { // fused: the piece just written is still in cache
-                long cell = cellBytes() / p.dtype().bytes();
-                for (long at = 0; at < p.count(); at += cell) {
-                    sums[c++] = HostAverage.sumOfSquares(p.dtype(), out.asSlice(at * p.dtype().bytes()),
-                            Math.min(cell, p.count() - at));
-                }
+        }
+        if (squares != null) { // fused: the chunk just written is still in cache
+            squares[k] = cellSquares(chunk, p -> ring.result.segment().asSlice(base + p.slotOffset(), p.bytes()));
+        }
+    }
+
+    /**
+     * A chunk's cells' sums of squares, piece by piece in chunk order and each piece cut into
+     * cells from its start ({@link #cellBytes}): the same numbers wherever the average was written.
+     */
+    private double[] cellSquares(StagingPlan.Chunk chunk, java.util.function.Function<StagingPlan.Piece, MemorySegment> average) {
+        long cells = 0;
+        for (StagingPlan.Piece p : chunk.pieces()) {
+            cells += cellsOf(p);
+        }
+        double[] sums = new double[Math.toIntExact(cells)];
+        int c = 0;
+        for (StagingPlan.Piece p : chunk.pieces()) {
+            MemorySegment out = average.apply(p);
+            long cell = cellBytes() / p.dtype().bytes();
+            for (long at = 0; at < p.count(); at += cell) {
+                sums[c++] = HostAverage.sumOfSquares(p.dtype(), out.asSlice(at * p.dtype().bytes()), Math.min(cell, p.count() - at));
             }
         }
-        if (squares != null) {
-            squares[k] = sums;
-        }
+        return sums;
     }
 
     @Override

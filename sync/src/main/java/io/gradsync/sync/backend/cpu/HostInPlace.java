@@ -121,14 +121,18 @@ final class HostInPlace {
         }
     }
 
-    /** {@code op} on every chunk, on the workers, for replicas that {@link Views#applies}; returns the first failure, or null. */
+    /**
+     * {@code op} on every chunk, on the workers, for replicas that {@link Views#applies}; returns
+     * the first failure, or null. With {@code squares} (an average only), each chunk's cells'
+     * sums of squares of the average go into {@code squares[chunk]}, as {@code cells} cuts its pieces.
+     */
     static RuntimeException run(List<Replica> replicas, List<StagingPlan.Chunk> chunks, Collective op, StagingWorkers workers,
-            Views cached) {
+            Views cached, double[][] squares, CellSquares cells) {
         if (!cached.applies(replicas)) {
             throw new IllegalStateException("the replicas are not all in JVM devices' memory");
         }
         MemorySegment[][] views = cached.byGradient;
-        Pieces[] batches = op.kind() == Collective.Kind.ALL_REDUCE ? cached.shortFp32(chunks) : null;
+        Pieces[] batches = op.kind() == Collective.Kind.ALL_REDUCE && squares == null ? cached.shortFp32(chunks) : null;
         AtomicInteger next = new AtomicInteger();
         return workers.run(chunks.size(), () -> {
             MemorySegment[] shard = new MemorySegment[replicas.size()]; // a worker's scratch for a reduce-scatter's shards
@@ -143,9 +147,17 @@ final class HostInPlace {
                     for (StagingPlan.Piece p : chunks.get(k).pieces()) {
                         piece(views[p.gradient()], p, op, shard);
                     }
+                    if (squares != null) { // each piece's average in replica 0, cell by cell
+                        squares[k] = cells.of(chunks.get(k), p -> view(views[p.gradient()], 0, p, p.first(), p.first() + p.count()));
+                    }
                 }
             }
         });
+    }
+
+    /** Cuts a chunk's pieces into the fused sum's cells and sums each cell's squares, given where each piece's average is. */
+    interface CellSquares {
+        double[] of(StagingPlan.Chunk chunk, java.util.function.Function<StagingPlan.Piece, MemorySegment> average);
     }
 
     /**
