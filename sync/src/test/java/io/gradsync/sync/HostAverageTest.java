@@ -279,6 +279,29 @@ class HostAverageTest {
         };
     }
 
+    /** The host's quick sum of squares: the kernels' sum within float64 rounding, the same bits every time, NaN and infinity as they say. */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.EnumSource(DType.class)
+    void theFastSumOfSquaresIsTheSum(DType dtype) {
+        SplittableRandom rnd = new SplittableRandom(dtype.ordinal() + 77L);
+        try (Arena arena = Arena.ofConfined()) {
+            for (int count : new int[] {0, 1, 7, 31, 32, 33, 1000, 16384, 65536 + 13}) {
+                MemorySegment x = arena.allocate(Math.max(1, (long) count * dtype.bytes()), 64);
+                io.gradsync.sync.verify.RandomGradients.fill(dtype, x, count, rnd);
+                double want = HostAverage.sumOfSquares(dtype, x, count);
+                double got = HostAverage.sumOfSquaresFast(dtype, x, count);
+                assertEquals(want, got, 1e-12 * want, dtype + " x " + count);
+                assertEquals(Double.doubleToRawLongBits(got), Double.doubleToRawLongBits(HostAverage.sumOfSquaresFast(dtype, x, count)));
+                if (count > 1) {
+                    put(dtype, x, count - 1, Float.POSITIVE_INFINITY);
+                    assertEquals(Double.POSITIVE_INFINITY, HostAverage.sumOfSquaresFast(dtype, x, count), dtype + " x " + count);
+                    put(dtype, x, count / 2, Float.NaN);
+                    assertTrue(Double.isNaN(HostAverage.sumOfSquaresFast(dtype, x, count)), dtype + " x " + count);
+                }
+            }
+        }
+    }
+
     /** Same bits, or both NaN (NaN payloads may differ between the vector and scalar conversions). */
     private static void assertSame(DType dtype, int want, int got, String what) {
         if (dtype != DType.FP32 ? isNaN16(dtype, want) : Float.isNaN(Float.intBitsToFloat(want))) {

@@ -165,10 +165,10 @@ final class BucketNorms implements AutoCloseable {
     private static double hostSumOfSquares(DType dtype, MemorySegment values, long count) {
         int cells = Math.toIntExact((count + CELL - 1) / CELL);
         if (cells <= 1) {
-            return HostAverage.sumOfSquares(dtype, values, count);
+            return HostAverage.sumOfSquaresFast(dtype, values, count);
         }
         double[] sums = new double[cells];
-        java.util.stream.IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquares(dtype,
+        java.util.stream.IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquaresFast(dtype,
                 values.asSlice((long) c * CELL * dtype.bytes()), Math.min(CELL, count - (long) c * CELL)));
         double sum = 0;
         for (double v : sums) {

@@ -304,6 +304,23 @@ public final class HostAverage {
     }
 
     /**
+     * The float64 sum of squares of {@code count} values, for the host's own norm passes: in the
+     * SIMD lanes where the vector module is (the JVM forms of {@code sumOfSquares*}: a fixed order
+     * for a given length, not the kernels'), else as {@link #sumOfSquares}. NaN if any value is,
+     * else infinity if any is infinite.
+     */
+    public static double sumOfSquaresFast(DType dtype, MemorySegment values, long count) {
+        if (!Lanes.available()) {
+            return sumOfSquares(dtype, values, count);
+        }
+        return switch (dtype) {
+            case FP32 -> Lanes.sumOfSquaresF32(values, 0, count);
+            case BF16 -> Lanes.sumOfSquaresBf16(values, 0, count);
+            case FP16 -> Lanes.sumOfSquaresF16(values, 0, count);
+        };
+    }
+
+    /**
      * The float64 sum of squares of {@code count} values, added exactly as the GPUs add them: it
      * is the partials kernel's own Java ({@link ReductionKernels#sumOfSquaresPartials}) run as one
      * thread with one slot (eight running sums, added pairwise), not a copy of its order.

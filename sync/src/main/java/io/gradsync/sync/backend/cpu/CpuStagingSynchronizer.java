@@ -228,7 +228,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
             MemorySegment out = average.apply(p);
             long cell = cellBytes() / p.dtype().bytes();
             for (long at = 0; at < p.count(); at += cell) {
-                sums[c++] = HostAverage.sumOfSquares(p.dtype(), out.asSlice(at * p.dtype().bytes()), Math.min(cell, p.count() - at));
+                sums[c++] = HostAverage.sumOfSquaresFast(p.dtype(), out.asSlice(at * p.dtype().bytes()), Math.min(cell, p.count() - at));
             }
         }
         return sums;
