@@ -30,6 +30,11 @@ public enum BenchCollective {
         return label;
     }
 
+    /** Whether it averages, so that fp32 gradients may cross on a 16-bit wire. */
+    public boolean sums() {
+        return this == ALL_REDUCE || this == REDUCE_SCATTER;
+    }
+
     /** nccl-tests' redop column. */
     public String redop() {
         return redop;

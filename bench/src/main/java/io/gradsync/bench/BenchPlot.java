@@ -59,7 +59,7 @@ public final class BenchPlot {
         boolean severalCollectives = report.rows().stream().map(SyncMeasurement::collective).distinct().count() > 1;
         Map<String, List<SyncMeasurement>> lines = new LinkedHashMap<>();
         for (SyncMeasurement m : report.rows()) {
-            String name = (severalCollectives ? m.collective().label() + ", " : "") + m.backend().label() + " (" + m.runtime() + ")"
+            String name = (severalCollectives ? m.collective().label() + ", " : "") + m.label() + " (" + m.runtime() + ")"
                     + (severalTypes ? " " + m.dtype().label() : "");
             lines.computeIfAbsent(name, k -> new ArrayList<>()).add(m);
         }

@@ -34,8 +34,12 @@ public final class BenchReport {
     public record Skipped(String backend, String reason) {
     }
 
-    /** The fastest backend (highest busbw) for one dtype and size. */
-    public record Winner(BenchCollective collective, DType dtype, long bytes, String backend, double busbwGBs) {
+    /** The fastest backend (highest busbw) for one collective, dtype and size, and the type its fp32 gradients crossed as. */
+    public record Winner(BenchCollective collective, DType dtype, long bytes, String backend, DType wire, double busbwGBs) {
+        /** As {@link SyncMeasurement#label()}. */
+        public String label() {
+            return backend + (wire == DType.FP32 ? "" : ", " + wire.label() + " wire");
+        }
     }
 
     private final List<SyncMeasurement> rows = new ArrayList<>();
@@ -132,7 +136,7 @@ public final class BenchReport {
             String key = m.collective() + "/" + m.dtype() + "/" + m.bytes();
             Winner w = best.get(key);
             if (w == null || m.busbwGBs() > w.busbwGBs()) {
-                best.put(key, new Winner(m.collective(), m.dtype(), m.bytes(), m.backend().label(), m.busbwGBs()));
+                best.put(key, new Winner(m.collective(), m.dtype(), m.bytes(), m.backend().label(), m.wire(), m.busbwGBs()));
             }
         }
         List<Winner> list = new ArrayList<>(best.values());
@@ -140,10 +144,10 @@ public final class BenchReport {
         return list;
     }
 
-    /** The runner-up's busbw for the winner's dtype and size, if another backend ran it. */
+    /** The runner-up's busbw for the winner's dtype and size, if another backend (or wire) ran it. */
     public Optional<SyncMeasurement> runnerUp(Winner w) {
         return rows.stream().filter(m -> m.collective() == w.collective() && m.dtype() == w.dtype() && m.bytes() == w.bytes()
-                        && !m.backend().label().equals(w.backend()))
+                        && !m.label().equals(w.label()))
                 .max(Comparator.comparingDouble(SyncMeasurement::busbwGBs));
     }
 
@@ -165,6 +169,7 @@ public final class BenchReport {
             r.put("bytes", m.bytes());
             r.put("count", m.count());
             r.put("dtype", m.dtype().label());
+            r.put("wire", m.wire().label());
             r.put("timing", m.timing());
             r.put("iterations", m.iterations());
             r.put("medianMicros", m.medianMicros());
@@ -240,7 +245,7 @@ public final class BenchReport {
         ArrayNode win = root.putArray("winners");
         for (Winner w : winners()) {
             win.addObject().put("collective", w.collective().label()).put("dtype", w.dtype().label()).put("bytes", w.bytes()).put("backend", w.backend())
-                    .put("busbwGBs", w.busbwGBs());
+                    .put("wire", w.wire().label()).put("busbwGBs", w.busbwGBs());
         }
         ArrayNode refs = root.putArray("references");
         for (AllReduceReference ref : references) {

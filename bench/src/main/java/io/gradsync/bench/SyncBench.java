@@ -95,7 +95,8 @@ public final class SyncBench {
             }
             Timing t = Timing.of(micros);
             return new SyncMeasurement(sync.backend(), devices.getFirst().runtime().label(), sync.worldSize(), used,
-                    dtype, t.medianMicros(), t.minMicros(), t.maxMicros(), iterations, wrong, SyncMeasurement.HOST_TIMING, collective);
+                    dtype, t.medianMicros(), t.minMicros(), t.maxMicros(), iterations, wrong, SyncMeasurement.HOST_TIMING, collective,
+                    dtype == DType.FP32 && collective.sums() ? wire : DType.FP32);
         } finally {
             buffers.forEach(DeviceBuffer::close);
             inputs.forEach(HostBuffer::close);

@@ -164,10 +164,10 @@ final class BenchCommand implements Callable<Integer> {
             + "as after ExecutionPlan.execute, can skip it too): shows what that wait costs small calls.")
     boolean noCallerWait;
 
-    @Option(names = "--wire", defaultValue = "fp32", paramLabel = "TYPE", description = "Every backend: the type fp32 "
+    @Option(names = "--wire", defaultValue = "fp32", paramLabel = "TYPES", description = "Every backend: the type fp32 "
             + "gradients cross between replicas as in the average and the reduce-scatter: fp32 (as they are), bf16 or fp16 (half "
-            + "the bytes; each value and the average rounded to it; #wrong then counts against that rounding). Run once with and "
-            + "once without to compare (default: ${DEFAULT-VALUE}).")
+            + "the bytes; each value and the average rounded to it; #wrong then counts against that rounding). Several, comma-"
+            + "separated (fp32,bf16), time each in turn and print the speed-up over the first (default: ${DEFAULT-VALUE}).")
     String wire;
 
     @Option(names = "--json", paramLabel = "FILE", description = "Write every figure, the skipped backends, the link bounds "
@@ -223,6 +223,7 @@ final class BenchCommand implements Callable<Integer> {
             }
         }
         SyncOptions options = Usage.parse(spec, this::options);
+        List<DType> wires = Usage.parse(spec, () -> parseWires(wire));
         List<SyncBackend> chosen = Usage.parse(spec, () -> chooseBackends(backends, n));
         if (plot != null && plot.toString().isEmpty()) {
             throw Usage.error(spec, "--plot needs a file name, got ''");
@@ -237,14 +238,14 @@ final class BenchCommand implements Callable<Integer> {
         if (plot != null) {
             Preflight.writableFile(spec, "--plot", plot);
         }
-        checkMemory(n, sizeList, chosen, options);
+        checkMemory(n, sizeList, chosen, options.withWire(wires.stream().filter(w -> w != DType.FP32).findFirst().orElse(DType.FP32)));
 
         BenchReport report = new BenchReport();
         references.forEach(report::addReference);
         if (!models.isEmpty() && !ops.equals(List.of(BenchCollective.ALL_REDUCE))) {
             throw Usage.error(spec, "--model times the bucketed average; --collective goes with the --sizes sweep");
         }
-        int stepsPerBackend = models.isEmpty() ? types.size() * sizeList.size() * ops.size() : models.size();
+        int stepsPerBackend = wires.size() * (models.isEmpty() ? types.size() * sizeList.size() * ops.size() : models.size());
         try (BackendDevices pool = launch != null ? null : new BackendDevices(rt, n, shareGpus);
              ProgressBar bar = progressBar(chosen.size() * stepsPerBackend)) {
             if (bar != null) {
@@ -267,11 +268,12 @@ final class BenchCommand implements Callable<Integer> {
                     skip(out, report, backend, e, bar, stepsPerBackend);
                     continue;
                 }
+                for (DType wireType : wires) {
                 GradientSynchronizer created;
                 try {
-                    created = Synchronizers.create(backend, selected, options);
+                    created = Synchronizers.create(backend, selected, options.withWire(wireType));
                 } catch (UnsupportedOperationException | IllegalArgumentException e) {
-                    skip(out, report, backend, e, bar, stepsPerBackend);
+                    skip(out, report, backend, e, bar, stepsPerBackend / wires.size());
                     continue;
                 }
                 try (GradientSynchronizer sync = created) {
@@ -281,7 +283,7 @@ final class BenchCommand implements Callable<Integer> {
                     }
                     String title = "backend " + sync.backend().label() + " (" + backend.label() + "), " + sync.worldSize() + " x "
                             + selected.getFirst().runtime().label() + " (" + selected.getFirst().name() + "), "
-                            + (options.wire() == DType.FP32 ? "" : options.wire().label() + " wire, ");
+                            + (wireType == DType.FP32 ? "" : wireType.label() + " wire, ");
                     for (MixedModel m : models) {
                         long seed = launch != null ? 31 * m.totalBytes() + m.dtype().ordinal() : ThreadLocalRandom.current().nextLong();
                         List<String> profiles = new ArrayList<>();
@@ -299,10 +301,16 @@ final class BenchCommand implements Callable<Integer> {
                     }
                     for (DType dtype : models.isEmpty() ? types : List.<DType>of()) { // the --sizes sweep, unless --model
                       for (BenchCollective op : ops) {
+                        if (wireType != DType.FP32 && (dtype != DType.FP32 || !op.sums())) {
+                            if (bar != null) {
+                                bar.stepBy(sizeList.size()); // nothing crosses the wire: timed with the others
+                            }
+                            continue;
+                        }
                         table.header(title + dtype.label() + (ops.size() > 1 || op != BenchCollective.ALL_REDUCE ? ", " + op.label() : ""));
                         for (long size : sizeList) {
                             long seed = launch != null ? 31 * size + dtype.ordinal() : ThreadLocalRandom.current().nextLong(); // ranks agree
-                            SyncMeasurement m = SyncBench.measure(sync, selected, op, size, dtype, options.wire(), warmup, iterations,
+                            SyncMeasurement m = SyncBench.measure(sync, selected, op, size, dtype, wireType, warmup, iterations,
                                     !noCheck, seed);
                             table.row(m);
                             report.add(m);
@@ -317,11 +325,15 @@ final class BenchCommand implements Callable<Integer> {
                       }
                     }
                 }
+                }
             }
             if (pool != null && !noBounds) {
                 measureBounds(out, report, pool, sizeList);
             }
             printSummary(out, report);
+            if (wires.size() > 1) {
+                printWires(out, report, wires.getFirst());
+            }
             for (AllReduceReference ref : report.references()) {
                 printAgainst(out, report, ref);
             }
@@ -386,18 +398,48 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private static void printSummary(PrintStream out, BenchReport report) {
-        if (report.rows().stream().map(SyncMeasurement::backend).distinct().count() < 2) {
+        if (report.rows().stream().map(SyncMeasurement::label).distinct().count() < 2) {
             return;
         }
         out.println("# summary: fastest backend per collective and size (busbw)");
-        out.printf(Locale.ROOT, "#%14s %9s %12s %-10s %10s %-10s %10s %8s%n", "collective", "type", "size", "winner", "busbw", "next", "busbw",
+        out.printf(Locale.ROOT, "#%14s %9s %12s %-17s %10s %-17s %10s %8s%n", "collective", "type", "size", "winner", "busbw", "next", "busbw",
                 "ratio");
         for (BenchReport.Winner w : report.winners()) {
             var next = report.runnerUp(w);
-            out.printf(Locale.ROOT, " %14s %9s %12s %-10s %10.2f %-10s %10s %8s%n", w.collective().label(), w.dtype().label(), Sizes.format(w.bytes()),
-                    w.backend(), w.busbwGBs(), next.map(m -> m.backend().label()).orElse("-"),
+            out.printf(Locale.ROOT, " %14s %9s %12s %-17s %10.2f %-17s %10s %8s%n", w.collective().label(), w.dtype().label(), Sizes.format(w.bytes()),
+                    w.label(), w.busbwGBs(), next.map(SyncMeasurement::label).orElse("-"),
                     next.map(m -> String.format(Locale.ROOT, "%.2f", m.busbwGBs())).orElse("-"),
                     next.map(m -> String.format(Locale.ROOT, "%.2fx", w.busbwGBs() / m.busbwGBs())).orElse("-"));
+        }
+    }
+
+    /** --wire: the types, each once; an unknown one is named. */
+    static List<DType> parseWires(String text) {
+        List<DType> out = new ArrayList<>();
+        for (String part : text.split(",", -1)) {
+            DType t = BackendOptions.prefixed("--wire", () -> DType.parse(part.trim()));
+            if (out.contains(t)) {
+                throw new IllegalArgumentException("--wire: " + t.label() + " twice");
+            }
+            out.add(t);
+        }
+        return out;
+    }
+
+    /** Several wires: each fp32 row's time on the first wire over its time on another, per backend, collective and size. */
+    private static void printWires(PrintStream out, BenchReport report, DType first) {
+        out.println("# wire speed-up: the time with the " + first.label() + " wire / the time with this one (above 1: faster)");
+        out.printf(Locale.ROOT, "#%14s %-10s %12s %-6s %10s %10s %8s%n", "collective", "backend", "size", "wire", "time (us)", first.label() + " (us)",
+                "speed-up");
+        for (SyncMeasurement m : report.rows()) {
+            if (m.dtype() != DType.FP32 || !m.collective().sums() || m.wire() == first) {
+                continue;
+            }
+            report.rows().stream().filter(b -> b.dtype() == DType.FP32 && b.wire() == first && b.backend() == m.backend()
+                    && b.collective() == m.collective() && b.bytes() == m.bytes() && b.runtime().equals(m.runtime())).findFirst()
+                    .ifPresent(b -> out.printf(Locale.ROOT, " %14s %-10s %12s %-6s %10.1f %10.1f %7.2fx%n", m.collective().label(),
+                            m.backend().label(), Sizes.format(m.bytes()), m.wire().label(), m.medianMicros(), b.medianMicros(),
+                            b.medianMicros() / m.medianMicros()));
         }
     }
 
@@ -571,8 +613,6 @@ final class BenchCommand implements Callable<Integer> {
         for (BackendOptions<?> backend : List.<BackendOptions<?>>of(openClOptions, cpuOptions, ncclOptions, ptxOptions)) {
             o = backend.applyTo(o);
         }
-        DType w = BackendOptions.prefixed("--wire", () -> DType.parse(wire));
-        o = o.withWire(w);
         return noCallerWait ? o.withWaitForCaller(false) : o;
     }
 

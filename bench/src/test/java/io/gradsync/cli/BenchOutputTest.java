@@ -87,6 +87,33 @@ class BenchOutputTest {
         assertTrue(out.contains("# Out of bounds values : 0 OK"), out);
     }
 
+    /**
+     * Several wires: each averaging collective of fp32 gradients timed once per wire, the copies and
+     * 16-bit gradients once, every row saying its wire in the JSON, and the speed-up over the first
+     * wire printed per backend and size.
+     */
+    @Test
+    void severalWiresAreTimedSideBySide(@TempDir Path out) throws Exception {
+        CliRun r = CliRun.of("bench", "--runtime", "jvm", "--backend", "cpu", "--devices", "2", "--sizes", "64K,256K",
+                "--dtype", "fp32,bf16", "--collective", "all-reduce,all-gather", "--wire", "fp32,bf16", "--iters", "2",
+                "--no-bounds", "--json", out.resolve("wires.json").toString());
+        assertEquals(0, r.exitCode(), r.out() + r.err());
+        JsonNode json = JSON.readTree(out.resolve("wires.json").toFile());
+        assertTrue(schema.validate(json).isEmpty(), schema.validate(json).toString());
+        List<String> rows = new java.util.ArrayList<>();
+        json.get("results").forEach(m -> rows.add(m.get("dtype").asText() + " " + m.get("collective").asText() + " " + m.get("wire").asText()));
+        assertEquals(List.of("fp32 all-reduce fp32", "fp32 all-reduce fp32", "fp32 all-gather fp32", "fp32 all-gather fp32",
+                "bf16 all-reduce fp32", "bf16 all-reduce fp32", "bf16 all-gather fp32", "bf16 all-gather fp32",
+                "fp32 all-reduce bf16", "fp32 all-reduce bf16"), rows, "the wire only where it carries something");
+        assertTrue(r.out().contains("# wire speed-up: the time with the fp32 wire / the time with this one"), r.out());
+        assertEquals(2, r.out().lines().filter(l -> l.matches("\\s+all-reduce cpu\\s+(64K|256K) bf16\\s+[0-9.]+\\s+[0-9.]+\\s+[0-9.]+x")).count(),
+                r.out());
+        assertTrue(r.out().lines().anyMatch(l -> l.matches("\\s+all-reduce\\s+fp32\\s+64K cpu\\s+.*cpu, bf16 wire.*")), r.out());
+        CliRun twice = CliRun.of("bench", "--runtime", "jvm", "--wire", "bf16,bf16");
+        assertEquals(2, twice.exitCode());
+        assertTrue(twice.err().contains("--wire: bf16 twice"), twice.err());
+    }
+
     /** With --norm the step also computes the global norm: its share of flat is shown, without the goal (about averaging alone). */
     @Test
     void modelModeWithTheNormShowsItsCostWithoutAGoal(@TempDir Path out) throws Exception {
