@@ -10,8 +10,8 @@ import org.junit.jupiter.api.Tag;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 /**
- * The bounds checks on a CUDA GPU, with {@link CudaKernels#BOUNDS_CHECK_PROPERTY} on (it is off by
- * default until this test has passed on a GPU; fails without one).
+ * The bounds checks on a CUDA GPU, with {@link CudaKernels#BOUNDS_CHECK_PROPERTY} on (off by
+ * default until every GPU test has run with it; fails without a GPU).
  */
 @Tag("gpu")
 class GpuCudaBoundsCheckTest extends BoundsChecks {

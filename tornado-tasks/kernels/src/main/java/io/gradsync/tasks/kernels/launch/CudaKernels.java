@@ -52,8 +52,8 @@ public final class CudaKernels {
     /**
      * System property: {@code true} runs users' kernels with every array access tested against its
      * array's length ({@link CompiledKernel#ptxChecked}), as OpenCL always does; an access out of
-     * bounds is then reported by {@link PreparedLaunch#checkBounds}. Off by default until seen to
-     * run on a GPU.
+     * bounds is then reported by {@link PreparedLaunch#checkBounds}. Off by default until every
+     * GPU test has run with it (its own tests pass on a GPU).
      */
     public static final String BOUNDS_CHECK_PROPERTY = "gradsync.cudaBoundsChecks";
 
