@@ -55,10 +55,10 @@ final class BucketNorms implements AutoCloseable {
     private final GradientBuckets buckets;
     private final List<List<Part>> parts;       // [replica]
     private final FloatArray factor = new FloatArray(1);
-    private final ExecutionPlan[] normPlans;    // [part]; built on first use
+    private final ExecutionPlan[] normPlans;    // [replica]: every part's sum in one execution; built on first use
     private final DoubleArray[] partials;       // [part]: what the host adds
     private final DoubleArray[] widePartials;   // [part]: the first stage's, on the device only
-    private final ExecutionPlan[] scalePlans;   // [part]
+    private final ExecutionPlan[] scalePlans;   // [replica]
     /** Several processes, sharded: per local replica the all-gather of every rank's sum (made on first use). */
     private SumExchange exchange;
 
@@ -74,10 +74,10 @@ final class BucketNorms implements AutoCloseable {
             all.add(List.copyOf(mine));
         }
         this.parts = List.copyOf(all);
-        this.normPlans = new ExecutionPlan[index];
+        this.normPlans = new ExecutionPlan[all.size()];
         this.partials = new DoubleArray[index];
         this.widePartials = new DoubleArray[index];
-        this.scalePlans = new ExecutionPlan[index];
+        this.scalePlans = new ExecutionPlan[all.size()];
     }
 
     /** Runs of consecutive buckets of one dtype on {@code replica}, each one range. */
@@ -138,14 +138,22 @@ final class BucketNorms implements AutoCloseable {
         return sum;
     }
 
+    /** One replica's parts (all in its device's memory): on a GPU one execution for all, its partials added part by part. */
     private double sumOfSquares(List<Part> mine) {
+        if (mine.isEmpty()) {
+            return 0;
+        }
+        boolean host = mine.getFirst().view().buffer() instanceof JvmBuffer;
+        if (!host) {
+            normPlan(mine).execute();
+        }
         double sum = 0;
         for (Part part : mine) {
-            if (part.view().buffer() instanceof JvmBuffer jb) {
+            if (host) {
+                JvmBuffer jb = (JvmBuffer) part.view().buffer();
                 jb.device().synchronize(); // work queued on the device's streams writes this memory
                 sum += hostSumOfSquares(part.dtype(), hostView(jb, part.view()), part.count());
             } else {
-                normPlan(part).execute();
                 DoubleArray p = partials[part.index()];
                 for (int i = 0; i < p.getSize(); i++) {
                     sum += p.get(i);
@@ -181,61 +189,86 @@ final class BucketNorms implements AutoCloseable {
     void scaleAll(float scale) {
         factor.set(0, scale);
         for (List<Part> mine : parts) {
+            if (mine.isEmpty()) {
+                continue;
+            }
+            if (!(mine.getFirst().view().buffer() instanceof JvmBuffer)) {
+                scalePlan(mine).execute();
+                continue;
+            }
             for (Part part : mine) {
-                if (part.view().buffer() instanceof JvmBuffer jb) {
-                    jb.device().synchronize();
-                    HostAverage.scale(part.dtype(), hostView(jb, part.view()), 0, part.count(), scale);
-                } else {
-                    scalePlan(part).execute();
+                JvmBuffer jb = (JvmBuffer) part.view().buffer();
+                jb.device().synchronize();
+                HostAverage.scale(part.dtype(), hostView(jb, part.view()), 0, part.count(), scale);
+            }
+        }
+    }
+
+    /** One replica's sums of squares, a task or two per part, all partials copied back at the end of one execution. */
+    private ExecutionPlan normPlan(List<Part> mine) {
+        int replica = mine.getFirst().replica();
+        if (normPlans[replica] == null) {
+            TaskGraph g = new TaskGraph("norm" + replica);
+            List<KernelArray> handles = new ArrayList<>();
+            List<DoubleArray> back = new ArrayList<>();
+            for (Part part : mine) {
+                SquareSlots split = SquareSlots.of(part.count());
+                DoubleArray p = new DoubleArray(split.host());
+                DoubleArray w = split.wide() > 0 ? new DoubleArray(split.wide()) : null;
+                widePartials[part.index()] = w;
+                partials[part.index()] = p;
+                DoubleArray first = w != null ? w : p;
+                KernelArray x = handle(part.dtype(), part.count());
+                String squares = "squares" + part.index();
+                switch (x) {
+                    case FloatArray f -> g.task(squares, ReductionKernels::sumOfSquaresPartials, null, f, first);
+                    case Bfloat16Array h -> g.task(squares, ReductionKernels::sumOfSquaresPartialsBf16, null, h, first);
+                    case HalfArray h -> g.task(squares, ReductionKernels::sumOfSquaresPartialsF16, null, h, first);
+                    default -> throw new IllegalStateException();
                 }
+                if (w != null) {
+                    g.task("partials" + part.index(), ReductionKernels::sumPartials, null, w, p);
+                }
+                handles.add(x);
+                back.add(p);
             }
+            g.transferToHost(DataTransferMode.EVERY_EXECUTION, back.toArray(KernelArray[]::new));
+            normPlans[replica] = bound(g, handles, mine);
         }
+        return normPlans[replica];
     }
 
-    private ExecutionPlan normPlan(Part part) {
-        if (normPlans[part.index()] == null) {
-            SquareSlots split = SquareSlots.of(part.count());
-            DoubleArray p = new DoubleArray(split.host());
-            DoubleArray w = split.wide() > 0 ? new DoubleArray(split.wide()) : null;
-            DoubleArray first = w != null ? w : p;
-            KernelArray x = handle(part.dtype(), part.count());
-            TaskGraph g = new TaskGraph("norm" + part.index());
-            switch (x) {
-                case FloatArray f -> g.task("squares", ReductionKernels::sumOfSquaresPartials, null, f, first);
-                case Bfloat16Array h -> g.task("squares", ReductionKernels::sumOfSquaresPartialsBf16, null, h, first);
-                case HalfArray h -> g.task("squares", ReductionKernels::sumOfSquaresPartialsF16, null, h, first);
-                default -> throw new IllegalStateException();
+    /** One replica's scaling, a task per part. */
+    private ExecutionPlan scalePlan(List<Part> mine) {
+        int replica = mine.getFirst().replica();
+        if (scalePlans[replica] == null) {
+            TaskGraph g = new TaskGraph("clip" + replica).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
+            List<KernelArray> handles = new ArrayList<>();
+            for (Part part : mine) {
+                KernelArray x = handle(part.dtype(), part.count());
+                String scale = "scale" + part.index();
+                switch (x) {
+                    case FloatArray f -> g.task(scale, ClipKernels::scaleBy, f, factor);
+                    case Bfloat16Array h -> g.task(scale, ClipKernels::scaleByBf16, h, factor);
+                    case HalfArray h -> g.task(scale, ClipKernels::scaleByF16, h, factor);
+                    default -> throw new IllegalStateException();
+                }
+                handles.add(x);
             }
-            if (w != null) {
-                g.task("partials", ReductionKernels::sumPartials, null, w, p);
-            }
-            g.transferToHost(DataTransferMode.EVERY_EXECUTION, p);
-            normPlans[part.index()] = bound(g, x, part);
-            widePartials[part.index()] = w;
-            partials[part.index()] = p;
+            scalePlans[replica] = bound(g, handles, mine);
         }
-        return normPlans[part.index()];
+        return scalePlans[replica];
     }
 
-    private ExecutionPlan scalePlan(Part part) {
-        if (scalePlans[part.index()] == null) {
-            KernelArray x = handle(part.dtype(), part.count());
-            TaskGraph g = new TaskGraph("clip" + part.index()).transferToDevice(DataTransferMode.EVERY_EXECUTION, factor);
-            switch (x) {
-                case FloatArray f -> g.task("scale", ClipKernels::scaleBy, f, factor);
-                case Bfloat16Array h -> g.task("scale", ClipKernels::scaleByBf16, h, factor);
-                case HalfArray h -> g.task("scale", ClipKernels::scaleByF16, h, factor);
-                default -> throw new IllegalStateException();
-            }
-            scalePlans[part.index()] = bound(g, x, part);
+    /** A plan of {@code g} on the parts' device, each part's handle bound to the part's memory. */
+    private ExecutionPlan bound(TaskGraph g, List<KernelArray> handles, List<Part> mine) {
+        Device d = buckets.devices().get(mine.getFirst().replica());
+        ExecutionPlan plan = new ExecutionPlan(g.snapshot()).withDevice(d);
+        for (int i = 0; i < mine.size(); i++) {
+            Gradient view = mine.get(i).view();
+            plan.bind(handles.get(i), d, new DeviceSlice(view.buffer(), view.byteOffset(), handles.get(i).getSize()));
         }
-        return scalePlans[part.index()];
-    }
-
-    private ExecutionPlan bound(TaskGraph g, KernelArray x, Part part) {
-        Device d = buckets.devices().get(part.replica());
-        return new ExecutionPlan(g.snapshot()).withDevice(d)
-                .bind(x, d, new DeviceSlice(part.view().buffer(), part.view().byteOffset(), x.getSize()));
+        return plan;
     }
 
     /** The view's bytes within a JVM device's buffer. */
