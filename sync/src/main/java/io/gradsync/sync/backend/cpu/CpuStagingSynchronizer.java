@@ -13,6 +13,7 @@ import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.HostFlag;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Host staging: every replica's gradients are copied into pinned host memory, averaged there on
@@ -217,7 +218,7 @@ final class CpuStagingSynchronizer extends LocalSynchronizer<Device> implements 
      * A chunk's cells' sums of squares, piece by piece in chunk order and each piece cut into
      * cells from its start ({@link #cellBytes}): the same numbers wherever the average was written.
      */
-    private double[] cellSquares(StagingPlan.Chunk chunk, java.util.function.Function<StagingPlan.Piece, MemorySegment> average) {
+    private double[] cellSquares(StagingPlan.Chunk chunk, Function<StagingPlan.Piece, MemorySegment> average) {
         long cells = 0;
         for (StagingPlan.Piece p : chunk.pieces()) {
             cells += cellsOf(p);

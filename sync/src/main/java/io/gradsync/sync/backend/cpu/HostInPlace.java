@@ -12,6 +12,7 @@ import io.gradsync.tasks.kernels.internal.Lanes;
 import java.lang.foreign.MemorySegment;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 
 /**
  * Replicas on JVM devices are host memory already: staging would copy them into host memory and
@@ -157,7 +158,7 @@ final class HostInPlace {
 
     /** Cuts a chunk's pieces into the fused sum's cells and sums each cell's squares, given where each piece's average is. */
     interface CellSquares {
-        double[] of(StagingPlan.Chunk chunk, java.util.function.Function<StagingPlan.Piece, MemorySegment> average);
+        double[] of(StagingPlan.Chunk chunk, Function<StagingPlan.Piece, MemorySegment> average);
     }
 
     /**
