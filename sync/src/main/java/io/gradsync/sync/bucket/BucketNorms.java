@@ -20,6 +20,7 @@ import io.gradsync.tasks.kernels.ReductionKernels;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.IntStream;
 
 /**
  * The global-norm pass over averaged buckets: sums of squares in float64 and in-place scaling,
@@ -176,7 +177,7 @@ final class BucketNorms implements AutoCloseable {
             return HostAverage.sumOfSquaresFast(dtype, values, count);
         }
         double[] sums = new double[cells];
-        java.util.stream.IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquaresFast(dtype,
+        IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquaresFast(dtype,
                 values.asSlice((long) c * CELL * dtype.bytes()), Math.min(CELL, count - (long) c * CELL)));
         double sum = 0;
         for (double v : sums) {

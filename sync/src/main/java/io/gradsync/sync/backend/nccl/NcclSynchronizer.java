@@ -23,6 +23,7 @@ import io.gradsync.sync.nccl.RendezvousConfig;
 import io.gradsync.tasks.cuda.CudaDevice;
 import io.gradsync.tasks.cuda.CudaStream;
 import io.gradsync.tasks.device.Device;
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -66,7 +67,7 @@ final class NcclSynchronizer extends CollectiveCalls {
     private final boolean waitForCaller;
     private final SyncStats stats = new SyncStats();
     /** The plans of the last calls' layouts, most recent first (a staged wire alternates between a few). */
-    private final java.util.ArrayDeque<NcclPlan> plans = new java.util.ArrayDeque<>();
+    private final ArrayDeque<NcclPlan> plans = new ArrayDeque<>();
     private static final int PLANS_KEPT = 16;
     private volatile boolean closed;
 
