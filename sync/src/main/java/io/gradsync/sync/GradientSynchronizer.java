@@ -123,7 +123,12 @@ public interface GradientSynchronizer extends AutoCloseable {
     /** Returns once every replica, in every process, has reached this point. */
     void barrier();
 
-    /** Frees staging memory, streams and communicators. Later calls throw {@link IllegalStateException}. */
+    /**
+     * Frees staging memory, streams and communicators. Later calls throw
+     * {@link IllegalStateException}. The single-process backends wait for their last call first: a
+     * failure of it that neither the call nor {@link SyncHandle#await()} reported (an asynchronous
+     * call whose handle was dropped) is thrown here; one already reported is not thrown again.
+     */
     @Override
     void close();
 }

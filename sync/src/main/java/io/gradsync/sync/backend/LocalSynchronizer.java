@@ -39,6 +39,12 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     private DeviceEvent[] pending;
     /** Host-averaging backends: their background calls (made on first use). */
     private HostCalls onHost;
+    /** Calls accepted so far, and the last of them whose failure reached the caller ({@link #close} does not report it again). */
+    private long calls;
+    private volatile long reportedCall = -1;
+    /** The last call that ran on the host's thread, and its number: its failure is reported by its handle only. */
+    private SyncHandle lastOnHost;
+    private long lastOnHostCall = -1;
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
@@ -110,6 +116,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     protected final synchronized void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
         accept(replicas);
+        long call = ++calls;
         try {
             DeviceEvent[] done = queue(replicas, op);
             if (done != null) {
@@ -120,9 +127,33 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
                 stats.phase("wait", System.nanoTime() - t1);
             }
         } catch (RuntimeException e) {
-            throw failed(e);
+            RuntimeException f = failed(e);
+            if (f instanceof SyncFailedException) {
+                reportedCall = call;
+            }
+            throw f;
         }
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
+    }
+
+    /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
+    private SyncHandle reporting(SyncHandle h, long call) {
+        return new SyncHandle() {
+            @Override
+            public void await() {
+                try {
+                    h.await();
+                } catch (SyncFailedException e) {
+                    reportedCall = Math.max(reportedCall, call);
+                    throw e;
+                }
+            }
+
+            @Override
+            public boolean isDone() {
+                return h.isDone();
+            }
+        };
     }
 
     /**
@@ -162,13 +193,14 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         }
         long t0 = System.nanoTime();
         accept(replicas);
+        long call = ++calls;
         DeviceEvent[] done = queue(replicas, op);
         stats.call(bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
         }
         pending = done;
-        return new LocalHandles.EventHandle(backend(), devices, done);
+        return reporting(new LocalHandles.EventHandle(backend(), devices, done), call);
     }
 
     /**
@@ -185,6 +217,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         replicasChecked.check(replicas, devices);
         HostCalls host = onHost();
         host.awaitPending();
+        long call = ++calls;
         boolean streams = replicas.stream().anyMatch(r -> r.stream() != null);
         long t0 = System.nanoTime();
         Runnable background;
@@ -235,7 +268,9 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
             background.run();
             stats.call(bytesOf(replicas), System.nanoTime() - t0);
         });
-        return new LocalHandles.FutureHandle(backend(), devices, f);
+        lastOnHost = reporting(new LocalHandles.FutureHandle(backend(), devices, f), call);
+        lastOnHostCall = call;
+        return lastOnHost;
     }
 
     private HostCalls onHost() {
@@ -390,21 +425,41 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         }
     }
 
+    /**
+     * Waits for the last call, frees everything, and throws a device failure found on the way
+     * unless the last call's failure already reached the caller (the devices' failed work reports
+     * itself again on every later wait).
+     */
     @Override
     public final synchronized void close() {
         if (!closed) {
             awaitPendingOnHost();
             closed = true;
+            RuntimeException unreported = null;
+            if (lastOnHostCall == calls && reportedCall != calls) {
+                try {
+                    lastOnHost.await(); // done: throws at once what the host's thread failed with
+                } catch (RuntimeException e) {
+                    unreported = e;
+                }
+            }
             try {
                 if (onHost != null) {
                     onHost.shutdown();
                 }
                 release();
+            } catch (RuntimeException e) {
+                if (unreported == null && reportedCall != calls) {
+                    throw e;
+                }
             } finally {
                 callerWork.close();
                 if (onHost != null) {
                     onHost.closeFlags();
                 }
+            }
+            if (unreported != null) {
+                throw unreported;
             }
         }
     }
