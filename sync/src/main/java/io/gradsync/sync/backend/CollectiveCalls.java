@@ -2,7 +2,9 @@ package io.gradsync.sync.backend;
 
 import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
+import io.gradsync.sync.Gradient;
 import io.gradsync.sync.SyncHandle;
+import io.gradsync.sync.SyncStats;
 import java.util.List;
 
 /**
@@ -14,6 +16,44 @@ import java.util.List;
  * <p>Thread-safety: as the subclass's two calls (the synchronizers serialize them).
  */
 public abstract class CollectiveCalls implements GradientSynchronizer {
+    /** False once a wrapper counts this synchronizer's calls itself ({@link #leaveCallCountingToWrapper}). */
+    private volatile boolean countsCalls = true;
+    /** The layout last counted (a replica's list is immutable: the same list, the same bytes). */
+    private volatile CountedBytes lastBytes;
+
+    private record CountedBytes(List<Gradient> gradients, long bytes) {
+    }
+
+    /**
+     * For a synchronizer that wraps this one and makes several of its calls for one of its own (the
+     * wire's stages, on rounded copies): from now on this one's {@link #stats()} count no calls,
+     * only phases; the wrapper counts its own calls there ({@link #countCall}).
+     */
+    public final void leaveCallCountingToWrapper() {
+        countsCalls = false;
+    }
+
+    /** Counts a finished call of {@code bytes} (one replica's gradients) in {@code stats}, unless a wrapper counts them. */
+    protected final void countCall(SyncStats stats, long bytes, long nanos) {
+        if (countsCalls) {
+            stats.call(bytes, nanos);
+        }
+    }
+
+    /** The bytes of a replica's gradients, for the stats: a model's list of gradients, counted once. */
+    protected final long bytesOf(List<Replica> replicas) {
+        List<Gradient> gradients = replicas.getFirst().gradients();
+        CountedBytes last = lastBytes;
+        if (last != null && last.gradients() == gradients) {
+            return last.bytes();
+        }
+        long bytes = 0;
+        for (Gradient g : gradients) {
+            bytes += g.byteSize();
+        }
+        lastBytes = new CountedBytes(gradients, bytes);
+        return bytes;
+    }
 
     /** {@code op} on {@code replicas}, returning once every replica holds its result. */
     protected abstract void call(List<Replica> replicas, Collective op);

@@ -133,7 +133,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
             }
             throw f;
         }
-        stats.call(bytesOf(replicas), System.nanoTime() - t0);
+        countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
     }
 
     /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
@@ -195,7 +195,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         accept(replicas);
         long call = ++calls;
         DeviceEvent[] done = queue(replicas, op);
-        stats.call(bytesOf(replicas), System.nanoTime() - t0);
+        countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
         }
@@ -266,7 +266,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         }
         Future<?> f = host.submit(() -> {
             background.run();
-            stats.call(bytesOf(replicas), System.nanoTime() - t0);
+            countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
         });
         lastOnHost = reporting(new LocalHandles.FutureHandle(backend(), devices, f), call);
         lastOnHostCall = call;
@@ -342,27 +342,6 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         } finally {
             callerWork.end();
         }
-    }
-
-    /** The bytes of a replica's gradients, for the stats: a model's list of gradients, counted once. */
-    private record GradientBytes(List<Gradient> gradients, long bytes) {
-    }
-
-    /** The last list counted (a replica's list is immutable: the same list, the same bytes). */
-    private volatile GradientBytes lastBytes;
-
-    private long bytesOf(List<Replica> replicas) {
-        List<Gradient> gradients = replicas.getFirst().gradients();
-        GradientBytes last = lastBytes;
-        if (last != null && last.gradients() == gradients) {
-            return last.bytes();
-        }
-        long bytes = 0;
-        for (Gradient g : gradients) {
-            bytes += g.byteSize();
-        }
-        lastBytes = new GradientBytes(gradients, bytes);
-        return bytes;
     }
 
     private static DeviceEvent[] distinct(DeviceEvent[] events) {

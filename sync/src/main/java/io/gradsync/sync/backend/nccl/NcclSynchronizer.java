@@ -197,7 +197,7 @@ final class NcclSynchronizer extends CollectiveCalls {
         long entered = System.nanoTime();
         if (nccl.worldSize == 1 && c != Collective.AVERAGE) {
             // One replica is every shard's owner and the root: each of these leaves it as it is.
-            stats.call(p.bytes, System.nanoTime() - entered);
+            countCall(stats, p.bytes, System.nanoTime() - entered);
             return null;
         }
         boolean callerStreams = false;
@@ -225,7 +225,7 @@ final class NcclSynchronizer extends CollectiveCalls {
             stats.phase("layout check", checked - start);
         }
         if (calls.calls.isEmpty()) {
-            stats.call(p.bytes, checked - entered);
+            countCall(stats, p.bytes, checked - entered);
             return null;
         }
         launch(calls, start, deadline);
@@ -264,7 +264,7 @@ final class NcclSynchronizer extends CollectiveCalls {
     private void finish(Launched l) {
         long end = System.nanoTime();
         stats.phase(l.phase, end - l.checked);
-        stats.call(l.bytes, end - l.entered);
+        countCall(stats, l.bytes, end - l.entered);
     }
 
     @Override

@@ -64,8 +64,12 @@ public final class WireSynchronizer extends CollectiveCalls {
     private DeviceEvent[][] moved = new DeviceEvent[0][];
     /** Whether the last call was staged: its widening ran on another stream than the next rounding. */
     private boolean lastStaged;
+    /** The backend calls the last call made: its stages, 1 unstaged. */
+    private volatile int lastStages;
     private final WireLayouts layouts;
     private boolean closed;
+    /** Whether this counts the calls in the backend's stats (the backend's own calls, a stage each, are not counted). */
+    private final boolean counts;
 
     /**
      * @param inner         the backend, made for {@code devices}; closed with this synchronizer
@@ -113,6 +117,17 @@ public final class WireSynchronizer extends CollectiveCalls {
             throw e;
         }
         layouts = new WireLayouts(this.devices, streams, transfers, wire, stageBytes);
+        if (inner instanceof CollectiveCalls calls) {
+            calls.leaveCallCountingToWrapper();
+            counts = true;
+        } else {
+            counts = false;
+        }
+    }
+
+    /** How many calls of the backend the last call made: its stages (1 where it was not staged); the stats count it once. */
+    public int lastStages() {
+        return lastStages;
     }
 
     /** The type fp32 gradients cross between replicas as. */
@@ -142,12 +157,24 @@ public final class WireSynchronizer extends CollectiveCalls {
 
     @Override
     protected void call(List<Replica> replicas, Collective op) {
+        long t0 = System.nanoTime();
         call(replicas, op, false).await();
+        counted(replicas, t0);
     }
 
     @Override
     protected SyncHandle callAsync(List<Replica> replicas, Collective op) {
-        return call(replicas, op, true);
+        long t0 = System.nanoTime();
+        SyncHandle h = call(replicas, op, true);
+        counted(replicas, t0);
+        return h;
+    }
+
+    /** One call of the caller's replicas in the stats, however many calls of the backend it made. */
+    private void counted(List<Replica> replicas, long t0) {
+        if (counts) {
+            countCall(inner.stats(), bytesOf(replicas), System.nanoTime() - t0);
+        }
     }
 
     /**
@@ -163,6 +190,7 @@ public final class WireSynchronizer extends CollectiveCalls {
             l = layouts.of(replicas, op, rank(), worldSize()); // null where no gradient is fp32
         }
         if (l == null) {
+            lastStages = 1;
             return inner(replicas, op, async);
         }
         int n = devices.size();
@@ -180,6 +208,7 @@ public final class WireSynchronizer extends CollectiveCalls {
         }
         List<WireLayouts.Stage> stages = l.stages();
         lastStaged = stages.size() > 1;
+        lastStages = stages.size();
         List<SyncHandle> calls = lastStaged ? staged(stages, op) : List.of(whole(stages.getFirst(), op, async));
         for (int r = 0; r < n; r++) {
             DeviceStream caller = replicas.get(r).stream();
