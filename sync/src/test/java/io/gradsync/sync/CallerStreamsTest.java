@@ -467,6 +467,35 @@ class CallerStreamsTest {
                 || String.valueOf(e.getCause()).contains("backward blew up"), e.toString());
     }
 
+    /**
+     * The same through a 16-bit wire: a reported failure is not thrown again by close, one whose
+     * handle was dropped is.
+     */
+    @ParameterizedTest(name = "{0}, reported {1}")
+    @MethodSource("wiredFailures")
+    void aWiredCallsFailureIsReportedOnce(String backend, boolean reported) {
+        List<Device> devices = devices(2, false);
+        GradientSynchronizer sync = backend.equals("cpu")
+                ? Synchronizers.create(SyncBackend.CPU, devices, SyncOptions.defaults().withWaitForCaller(false).withWire(DType.BF16))
+                : new io.gradsync.sync.backend.wire.WireSynchronizer(PtxOnJvm.schedule(devices, PtxOptions.defaults(), false, false),
+                        DType.BF16, devices, false);
+        List<Replica> replicas = failingBackward(devices);
+        SyncHandle h = sync.synchronizeAsync(replicas);
+        if (reported) {
+            SyncFailedException e = assertThrows(SyncFailedException.class, h::await);
+            assertTrue(e.getMessage().contains("backward blew up"), e.getMessage());
+            sync.close();
+        } else {
+            RuntimeException e = assertThrows(RuntimeException.class, sync::close);
+            assertTrue(String.valueOf(e.getMessage()).contains("backward blew up")
+                    || String.valueOf(e.getCause()).contains("backward blew up"), e.toString());
+        }
+    }
+
+    static Stream<Arguments> wiredFailures() {
+        return Stream.of("cpu", "ptx schedule").flatMap(b -> Stream.of(true, false).map(r -> Arguments.of(b, r)));
+    }
+
     /** Two replicas on their own streams, whose backward on replica 1 fails. */
     private static List<Replica> failingBackward(List<Device> devices) {
         List<Replica> replicas = new ArrayList<>();

@@ -70,6 +70,11 @@ public final class WireSynchronizer extends CollectiveCalls {
     private boolean closed;
     /** Whether this counts the calls in the backend's stats (the backend's own calls, a stage each, are not counted). */
     private final boolean counts;
+    /** Calls made, the last of them whose failure reached the caller, and the last asynchronous one's handle (see {@link #close}). */
+    private long calls;
+    private volatile long reportedCall = -1;
+    private SyncHandle lastAsync;
+    private long lastAsyncCall = -1;
 
     /**
      * @param inner         the backend, made for {@code devices}; closed with this synchronizer
@@ -158,16 +163,57 @@ public final class WireSynchronizer extends CollectiveCalls {
     @Override
     protected void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        call(replicas, op, false).await();
+        long call;
+        synchronized (this) {
+            call = ++calls;
+        }
+        try {
+            call(replicas, op, false).await();
+        } catch (RuntimeException e) {
+            reportedCall = call;
+            throw e;
+        }
         counted(replicas, t0);
     }
 
     @Override
     protected SyncHandle callAsync(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        SyncHandle h = call(replicas, op, true);
+        long call;
+        SyncHandle h;
+        synchronized (this) {
+            call = ++calls;
+            try {
+                h = reporting(call(replicas, op, true), call);
+            } catch (RuntimeException e) {
+                reportedCall = call;
+                throw e;
+            }
+            lastAsync = h;
+            lastAsyncCall = call;
+        }
         counted(replicas, t0);
         return h;
+    }
+
+    /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
+    private SyncHandle reporting(SyncHandle h, long call) {
+        return new SyncHandle() {
+            @Override
+            public void await() {
+                try {
+                    h.await();
+                } catch (RuntimeException e) {
+                    reportedCall = Math.max(reportedCall, call);
+                    throw e;
+                }
+            }
+
+            @Override
+            public boolean isDone() {
+                return h.isDone();
+            }
+        };
     }
 
     /** One call of the caller's replicas in the stats, however many calls of the backend it made. */
@@ -358,17 +404,38 @@ public final class WireSynchronizer extends CollectiveCalls {
         }
     }
 
+    /**
+     * Waits for the last call, then frees the streams and scratch and closes the backend. As the
+     * backends' close: a failure of the last call that reached no caller is thrown, one that did
+     * is not thrown again (the streams that failed report it once more when drained).
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
         closed = true;
+        RuntimeException unreported = null;
+        if (lastAsyncCall == calls && reportedCall != calls) {
+            try {
+                lastAsync.await();
+            } catch (RuntimeException e) {
+                unreported = e;
+            }
+        }
+        boolean quiet = unreported != null || reportedCall == calls;
         try {
             releaseStreams();
             layouts.close();
+        } catch (RuntimeException e) {
+            if (!quiet) {
+                throw e;
+            }
         } finally {
             inner.close();
+        }
+        if (unreported != null) {
+            throw unreported;
         }
     }
 
