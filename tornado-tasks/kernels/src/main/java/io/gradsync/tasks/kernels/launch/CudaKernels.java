@@ -50,10 +50,11 @@ public final class CudaKernels {
     /** System property: {@code false} turns the vectorized forms off, on CUDA and OpenCL alike (for comparisons). */
     public static final String VECTOR_PROPERTY = "gradsync.vectorLoads";
     /**
-     * System property: {@code true} runs users' kernels with every array access tested against its
-     * array's length ({@link CompiledKernel#ptxChecked}), as OpenCL always does; an access out of
-     * bounds is then reported by {@link PreparedLaunch#checkBounds}. Off by default until every
-     * GPU test has run with it (its own tests pass on a GPU).
+     * System property, default {@code true}: users' kernels run with every array access tested
+     * against its array's length ({@link CompiledKernel#ptxChecked}), as on OpenCL; an access out
+     * of bounds is reported by {@link PreparedLaunch#checkBounds}. {@code false} runs them
+     * unchecked, where one access out of bounds is undefined, as in CUDA C. The built-in kernels
+     * are never checked (their bounds are the launch's).
      */
     public static final String BOUNDS_CHECK_PROPERTY = "gradsync.cudaBoundsChecks";
 
@@ -164,7 +165,7 @@ public final class CudaKernels {
         }
         Set<String> nc = Boolean.parseBoolean(System.getProperty(NON_COHERENT_PROPERTY, "true"))
                 ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
-        boolean checks = Boolean.getBoolean(BOUNDS_CHECK_PROPERTY) && io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
+        boolean checks = Boolean.parseBoolean(System.getProperty(BOUNDS_CHECK_PROPERTY, "true")) && io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
         boolean vectorOn = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true"));
         // where checked, only the vector form of a loop bounded by an array (every access within it) runs unchecked
         int width = vectorOn && (!checks || boundedByAnArray(kernel)) ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
