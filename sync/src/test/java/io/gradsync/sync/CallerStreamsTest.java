@@ -451,6 +451,29 @@ class CallerStreamsTest {
         }
     }
 
+    /** A caller stream closed after its replica was built is refused before anything moves, naming the replica, in both forms. */
+    @ParameterizedTest(name = "{0}, async {2}")
+    @MethodSource("failingCallerShapes")
+    void aClosedCallerStreamIsRefusedInBothForms(Backend backend, boolean opencl, boolean async) {
+        List<Device> devices = devices(2, false);
+        try (GradientSynchronizer sync = backend.make().apply(2, devices)) {
+            List<Replica> replicas = new ArrayList<>();
+            for (Device d : devices) {
+                replicas.add(Replica.on(d).stream(d.createStream()).add(new Gradient("g", d.allocate(4096), 0, 1024, DType.FP32)).build());
+            }
+            replicas.get(1).stream().close();
+            RuntimeException e = assertThrows(RuntimeException.class, () -> {
+                if (async) {
+                    sync.synchronizeAsync(replicas).await();
+                } else {
+                    sync.synchronize(replicas);
+                }
+            });
+            assertTrue(e instanceof IllegalArgumentException && e.getMessage().contains("replica 1 (jvm:1): its stream is closed"),
+                    e.toString());
+        }
+    }
+
     /** A failed asynchronous call never awaited is not lost: close reports it. */
     @ParameterizedTest(name = "{0}")
     @MethodSource("failingCallerShapes")

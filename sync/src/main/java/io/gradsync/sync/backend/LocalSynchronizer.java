@@ -127,13 +127,18 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
                 stats.phase("wait", System.nanoTime() - t1);
             }
         } catch (RuntimeException e) {
-            RuntimeException f = failed(e);
-            if (f instanceof SyncFailedException) {
-                reportedCall = call;
-            }
-            throw f;
+            throw reported(e, call);
         }
         countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
+    }
+
+    /** {@link #failed}{@code (e)}, noted as call {@code call}'s failure reported to the caller (see {@link #close}). */
+    private RuntimeException reported(RuntimeException e, long call) {
+        RuntimeException f = failed(e);
+        if (f instanceof SyncFailedException) {
+            reportedCall = call;
+        }
+        return f;
     }
 
     /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
@@ -194,7 +199,12 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         long t0 = System.nanoTime();
         accept(replicas);
         long call = ++calls;
-        DeviceEvent[] done = queue(replicas, op);
+        DeviceEvent[] done;
+        try {
+            done = queue(replicas, op);
+        } catch (RuntimeException e) { // as the synchronous form reports a failure while queuing
+            throw reported(e, call);
+        }
         countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
