@@ -143,22 +143,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
 
     /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
     private SyncHandle reporting(SyncHandle h, long call) {
-        return new SyncHandle() {
-            @Override
-            public void await() {
-                try {
-                    h.await();
-                } catch (SyncFailedException e) {
-                    reportedCall = Math.max(reportedCall, call);
-                    throw e;
-                }
-            }
-
-            @Override
-            public boolean isDone() {
-                return h.isDone();
-            }
-        };
+        return LocalHandles.noting(h, () -> reportedCall = Math.max(reportedCall, call));
     }
 
     /**

@@ -198,22 +198,7 @@ public final class WireSynchronizer extends CollectiveCalls {
 
     /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
     private SyncHandle reporting(SyncHandle h, long call) {
-        return new SyncHandle() {
-            @Override
-            public void await() {
-                try {
-                    h.await();
-                } catch (RuntimeException e) {
-                    reportedCall = Math.max(reportedCall, call);
-                    throw e;
-                }
-            }
-
-            @Override
-            public boolean isDone() {
-                return h.isDone();
-            }
-        };
+        return LocalHandles.noting(h, () -> reportedCall = Math.max(reportedCall, call));
     }
 
     /** One call of the caller's replicas in the stats, however many calls of the backend it made. */
