@@ -49,6 +49,12 @@ abstract class BoundsChecks {
         }
     }
 
+    public static void doubledUpTo(FloatArray x, FloatArray y, int n) {
+        for (@Parallel int i = 0; i < n; i++) {
+            y.set(i, 2 * x.get(i));
+        }
+    }
+
     public static void doubled(KernelContext ctx, FloatArray x, FloatArray y) {
         int i = ctx.globalIdx();
         y.set(i, 2 * x.get(i)); // no test against the length: the grid may be larger
@@ -88,6 +94,42 @@ abstract class BoundsChecks {
                 plan.execute();
                 for (int i = 0; i < n; i++) {
                     assertEquals(7000 + i, y.get(i), "element " + i);
+                }
+            }
+        }
+    }
+
+    /**
+     * A loop up to a scalar argument: within the arrays it runs unchecked in its vector form where
+     * it has one (every access is provably in bounds) and gives the Java's values; one element past
+     * them, the checked form reports the access and does the ones in bounds.
+     */
+    @Test
+    void aLoopUpToAScalarRunsWithinItsArraysAndIsCheckedPastThem() {
+        Device d = device();
+        int n = 4099;
+        Random rnd = new Random();
+        try (FloatArray x = new FloatArray(n); FloatArray y = new FloatArray(n)) {
+            for (int i = 0; i < n; i++) {
+                x.set(i, rnd.nextFloat() - 0.5f);
+                y.set(i, Float.NaN);
+            }
+            for (int bound : new int[] {n, n - 3, n + 1}) {
+                var graph = new TaskGraph("upTo").transferToDevice(DataTransferMode.EVERY_EXECUTION, x, y)
+                        .task("u", BoundsChecks::doubledUpTo, x, y, bound)
+                        .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot();
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d)) {
+                    if (bound > n) {
+                        IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
+                        assertTrue(e.getMessage().contains("index " + n + " out of bounds for length " + n), e.getMessage());
+                    } else {
+                        plan.execute();
+                    }
+                }
+                for (int i = 0; i < n; i++) {
+                    float want = i < bound ? 2 * x.get(i) : Float.NaN;
+                    assertEquals(want, y.get(i), "bound " + bound + ", element " + i);
+                    y.set(i, Float.NaN);
                 }
             }
         }

@@ -167,8 +167,9 @@ public final class CudaKernels {
                 ? nonCoherentArrays(kernel, packed.starts(), packed.lengths()) : Set.of();
         boolean checks = Boolean.parseBoolean(System.getProperty(BOUNDS_CHECK_PROPERTY, "true")) && io.gradsync.tasks.kernels.KernelFamily.of(kernel.owner()).isEmpty();
         boolean vectorOn = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true"));
-        // where checked, only the vector form of a loop bounded by an array (every access within it) runs unchecked
-        int width = vectorOn && (!checks || boundedByAnArray(kernel)) ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
+        // where checked, only a vector form whose every access is provably within its arrays runs unchecked
+        int width = vectorOn && (!checks || VectorLaunches.staysWithinArrays(kernel, args, packed.counts()))
+                ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
         boolean vectorized = width > 1 || vectorOn && !checks && VectorLaunches.mergedLoads(kernel, packed.starts());
         BoundsRecord faults = null;
         Pointer[] slots = packed.slots();
@@ -194,11 +195,6 @@ public final class CudaKernels {
             }
             throw e;
         }
-    }
-
-    /** Whether the kernel is an element-wise loop up to an array's length: its vector form stays within its arrays. */
-    private static boolean boundedByAnArray(CompiledKernel kernel) {
-        return KernelIrs.elementwiseLoop(kernel).map(l -> l.boundArray().isPresent()).orElse(false);
     }
 
     /**

@@ -182,11 +182,6 @@ public final class OpenClKernels {
         if (kernel.openClVectorWidth() == 1 || !Boolean.parseBoolean(System.getProperty(CudaKernels.VECTOR_PROPERTY, "true"))) {
             return 1;
         }
-        if (checked && KernelIrs.elementwiseLoop(kernel).orElseThrow().boundArray().isEmpty()) {
-            // the vector form checks no index: only a loop bounded by an array's length, which
-            // VectorLaunches.width then holds every accessed array to, stays within them
-            return 1;
-        }
         List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
         long[] starts = new long[arrays.size()];
         int[] counts = new int[arrays.size()];
@@ -205,6 +200,9 @@ public final class OpenClKernels {
                 starts[i] = slice.byteOffset();
                 counts[i++] = slice.count();
             }
+        }
+        if (checked && !VectorLaunches.staysWithinArrays(kernel, args, counts)) {
+            return 1; // the vector form checks no index
         }
         return VectorLaunches.width(kernel, starts, counts);
     }

@@ -7,7 +7,14 @@ import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.Operand;
+import io.gradsync.tasks.compiler.ir.Var;
+
 import java.util.List;
+import java.util.Optional;
 
 /**
  * When a launch of an element-wise kernel may take its vectorized form (PTX and OpenCL C alike):
@@ -65,6 +72,80 @@ final class VectorLaunches {
             }
         }
         return loop.width();
+    }
+
+    /**
+     * Whether a bounds-checked launch may take the vector form, which tests no index: the kernel is
+     * an element-wise loop (its indices run from 0 below its bound) bounded by an array's length
+     * ({@link #width} then holds every accessed array to that length), or by a scalar parameter,
+     * never assigned, whose argument here is at most the element count of every array the loop
+     * accesses. {@code args} as the launch takes them (the KernelContext left out); {@code counts}
+     * each array argument's element count, in the order of the array parameters.
+     */
+    static boolean staysWithinArrays(CompiledKernel kernel, Object[] args, int[] counts) {
+        ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
+        if (loop == null) {
+            return false;
+        }
+        if (loop.boundArray().isPresent()) {
+            return true;
+        }
+        KernelIr ir = KernelIrs.ir(kernel);
+        Optional<Var> bound = parameterOf(ir, loop.bound());
+        if (bound.isEmpty()) {
+            return false;
+        }
+        long value = Long.MAX_VALUE;
+        int a = 0;
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
+            if (p instanceof KernelParam.ContextParam) {
+                continue;
+            }
+            if (p instanceof KernelParam.ScalarParam s && s.var().equals(bound.get()) && a < args.length
+                    && (s.type() == io.gradsync.tasks.compiler.ir.IrType.I32 || s.type() == io.gradsync.tasks.compiler.ir.IrType.I64)
+                    && (args[a] instanceof Integer || args[a] instanceof Long || args[a] instanceof Short || args[a] instanceof Byte)) {
+                value = ((Number) args[a]).longValue();
+            }
+            a++;
+        }
+        List<KernelParam.ArrayParam> arrays = ir.arrayParams();
+        if (value == Long.MAX_VALUE || counts.length != arrays.size()) {
+            return false;
+        }
+        for (int i = 0; i < arrays.size(); i++) {
+            if (loop.accessedArrays().contains(arrays.get(i).name()) && value > counts[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The scalar parameter's variable that {@code bound} is, following copies, where nothing in the
+     * kernel assigns it (a parameter the kernel changes could bound the loop by another value).
+     */
+    private static Optional<Var> parameterOf(KernelIr ir, Operand bound) {
+        Operand o = bound;
+        for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
+            List<Insn> defs = new java.util.ArrayList<>();
+            for (Block b : ir.blocks()) {
+                for (Insn insn : b.insns()) {
+                    if (v.equals(ElementwiseLoop.def(insn))) {
+                        defs.add(insn);
+                    }
+                }
+            }
+            if (defs.isEmpty()) {
+                boolean parameter = ir.params().stream().anyMatch(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v));
+                return parameter ? Optional.of(v) : Optional.empty();
+            }
+            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
+                o = m.src();
+            } else {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
     }
 
     /**

@@ -125,6 +125,37 @@ class VectorSelectionTest {
         assertEquals(1, VectorLaunches.width(k, starts, new int[]{64, 65}));
     }
 
+    /** A kernel whose scalar bound it changes itself: the argument is not the loop's bound. */
+    static final class ChangedBound {
+        public static void scaleMore(FloatArray out, FloatArray in, int n) {
+            n = n + 8;
+            for (@Parallel int i = 0; i < n; i++) {
+                out.set(i, in.get(i) * 0.5f);
+            }
+        }
+    }
+
+    /**
+     * Where the accesses are checked, the vector form (which tests no index) runs only where every
+     * access is provably in bounds: a loop up to an array's length, or up to a scalar argument no
+     * larger than any array the loop accesses.
+     */
+    @Test
+    void aCheckedLaunchTakesTheVectorFormOnlyWithinItsArrays() {
+        CompiledKernel scalarBound = KernelCompiler.shared().compile(ScalarBound.class, "scaleFirst");
+        FloatArray unused = null; // the arrays' arguments are not read: their counts are given
+        assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 64}, new int[]{64, 64}));
+        assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 0}, new int[]{64, 64}));
+        assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, -3}, new int[]{64, 64}), "no iteration");
+        assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 65}, new int[]{64, 64}), "one past the end");
+        assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 64}, new int[]{64, 63}), "the input shorter");
+        CompiledKernel changed = KernelCompiler.shared().compile(ChangedBound.class, "scaleMore");
+        assertFalse(VectorLaunches.staysWithinArrays(changed, new Object[]{unused, unused, 8}, new int[]{64, 64}),
+                "a bound the kernel assigns proves nothing");
+        assertTrue(VectorLaunches.staysWithinArrays(kernel("average2Bf16"), new Object[3], new int[]{5, 5, 5}), "bounded by an array");
+        assertFalse(VectorLaunches.staysWithinArrays(kernel("sumOfSquaresBf16"), new Object[3], new int[]{5, 1}), "not element-wise");
+    }
+
     @Test
     void kernelsThatAreNotElementwiseStayScalar() {
         assertEquals(1, width(kernel("checkFinite"), 1000));
