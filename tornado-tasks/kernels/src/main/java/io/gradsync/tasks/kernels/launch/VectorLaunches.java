@@ -102,9 +102,14 @@ final class VectorLaunches {
                 continue;
             }
             if (p instanceof KernelParam.ScalarParam s && s.var().equals(bound.get()) && a < args.length
-                    && (s.type() == io.gradsync.tasks.compiler.ir.IrType.I32 || s.type() == io.gradsync.tasks.compiler.ir.IrType.I64)
-                    && (args[a] instanceof Integer || args[a] instanceof Long || args[a] instanceof Short || args[a] instanceof Byte)) {
-                value = ((Number) args[a]).longValue();
+                    && (args[a] instanceof Number || args[a] instanceof Character)) {
+                Number given = ScalarArgument.of(kernel, p, args[a]);
+                // the value the kernel sees: an int parameter gets the argument's low 32 bits
+                value = switch (s.type()) {
+                    case I32 -> given.intValue();
+                    case I64 -> given.longValue();
+                    default -> Long.MAX_VALUE;
+                };
             }
             a++;
         }

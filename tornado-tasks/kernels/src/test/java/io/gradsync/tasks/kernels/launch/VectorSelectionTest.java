@@ -149,6 +149,12 @@ class VectorSelectionTest {
         assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, -3}, new int[]{64, 64}), "no iteration");
         assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 65}, new int[]{64, 64}), "one past the end");
         assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 64}, new int[]{64, 63}), "the input shorter");
+        assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, (1L << 32) + 100}, new int[]{64, 64}),
+                "a long for the int bound: the kernel sees its low 32 bits, 100");
+        assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, (1L << 32) + 64}, new int[]{64, 64}));
+        assertTrue(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 64.9f}, new int[]{64, 64}),
+                "a float for the int bound: the kernel sees 64");
+        assertFalse(VectorLaunches.staysWithinArrays(scalarBound, new Object[]{unused, unused, 65f}, new int[]{64, 64}));
         CompiledKernel changed = KernelCompiler.shared().compile(ChangedBound.class, "scaleMore");
         assertFalse(VectorLaunches.staysWithinArrays(changed, new Object[]{unused, unused, 8}, new int[]{64, 64}),
                 "a bound the kernel assigns proves nothing");
