@@ -304,27 +304,42 @@ public final class ExecutionPlan implements AutoCloseable {
         }
 
         /**
-         * An element-wise loop ({@code for (i < a.getSize())}, every access at {@code i}) reads or
-         * writes each of its arrays up to the bound array's length: a shorter one would be read or
-         * written past its end on a device (on the JVM the loop would throw halfway, after some
-         * stores). Refused before anything runs.
+         * An element-wise loop (every access at its index {@code i}, from 0 up to its bound) reads or
+         * writes each of its arrays up to the bound: the bound array's length
+         * ({@code for (i < a.getSize())}), or a scalar argument ({@code for (i < n)}). A shorter array
+         * would be read or written past its end on a device (on the JVM the loop would throw
+         * halfway, after some stores). Refused before anything runs.
          */
-        private static void refuseShortArrays(ImmutableTaskGraph.Run run, TaskKernel tk, Map<String, KernelArray> arrays) {
+        private static void refuseShortArrays(ImmutableTaskGraph.Run run, TaskKernel tk, Map<String, KernelArray> arrays, Object[] args) {
             if (tk.compiled() == null) {
                 return;
             }
             var loop = KernelIrs.elementwiseLoop(tk.compiled());
-            if (loop.isEmpty() || loop.get().boundArray().isEmpty() || !arrays.containsKey(loop.get().boundArray().get())) {
+            if (loop.isEmpty()) {
                 return;
             }
-            String boundName = loop.get().boundArray().get();
-            int bound = arrays.get(boundName).getSize();
+            long bound;
+            String what;
+            if (loop.get().boundArray().isPresent()) {
+                String boundName = loop.get().boundArray().get();
+                if (!arrays.containsKey(boundName)) {
+                    return;
+                }
+                bound = arrays.get(boundName).getSize();
+                what = "the " + bound + " elements of " + boundName;
+            } else {
+                var scalar = io.gradsync.tasks.kernels.launch.LoopBounds.scalarBound(tk.compiled(), args);
+                if (scalar.isEmpty()) {
+                    return;
+                }
+                bound = scalar.get().value();
+                what = "indices below " + scalar.get().parameter() + " = " + bound;
+            }
             for (String name : loop.get().accessedArrays()) {
                 KernelArray a = arrays.get(name);
                 if (a != null && a.getSize() < bound) {
-                    throw new IndexOutOfBoundsException("task " + run.name() + ": " + run.kernel().getName() + " loops over the "
-                            + bound + " elements of " + boundName + " and accesses " + name + " at each, but " + name + " has "
-                            + a.getSize());
+                    throw new IndexOutOfBoundsException("task " + run.name() + ": " + run.kernel().getName() + " loops over "
+                            + what + " and accesses " + name + " at each, but " + name + " has " + a.getSize());
                 }
             }
         }
@@ -357,7 +372,7 @@ public final class ExecutionPlan implements AutoCloseable {
                     jvmArgs.add(arg);
                 }
             }
-            refuseShortArrays(run, tk, arrays);
+            refuseShortArrays(run, tk, arrays, deviceArgs.toArray());
             java.util.Optional<KernelSpec> builtin = BuiltinKernels.all().stream().filter(s -> s.method().equals(run.kernel())).findFirst();
             KernelSpec spec = builtin.orElse(new KernelSpec(run.kernel().getName(), run.kernel(), tk.style(), 0));
             LaunchShape shape;

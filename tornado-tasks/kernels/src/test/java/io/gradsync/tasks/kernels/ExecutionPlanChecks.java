@@ -4,6 +4,7 @@ import io.gradsync.tasks.api.Bfloat16Array;
 import io.gradsync.tasks.api.DataTransferMode;
 import io.gradsync.tasks.api.FloatArray;
 import io.gradsync.tasks.api.ImmutableTaskGraph;
+import io.gradsync.tasks.api.Parallel;
 import io.gradsync.tasks.api.TaskGraph;
 import io.gradsync.tasks.device.Device;
 import io.gradsync.tasks.device.DeviceBuffer;
@@ -104,6 +105,48 @@ abstract class ExecutionPlanChecks {
             }
             for (int i = 0; i < n; i++) {
                 assertEquals(7f, out.get(i), "out was written at " + i);
+            }
+        }
+    }
+
+    public static void doubledUpTo(FloatArray x, FloatArray y, int n) {
+        for (@Parallel int i = 0; i < n; i++) {
+            y.set(i, 2 * x.get(i));
+        }
+    }
+
+    /**
+     * An element-wise loop up to a scalar argument larger than an array it accesses is refused
+     * before it runs, naming the argument, the array and its length; nothing is written. Up to the
+     * arrays' length or less it runs.
+     */
+    @Test
+    void aLoopUpToAScalarPastAnArrayIsRefusedBeforeItRuns() {
+        int n = 4099;
+        Random rnd = new Random();
+        try (FloatArray x = random(n, rnd); FloatArray y = new FloatArray(n - 2)) {
+            for (int bound : new int[] {n, n - 1, n - 2, n - 5}) {
+                y.fill(7f);
+                ImmutableTaskGraph graph = new TaskGraph("up-to")
+                        .transferToDevice(DataTransferMode.EVERY_EXECUTION, x, y)
+                        .task("u", ExecutionPlanChecks::doubledUpTo, x, y, bound)
+                        .transferToHost(DataTransferMode.EVERY_EXECUTION, y)
+                        .snapshot();
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                    if (bound > n - 2) {
+                        IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
+                        assertTrue(e.getMessage().contains("task u: doubledUpTo loops over indices below n = " + bound
+                                + " and accesses y at each, but y has " + (n - 2)), e.getMessage());
+                        for (int i = 0; i < n - 2; i++) {
+                            assertEquals(7f, y.get(i), "y was written at " + i);
+                        }
+                    } else {
+                        plan.execute();
+                        for (int i = 0; i < n - 2; i++) {
+                            assertEquals(i < bound ? 2 * x.get(i) : 7f, y.get(i), "bound " + bound + ", element " + i);
+                        }
+                    }
+                }
             }
         }
     }

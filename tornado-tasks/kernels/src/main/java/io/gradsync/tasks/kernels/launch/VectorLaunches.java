@@ -7,11 +7,6 @@ import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
-import io.gradsync.tasks.compiler.ir.Block;
-import io.gradsync.tasks.compiler.ir.Insn;
-import io.gradsync.tasks.compiler.ir.KernelIr;
-import io.gradsync.tasks.compiler.ir.Operand;
-import io.gradsync.tasks.compiler.ir.Var;
 
 import java.util.List;
 import java.util.Optional;
@@ -90,67 +85,17 @@ final class VectorLaunches {
         if (loop.boundArray().isPresent()) {
             return true;
         }
-        KernelIr ir = KernelIrs.ir(kernel);
-        Optional<Var> bound = parameterOf(ir, loop.bound());
-        if (bound.isEmpty()) {
-            return false;
-        }
-        long value = Long.MAX_VALUE;
-        int a = 0;
-        for (KernelParam p : KernelIrs.parameters(kernel)) {
-            if (p instanceof KernelParam.ContextParam) {
-                continue;
-            }
-            if (p instanceof KernelParam.ScalarParam s && s.var().equals(bound.get()) && a < args.length
-                    && (args[a] instanceof Number || args[a] instanceof Character)) {
-                Number given = ScalarArgument.of(kernel, p, args[a]);
-                // the value the kernel sees: an int parameter gets the argument's low 32 bits
-                value = switch (s.type()) {
-                    case I32 -> given.intValue();
-                    case I64 -> given.longValue();
-                    default -> Long.MAX_VALUE;
-                };
-            }
-            a++;
-        }
-        List<KernelParam.ArrayParam> arrays = ir.arrayParams();
-        if (value == Long.MAX_VALUE || counts.length != arrays.size()) {
+        Optional<LoopBounds.ScalarBound> bound = LoopBounds.scalarBound(kernel, args);
+        List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
+        if (bound.isEmpty() || counts.length != arrays.size()) {
             return false;
         }
         for (int i = 0; i < arrays.size(); i++) {
-            if (loop.accessedArrays().contains(arrays.get(i).name()) && value > counts[i]) {
+            if (loop.accessedArrays().contains(arrays.get(i).name()) && bound.get().value() > counts[i]) {
                 return false;
             }
         }
         return true;
-    }
-
-    /**
-     * The scalar parameter's variable that {@code bound} is, following copies, where nothing in the
-     * kernel assigns it (a parameter the kernel changes could bound the loop by another value).
-     */
-    private static Optional<Var> parameterOf(KernelIr ir, Operand bound) {
-        Operand o = bound;
-        for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
-            List<Insn> defs = new java.util.ArrayList<>();
-            for (Block b : ir.blocks()) {
-                for (Insn insn : b.insns()) {
-                    if (v.equals(ElementwiseLoop.def(insn))) {
-                        defs.add(insn);
-                    }
-                }
-            }
-            if (defs.isEmpty()) {
-                boolean parameter = ir.params().stream().anyMatch(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v));
-                return parameter ? Optional.of(v) : Optional.empty();
-            }
-            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
-                o = m.src();
-            } else {
-                return Optional.empty();
-            }
-        }
-        return Optional.empty();
     }
 
     /**

@@ -1,0 +1,95 @@
+package io.gradsync.tasks.kernels.launch;
+
+import io.gradsync.tasks.compiler.CompiledKernel;
+import io.gradsync.tasks.compiler.access.KernelIrs;
+import io.gradsync.tasks.compiler.ir.Block;
+import io.gradsync.tasks.compiler.ir.Insn;
+import io.gradsync.tasks.compiler.ir.KernelIr;
+import io.gradsync.tasks.compiler.ir.KernelParam;
+import io.gradsync.tasks.compiler.ir.Operand;
+import io.gradsync.tasks.compiler.ir.Var;
+import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+
+/**
+ * The bound of an element-wise loop ({@link ElementwiseLoop}: indices from 0 up to the bound, every
+ * array access at the index) where it is a scalar argument: what the launchers and the task graphs
+ * read to know, before a launch, how far the loop reaches into its arrays.
+ *
+ * <p>Thread-safety: stateless.
+ */
+public final class LoopBounds {
+    private LoopBounds() {
+    }
+
+    /** A scalar-bounded loop's parameter and the bound's value for one launch. */
+    public record ScalarBound(String parameter, long value) {
+    }
+
+    /**
+     * The bound of {@code kernel}'s element-wise loop for a launch with {@code args} (as the launch
+     * takes them, the KernelContext left out), where the bound is a scalar parameter that the
+     * kernel never assigns: its value as the kernel sees it (an int parameter gets the argument's
+     * low 32 bits). Empty where the kernel is not such a loop or the argument is not a number.
+     */
+    public static Optional<ScalarBound> scalarBound(CompiledKernel kernel, Object[] args) {
+        ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
+        if (loop == null || loop.boundArray().isPresent()) {
+            return Optional.empty();
+        }
+        Optional<Var> bound = parameterOf(KernelIrs.ir(kernel), loop.bound());
+        if (bound.isEmpty()) {
+            return Optional.empty();
+        }
+        int a = 0;
+        for (KernelParam p : KernelIrs.parameters(kernel)) {
+            if (p instanceof KernelParam.ContextParam) {
+                continue;
+            }
+            if (p instanceof KernelParam.ScalarParam s && s.var().equals(bound.get()) && a < args.length
+                    && (args[a] instanceof Number || args[a] instanceof Character)) {
+                Number given = ScalarArgument.of(kernel, p, args[a]);
+                OptionalLong value = switch (s.type()) {
+                    case I32 -> OptionalLong.of(given.intValue());
+                    case I64 -> OptionalLong.of(given.longValue());
+                    default -> OptionalLong.empty();
+                };
+                return value.isPresent() ? Optional.of(new ScalarBound(p.name(), value.getAsLong())) : Optional.empty();
+            }
+            a++;
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * The scalar parameter's variable that {@code bound} is, following copies, where nothing in the
+     * kernel assigns it (a parameter the kernel changes could bound the loop by another value).
+     */
+    private static Optional<Var> parameterOf(KernelIr ir, Operand bound) {
+        Operand o = bound;
+        for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
+            List<Insn> defs = new ArrayList<>();
+            for (Block b : ir.blocks()) {
+                for (Insn insn : b.insns()) {
+                    if (v.equals(ElementwiseLoop.def(insn))) {
+                        defs.add(insn);
+                    }
+                }
+            }
+            if (defs.isEmpty()) {
+                boolean parameter = ir.params().stream().anyMatch(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v));
+                return parameter ? Optional.of(v) : Optional.empty();
+            }
+            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
+                o = m.src();
+            } else {
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+}
