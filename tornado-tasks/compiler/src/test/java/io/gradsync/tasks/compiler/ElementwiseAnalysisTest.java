@@ -46,22 +46,23 @@ class ElementwiseAnalysisTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource({
-            "yesScalarBound, 4, ",
-            "yesLocalBound, 8, in",
-            "yesIndexAsValue, 4, out",
-            "yesInlinedCall, 8, out",
-            "yesLocalReassigned, 4, out",
-            "yesDoubles, 2, out",
-            "yesRawBits, 4, out",
-            "yesReadModifyWrite, 4, acc",
-            "yesFill, 4, out",
+            "yesScalarBound, 4, , n",
+            "yesLocalBound, 8, in, ",
+            "yesIndexAsValue, 4, out, ",
+            "yesInlinedCall, 8, out, ",
+            "yesLocalReassigned, 4, out, ",
+            "yesDoubles, 2, out, ",
+            "yesRawBits, 4, out, ",
+            "yesReadModifyWrite, 4, acc, ",
+            "yesFill, 4, out, ",
     })
-    void handWrittenElementwise(String name, int width, String boundArray) {
+    void handWrittenElementwise(String name, int width, String boundArray, String boundScalar) {
         CompiledKernel k = shape(name);
         assertNull(ElementwiseLoop.rejection(k.ir()), name);
         assertTrue(k.isElementwise());
         assertEquals(width, k.vectorWidth());
         assertEquals(Optional.ofNullable(boundArray), k.elementwiseLoop().orElseThrow().boundArray());
+        assertEquals(Optional.ofNullable(boundScalar), k.elementwiseLoop().orElseThrow().boundScalar());
     }
 
     @ParameterizedTest(name = "{0}")

@@ -43,13 +43,15 @@ import java.util.Set;
  * @param index      the loop variable
  * @param bound      the loop bound (invariant)
  * @param boundArray the array whose length is the bound, when that can be read off the IR
+ * @param boundScalar the scalar parameter that is the bound, when that can be read off the IR and the
+ *                   kernel never assigns the parameter: its argument bounds the loop
  * @param prologue   the instructions before the loop (thread index, loop start, bound)
  * @param body       the loop body, without the increment and the repeated test
  * @param loaded     the arrays the body loads, in order of their first load
  * @param stored     the arrays the body stores, in order of their (only) store
  */
 public record ElementwiseLoop(int width, Var index, Operand bound, Optional<String> boundArray,
-                              List<Insn> prologue, List<Insn> body,
+                              Optional<String> boundScalar, List<Insn> prologue, List<Insn> body,
                               List<ArrayParam> loaded, List<ArrayParam> stored) {
 
     /** The widest global access a thread issues (ld/st .v4 of 32-bit values, .v2 of 64-bit). */
@@ -284,7 +286,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (width * narrowest < MIN_ACCESS_BYTES) {
             throw new NotElementwise("element sizes " + narrowest + " and " + widest + " bytes admit no common vector width");
         }
-        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), prologue, body,
+        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologue, body,
                 List.copyOf(loaded.values()), List.copyOf(stored.values()));
     }
 
@@ -353,31 +355,44 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
      * is the length of that one array (the loop test is repeated, so it has several).
      */
     private static Optional<String> boundArray(KernelIr ir, Operand bound) {
+        List<Insn> defs = root(ir, bound).map(v -> definitions(ir, v)).orElse(List.of());
+        if (defs.isEmpty() || !defs.stream().allMatch(d -> d instanceof Insn.ArrayLength)) {
+            return Optional.empty();
+        }
+        Set<String> arrays = new HashSet<>();
+        defs.forEach(d -> arrays.add(((Insn.ArrayLength) d).array().name()));
+        return arrays.size() == 1 ? Optional.of(arrays.iterator().next()) : Optional.empty();
+    }
+
+    /** The scalar parameter {@code bound} is, following copies, where nothing in the kernel assigns it. */
+    private static Optional<String> boundScalar(KernelIr ir, Operand bound) {
+        return root(ir, bound).filter(v -> definitions(ir, v).isEmpty()).flatMap(v -> ir.params().stream()
+                .filter(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v)).map(KernelParam::name).findFirst());
+    }
+
+    /** The variable {@code bound} copies (itself where it is not one copy of another), following at most 8 copies. */
+    private static Optional<Var> root(KernelIr ir, Operand bound) {
         Operand o = bound;
         for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
-            List<Insn> defs = new ArrayList<>();
-            for (Block b : ir.blocks()) {
-                for (Insn insn : b.insns()) {
-                    if (v.equals(def(insn))) {
-                        defs.add(insn);
-                    }
-                }
+            List<Insn> defs = definitions(ir, v);
+            if (defs.size() != 1 || !(defs.getFirst() instanceof Insn.Move m)) {
+                return Optional.of(v);
             }
-            if (defs.isEmpty()) {
-                return Optional.empty();
-            }
-            if (defs.stream().allMatch(d -> d instanceof Insn.ArrayLength)) {
-                Set<String> arrays = new HashSet<>();
-                defs.forEach(d -> arrays.add(((Insn.ArrayLength) d).array().name()));
-                return arrays.size() == 1 ? Optional.of(arrays.iterator().next()) : Optional.empty();
-            }
-            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
-                o = m.src();
-            } else {
-                return Optional.empty();
-            }
+            o = m.src();
         }
         return Optional.empty();
+    }
+
+    private static List<Insn> definitions(KernelIr ir, Var v) {
+        List<Insn> defs = new ArrayList<>();
+        for (Block b : ir.blocks()) {
+            for (Insn insn : b.insns()) {
+                if (v.equals(def(insn))) {
+                    defs.add(insn);
+                }
+            }
+        }
+        return defs;
     }
 
     /** The variable an instruction assigns, or null. */

@@ -2,16 +2,9 @@ package io.gradsync.tasks.kernels.launch;
 
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.access.KernelIrs;
-import io.gradsync.tasks.compiler.ir.Block;
-import io.gradsync.tasks.compiler.ir.Insn;
-import io.gradsync.tasks.compiler.ir.KernelIr;
 import io.gradsync.tasks.compiler.ir.KernelParam;
-import io.gradsync.tasks.compiler.ir.Operand;
-import io.gradsync.tasks.compiler.ir.Var;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -38,19 +31,16 @@ public final class LoopBounds {
      */
     public static Optional<ScalarBound> scalarBound(CompiledKernel kernel, Object[] args) {
         ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
-        if (loop == null || loop.boundArray().isPresent()) {
+        if (loop == null || loop.boundScalar().isEmpty()) {
             return Optional.empty();
         }
-        Optional<Var> bound = parameterOf(KernelIrs.ir(kernel), loop.bound());
-        if (bound.isEmpty()) {
-            return Optional.empty();
-        }
+        String name = loop.boundScalar().get();
         int a = 0;
         for (KernelParam p : KernelIrs.parameters(kernel)) {
             if (p instanceof KernelParam.ContextParam) {
                 continue;
             }
-            if (p instanceof KernelParam.ScalarParam s && s.var().equals(bound.get()) && a < args.length
+            if (p instanceof KernelParam.ScalarParam s && s.name().equals(name) && a < args.length
                     && (args[a] instanceof Number || args[a] instanceof Character)) {
                 Number given = ScalarArgument.of(kernel, p, args[a]);
                 OptionalLong value = switch (s.type()) {
@@ -58,37 +48,9 @@ public final class LoopBounds {
                     case I64 -> OptionalLong.of(given.longValue());
                     default -> OptionalLong.empty();
                 };
-                return value.isPresent() ? Optional.of(new ScalarBound(p.name(), value.getAsLong())) : Optional.empty();
+                return value.isPresent() ? Optional.of(new ScalarBound(name, value.getAsLong())) : Optional.empty();
             }
             a++;
-        }
-        return Optional.empty();
-    }
-
-    /**
-     * The scalar parameter's variable that {@code bound} is, following copies, where nothing in the
-     * kernel assigns it (a parameter the kernel changes could bound the loop by another value).
-     */
-    private static Optional<Var> parameterOf(KernelIr ir, Operand bound) {
-        Operand o = bound;
-        for (int depth = 0; depth < 8 && o instanceof Var v; depth++) {
-            List<Insn> defs = new ArrayList<>();
-            for (Block b : ir.blocks()) {
-                for (Insn insn : b.insns()) {
-                    if (v.equals(ElementwiseLoop.def(insn))) {
-                        defs.add(insn);
-                    }
-                }
-            }
-            if (defs.isEmpty()) {
-                boolean parameter = ir.params().stream().anyMatch(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v));
-                return parameter ? Optional.of(v) : Optional.empty();
-            }
-            if (defs.size() == 1 && defs.getFirst() instanceof Insn.Move m) {
-                o = m.src();
-            } else {
-                return Optional.empty();
-            }
         }
         return Optional.empty();
     }
