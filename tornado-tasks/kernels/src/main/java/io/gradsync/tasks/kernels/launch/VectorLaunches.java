@@ -7,7 +7,6 @@ import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.optimize.AdjacentLoads;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 
-
 import java.util.List;
 import java.util.Optional;
 
