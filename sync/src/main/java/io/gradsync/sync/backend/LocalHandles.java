@@ -85,30 +85,6 @@ public final class LocalHandles {
         }
     }
 
-    /**
-     * {@code h}, running {@code reported} when its await throws the call's failure (a
-     * {@link SyncFailedException} or {@link io.gradsync.sync.SyncTimeoutException}: the failure has
-     * then reached the caller); an interrupted wait is not the call's failure.
-     */
-    public static SyncHandle noting(SyncHandle h, Runnable reported) {
-        return new SyncHandle() {
-            @Override
-            public void await() {
-                try {
-                    h.await();
-                } catch (SyncFailedException | io.gradsync.sync.SyncTimeoutException e) {
-                    reported.run();
-                    throw e;
-                }
-            }
-
-            @Override
-            public boolean isDone() {
-                return h.isDone();
-            }
-        };
-    }
-
     /** Whether every event has completed; a failed query counts as done (the handle's await reports it). */
     public static boolean allDone(DeviceEvent[] events) {
         for (DeviceEvent e : events) {

@@ -39,12 +39,8 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     private DeviceEvent[] pending;
     /** Host-averaging backends: their background calls (made on first use). */
     private HostCalls onHost;
-    /** Calls accepted so far, and the last of them whose failure reached the caller ({@link #close} does not report it again). */
-    private long calls;
-    private volatile long reportedCall = -1;
-    /** The last call that ran on the host's thread, and its number: its failure is reported by its handle only. */
-    private SyncHandle lastOnHost;
-    private long lastOnHostCall = -1;
+    /** Which call's failure reached the caller ({@link #close} reports the last call's once). */
+    private final CallFailures failures = new CallFailures();
 
     /** @param waitForCaller {@link SyncOptions#waitForCaller()} */
     protected LocalSynchronizer(List<? extends D> devices, boolean waitForCaller) {
@@ -116,7 +112,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
     protected final synchronized void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
         accept(replicas);
-        long call = ++calls;
+        long call = failures.begin();
         try {
             DeviceEvent[] done = queue(replicas, op);
             if (done != null) {
@@ -127,23 +123,9 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
                 stats.phase("wait", System.nanoTime() - t1);
             }
         } catch (RuntimeException e) {
-            throw reported(e, call);
+            throw failures.thrown(call, failed(e));
         }
         countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
-    }
-
-    /** {@link #failed}{@code (e)}, noted as call {@code call}'s failure reported to the caller (see {@link #close}). */
-    private RuntimeException reported(RuntimeException e, long call) {
-        RuntimeException f = failed(e);
-        if (f instanceof SyncFailedException) {
-            reportedCall = call;
-        }
-        return f;
-    }
-
-    /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
-    private SyncHandle reporting(SyncHandle h, long call) {
-        return LocalHandles.noting(h, () -> reportedCall = Math.max(reportedCall, call));
     }
 
     /**
@@ -152,20 +134,11 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
      * Refusals of the input before anything moved, and an interrupt, stay what they are.
      */
     private RuntimeException failed(RuntimeException e) {
-        if (e instanceof IllegalArgumentException || e instanceof SyncFailedException || interrupted(e)) {
+        if (e instanceof IllegalArgumentException || e instanceof SyncFailedException || CallFailures.interrupted(e)) {
             return e;
         }
         int r = LocalHandles.failedReplica(devices, e);
         return new SyncFailedException(backend(), r, r < 0 ? null : devices.get(r).id(), e);
-    }
-
-    private static boolean interrupted(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof InterruptedException) {
-                return true;
-            }
-        }
-        return Thread.currentThread().isInterrupted();
     }
 
     /**
@@ -183,19 +156,19 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         }
         long t0 = System.nanoTime();
         accept(replicas);
-        long call = ++calls;
+        long call = failures.begin();
         DeviceEvent[] done;
         try {
             done = queue(replicas, op);
         } catch (RuntimeException e) { // as the synchronous form reports a failure while queuing
-            throw reported(e, call);
+            throw failures.thrown(call, failed(e));
         }
         countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
         if (done == null) {
             return SyncHandle.done();
         }
         pending = done;
-        return reporting(new LocalHandles.EventHandle(backend(), devices, done), call);
+        return failures.asynchronous(call, new LocalHandles.EventHandle(backend(), devices, done));
     }
 
     /**
@@ -212,7 +185,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         replicasChecked.check(replicas, devices);
         HostCalls host = onHost();
         host.awaitPending();
-        long call = ++calls;
+        long call = failures.begin();
         boolean streams = replicas.stream().anyMatch(r -> r.stream() != null);
         long t0 = System.nanoTime();
         Runnable background;
@@ -263,9 +236,7 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
             background.run();
             countCall(stats, bytesOf(replicas), System.nanoTime() - t0);
         });
-        lastOnHost = reporting(new LocalHandles.FutureHandle(backend(), devices, f), call);
-        lastOnHostCall = call;
-        return lastOnHost;
+        return failures.asynchronous(call, new LocalHandles.FutureHandle(backend(), devices, f));
     }
 
     private HostCalls onHost() {
@@ -409,21 +380,14 @@ public abstract class LocalSynchronizer<D extends Device> extends CollectiveCall
         if (!closed) {
             awaitPendingOnHost();
             closed = true;
-            RuntimeException unreported = null;
-            if (lastOnHostCall == calls && reportedCall != calls) {
-                try {
-                    lastOnHost.await(); // done: throws at once what the host's thread failed with
-                } catch (RuntimeException e) {
-                    unreported = e;
-                }
-            }
+            RuntimeException unreported = failures.unreported();
             try {
                 if (onHost != null) {
                     onHost.shutdown();
                 }
                 release();
             } catch (RuntimeException e) {
-                if (unreported == null && reportedCall != calls) {
+                if (unreported == null && !failures.lastReported()) {
                     throw e;
                 }
             } finally {

@@ -7,6 +7,7 @@ import io.gradsync.sync.SyncBackend;
 import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.SyncStats;
 import io.gradsync.sync.backend.Collective;
+import io.gradsync.sync.backend.CallFailures;
 import io.gradsync.sync.backend.CollectiveCalls;
 import io.gradsync.sync.backend.LocalHandles;
 import io.gradsync.sync.backend.ReplicaCheck;
@@ -70,11 +71,8 @@ public final class WireSynchronizer extends CollectiveCalls {
     private boolean closed;
     /** Whether this counts the calls in the backend's stats (the backend's own calls, a stage each, are not counted). */
     private final boolean counts;
-    /** Calls made, the last of them whose failure reached the caller, and the last asynchronous one's handle (see {@link #close}). */
-    private long calls;
-    private volatile long reportedCall = -1;
-    private SyncHandle lastAsync;
-    private long lastAsyncCall = -1;
+    /** Which call's failure reached the caller ({@link #close} reports the last call's once). */
+    private final CallFailures failures = new CallFailures();
 
     /**
      * @param inner         the backend, made for {@code devices}; closed with this synchronizer
@@ -163,15 +161,11 @@ public final class WireSynchronizer extends CollectiveCalls {
     @Override
     protected void call(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        long call;
-        synchronized (this) {
-            call = ++calls;
-        }
+        long call = failures.begin();
         try {
             call(replicas, op, false).await();
         } catch (RuntimeException e) {
-            reportedCall = call;
-            throw e;
+            throw failures.thrown(call, e);
         }
         counted(replicas, t0);
     }
@@ -179,26 +173,15 @@ public final class WireSynchronizer extends CollectiveCalls {
     @Override
     protected SyncHandle callAsync(List<Replica> replicas, Collective op) {
         long t0 = System.nanoTime();
-        long call;
+        long call = failures.begin();
         SyncHandle h;
-        synchronized (this) {
-            call = ++calls;
-            try {
-                h = reporting(call(replicas, op, true), call);
-            } catch (RuntimeException e) {
-                reportedCall = call;
-                throw e;
-            }
-            lastAsync = h;
-            lastAsyncCall = call;
+        try {
+            h = failures.asynchronous(call, call(replicas, op, true));
+        } catch (RuntimeException e) {
+            throw failures.thrown(call, e);
         }
         counted(replicas, t0);
         return h;
-    }
-
-    /** {@code h}, noting a failure that its await reports as that of call {@code call}. */
-    private SyncHandle reporting(SyncHandle h, long call) {
-        return LocalHandles.noting(h, () -> reportedCall = Math.max(reportedCall, call));
     }
 
     /** One call of the caller's replicas in the stats, however many calls of the backend it made. */
@@ -400,15 +383,8 @@ public final class WireSynchronizer extends CollectiveCalls {
             return;
         }
         closed = true;
-        RuntimeException unreported = null;
-        if (lastAsyncCall == calls && reportedCall != calls) {
-            try {
-                lastAsync.await();
-            } catch (RuntimeException e) {
-                unreported = e;
-            }
-        }
-        boolean quiet = unreported != null || reportedCall == calls;
+        RuntimeException unreported = failures.unreported();
+        boolean quiet = unreported != null || failures.lastReported();
         try {
             releaseStreams();
             layouts.close();
