@@ -1,8 +1,6 @@
 package io.gradsync.sync.backend;
 
 import io.gradsync.sync.FusedSumOfSquares;
-import io.gradsync.sync.Gradient;
-import io.gradsync.sync.GradientSynchronizer;
 import io.gradsync.sync.Replica;
 import io.gradsync.sync.SyncFailedException;
 import io.gradsync.sync.SyncHandle;

@@ -5,7 +5,6 @@ import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.LaunchShape;
-import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.cuda.CudaBuffer;
 import io.gradsync.tasks.cuda.CudaDevice;
