@@ -23,6 +23,7 @@ import io.gradsync.tasks.device.DeviceEvent;
 import io.gradsync.tasks.device.DeviceStream;
 import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
+import io.gradsync.tasks.kernels.launch.LoopBounds;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.internal.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
@@ -141,12 +142,16 @@ public final class KernelCompare {
      * fp64 partials one slot per reduction thread; a scalar named {@code k} is the input count
      * (the arrays the kernel reads: an average's replicas, in place or not),
      * other scalars 0.999 (repeated launches of {@code scale} must not drift to zero or infinity).
-     * Every array of a user's kernel holds {@code n} elements.
+     * Every array of a user's kernel holds {@code n} elements; an integer scalar that bounds its
+     * global index ({@code for (@Parallel int i = 0; i < n; i++)}, {@code if (ctx.globalIdx() < n)})
+     * is {@code n}, so that the kernel covers the arrays as one bounded by their length does; other
+     * integer scalars are 1.
      */
     static List<Arg> arguments(KernelSpec spec, int n) {
         CompiledKernel k = spec.compile();
         List<Arg> args = new ArrayList<>();
         int inputs = readArrays(KernelIrs.ir(k)).size();
+        String bound = isUsers(spec) ? LoopBounds.indexParameter(k).orElse(null) : null;
         boolean first = true;
         for (KernelParam p : KernelIrs.parameters(k)) {
             switch (p) {
@@ -170,9 +175,10 @@ public final class KernelCompare {
                     Object v = switch (s.type()) {
                         case F32 -> s.name().equals("k") ? (float) Math.max(1, inputs) : 0.999f;
                         case F64 -> 0.999;
-                        case I32 -> javaType == boolean.class ? Boolean.TRUE : javaType == char.class ? (Object) (char) 1
+                        case I32 -> javaType == int.class && s.name().equals(bound) ? (Object) n
+                                : javaType == boolean.class ? Boolean.TRUE : javaType == char.class ? (Object) (char) 1
                                 : javaType == byte.class ? (Object) (byte) 1 : javaType == short.class ? (Object) (short) 1 : (Object) 1;
-                        case I64 -> 1L;
+                        case I64 -> s.name().equals(bound) ? (long) n : 1L;
                     };
                     args.add(new Arg(p, null, 0, false, v));
                 }

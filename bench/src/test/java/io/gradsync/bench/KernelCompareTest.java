@@ -9,6 +9,7 @@ import io.gradsync.tasks.kernels.KernelSpec;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The comparison's check: bit for bit, except that a NaN matches any NaN (no form pins a payload down). */
@@ -31,6 +32,16 @@ class KernelCompareTest {
         KernelSpec check = BuiltinKernels.byName("checkFinite").orElseThrow();
         long flag = KernelCompare.traffic(check, KernelCompare.arguments(check, n)) - 4L * n;
         assertTrue(flag >= 0 && flag <= 8, "the one-element flag adds at most its own bytes read and written: " + flag);
+    }
+
+    /** A user's loop up to a scalar covers the arrays, as one up to their length does; other scalars stay as they were. */
+    @Test
+    void aUsersLoopUpToAScalarGetsTheElementCount() {
+        int n = 1 << 12;
+        KernelSpec upTo = KernelSelection.select(io.gradsync.cli.UsersKernels.class.getName() + "#momentumUpTo").getFirst();
+        List<KernelCompare.Arg> args = KernelCompare.arguments(upTo, n);
+        assertEquals(List.of(n, n), args.stream().filter(a -> a.element() != null).map(KernelCompare.Arg::count).toList());
+        assertEquals(List.of(0.999f, n), args.stream().filter(a -> a.element() == null).map(KernelCompare.Arg::scalar).toList());
     }
 
     @Test

@@ -105,7 +105,7 @@ class KernelsAndCompareTest {
         assertEquals(0, r.exitCode(), r.err());
         // each public static kernel of the class that compiles, by name, sorted; the method that is not a kernel left out
         List<String> rows = r.out().lines().filter(l -> l.startsWith(" ")).map(l -> l.trim().split("\\s+")[0]).toList();
-        assertEquals(List.of("UsersKernels.halve", "UsersKernels.saxpy", "scale"), rows, r.out());
+        assertEquals(List.of("UsersKernels.halve", "UsersKernels.momentumUpTo", "UsersKernels.saxpy", "scale"), rows, r.out());
         assertTrue(r.out().contains("# not timed: UsersKernels.pairSums: it uses barriers, group-local memory or warps"), r.out());
         assertTrue(!r.out().contains("UsersKernels.main") && !r.out().contains("UsersKernels.describe"), r.out());
         for (String row : r.out().lines().filter(l -> l.startsWith(" UsersKernels.")).toList()) {

@@ -15,6 +15,14 @@ public final class UsersKernels {
         }
     }
 
+    /** Bounded by a scalar (compare passes the arrays' element count for {@code n}); loads after stores. */
+    public static void momentumUpTo(FloatArray w, FloatArray m, float rate, int n) {
+        for (@Parallel int i = 0; i < n; i++) {
+            m.set(i, 0.9f * m.get(i) + w.get(i));
+            w.set(i, w.get(i) - rate * m.get(i));
+        }
+    }
+
     public static void halve(KernelContext ctx, FloatArray out, FloatArray in) {
         int i = ctx.globalIdx();
         if (i < out.getSize()) {

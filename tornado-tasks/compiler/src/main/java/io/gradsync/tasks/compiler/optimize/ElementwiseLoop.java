@@ -365,7 +365,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
     }
 
     /** The scalar parameter {@code bound} is, following copies, where nothing in the kernel assigns it. */
-    private static Optional<String> boundScalar(KernelIr ir, Operand bound) {
+    static Optional<String> boundScalar(KernelIr ir, Operand bound) {
         return root(ir, bound).filter(v -> definitions(ir, v).isEmpty()).flatMap(v -> ir.params().stream()
                 .filter(p -> p instanceof KernelParam.ScalarParam s && s.var().equals(v)).map(KernelParam::name).findFirst());
     }

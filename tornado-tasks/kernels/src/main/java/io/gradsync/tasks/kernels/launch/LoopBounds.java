@@ -4,6 +4,7 @@ import io.gradsync.tasks.compiler.CompiledKernel;
 import io.gradsync.tasks.compiler.access.KernelIrs;
 import io.gradsync.tasks.compiler.ir.KernelParam;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+import io.gradsync.tasks.compiler.optimize.IndexBound;
 
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -53,5 +54,14 @@ public final class LoopBounds {
             a++;
         }
         return Optional.empty();
+    }
+
+    /**
+     * The scalar parameter {@code kernel} bounds its global index by ({@code i < n} in a
+     * {@code @Parallel} loop or a {@code KernelContext} kernel), whatever else it does: where a
+     * caller passes the element count. Empty where there is none ({@link IndexBound}).
+     */
+    public static Optional<String> indexParameter(CompiledKernel kernel) {
+        return IndexBound.scalar(KernelIrs.ir(kernel));
     }
 }
