@@ -118,6 +118,7 @@ final class KernelEntry extends PtxPart {
             scalar.faultRecord = fresh(RegClass.B64);
             line("ld.param.u64 " + raw + ", [" + pn + "]");
             line("cvta.to.global.u64 " + scalar.faultRecord + ", " + raw);
+            scalar.startFaults();
         }
         if (!params.isEmpty()) {
             params.setLength(params.length() - 2);

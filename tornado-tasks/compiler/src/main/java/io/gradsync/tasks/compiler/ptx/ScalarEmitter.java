@@ -42,6 +42,16 @@ final class ScalarEmitter extends PtxPart {
      * by {@link KernelEntry}; null, no tests.
      */
     String faultRecord;
+    /**
+     * A thread's first global load or store out of bounds, kept in registers (its code, 0 for none,
+     * and its index) until the thread returns ({@link #startFaults}, {@link #recordFault}): the
+     * accesses then stay in one block, predicated, instead of each one branched around, which kept
+     * a loop's loads from being issued together.
+     */
+    private String faultCode;
+    private String faultIndex;
+    /** The predicate ({@code "@p "}) that a guarded global load or store is emitted under; empty for none. */
+    private String accessGuard = "";
     private int labels;
 
     ScalarEmitter(PtxWriter w, Addresses addresses, FloatSemantics floats, Set<String> nonCoherent, AdjacentLoads merged) {
@@ -78,7 +88,10 @@ final class ScalarEmitter extends PtxPart {
                     line("bra.uni " + blockLabel(j.target()));
                 }
             }
-            case Insn.Return r -> line("ret");
+            case Insn.Return r -> {
+                recordFault();
+                line("ret");
+            }
             case Insn.Branch br -> {
                 String a = src(br.a());
                 String b = src(br.b());
@@ -104,8 +117,8 @@ final class ScalarEmitter extends PtxPart {
     void emitInsn(Insn insn) {
         if (faultRecord != null) {
             switch (insn) {
-                case Insn.Load l -> guarded(insn, l.index(), addresses.length(l.array()), BoundsFaults.code(l.array()), l.dst());
-                case Insn.Store st -> guarded(insn, st.index(), addresses.length(st.array()), BoundsFaults.code(st.array()), null);
+                case Insn.Load l -> predicated(insn, l.index(), addresses.length(l.array()), BoundsFaults.code(l.array()), l.dst());
+                case Insn.Store st -> predicated(insn, st.index(), addresses.length(st.array()), BoundsFaults.code(st.array()), null);
                 case Insn.AtomicAdd a -> guarded(insn, a.index(), addresses.length(a.array()), BoundsFaults.code(a.array()), null);
                 case Insn.Atomic a -> guarded(insn, a.index(), addresses.length(a.array()), BoundsFaults.code(a.array()), a.dst());
                 case Insn.ArrayLoad l -> guarded(insn, l.index(), String.valueOf(l.array().length()), BoundsFaults.code(l.array()), l.dst());
@@ -115,6 +128,62 @@ final class ScalarEmitter extends PtxPart {
             return;
         }
         emitPlain(insn);
+    }
+
+    /** Starts a checked kernel's thread with no fault seen: at its entry, before any access. */
+    void startFaults() {
+        faultCode = fresh(RegClass.B32);
+        faultIndex = fresh(RegClass.B32);
+        line("mov.b32 " + faultCode + ", 0");
+        line("mov.b32 " + faultIndex + ", 0");
+    }
+
+    /** At a return: the thread's first fault, if any, into the record (the code by compare-and-swap from 0, then the index). */
+    private void recordFault() {
+        if (faultCode == null) {
+            return;
+        }
+        String any = fresh(RegClass.PRED);
+        line("setp.ne.u32 " + any + ", " + faultCode + ", 0");
+        String before = fresh(RegClass.B32);
+        line("@" + any + " atom.global.cas.b32 " + before + ", [" + faultRecord + "], 0, " + faultCode);
+        String first = fresh(RegClass.PRED);
+        line("setp.eq.and.u32 " + first + ", " + before + ", 0, " + any);
+        line("@" + first + " st.global.u32 [" + faultRecord + "+4], " + faultIndex);
+    }
+
+    /**
+     * A global load or store done only where its index lies in {@code [0, length)}, under a
+     * predicate, no branch: otherwise the thread's first such access kept for {@link #recordFault},
+     * a load's {@code dst} set to 0.
+     */
+    private void predicated(Insn access, Operand index, String length, int code, Var dst) {
+        String i = src(index);
+        if (index instanceof Const) {
+            String r = fresh(RegClass.B32);
+            line("mov.b32 " + r + ", " + i);
+            i = r;
+        }
+        String ok = fresh(RegClass.PRED);
+        line("setp.lt.u32 " + ok + ", " + i + ", " + length);
+        String take = fresh(RegClass.PRED);
+        line("setp.eq.and.u32 " + take + ", " + faultCode + ", 0, !" + ok);
+        line("@" + take + " mov.b32 " + faultCode + ", " + code);
+        line("@" + take + " mov.b32 " + faultIndex + ", " + i);
+        accessGuard = "@" + ok + " ";
+        try {
+            emitPlain(access);
+        } finally {
+            accessGuard = "";
+        }
+        if (dst != null) {
+            line("@!" + ok + " " + switch (dst.type()) {
+                case I32 -> "mov.b32 " + reg(dst) + ", 0";
+                case I64 -> "mov.b64 " + reg(dst) + ", 0";
+                case F32 -> "mov.f32 " + reg(dst) + ", 0f00000000";
+                case F64 -> "mov.f64 " + reg(dst) + ", 0d0000000000000000";
+            });
+        }
     }
 
     /**
@@ -516,7 +585,7 @@ final class ScalarEmitter extends PtxPart {
         String addr = addresses.address(l.array(), l.index());
         String d = reg(l.dst());
         ElementKind k = l.array().element();
-        String ld = globalLoad(l.array());
+        String ld = accessGuard + globalLoad(l.array());
         switch (k) {
             case F32 -> line(ld + "f32 " + d + ", " + addr);
             case F64 -> line(ld + "f64 " + d + ", " + addr);
@@ -580,11 +649,14 @@ final class ScalarEmitter extends PtxPart {
         String addr = addresses.address(s.array(), s.index());
         ElementKind k = s.array().element();
         switch (k) {
-            case F32 -> line("st.global.f32 " + addr + ", " + v);
-            case F64 -> line("st.global.f64 " + addr + ", " + v);
-            case I32 -> line("st.global.u32 " + addr + ", " + v);
-            case I64 -> line("st.global.u64 " + addr + ", " + v);
-            case F16, BF16 -> line("st.global.b16 " + addr + ", " + floats.sixteenBits(s, v));
+            case F32 -> line(accessGuard + "st.global.f32 " + addr + ", " + v);
+            case F64 -> line(accessGuard + "st.global.f64 " + addr + ", " + v);
+            case I32 -> line(accessGuard + "st.global.u32 " + addr + ", " + v);
+            case I64 -> line(accessGuard + "st.global.u64 " + addr + ", " + v);
+            case F16, BF16 -> {
+                String bits = floats.sixteenBits(s, v);
+                line(accessGuard + "st.global.b16 " + addr + ", " + bits);
+            }
         }
     }
 }
