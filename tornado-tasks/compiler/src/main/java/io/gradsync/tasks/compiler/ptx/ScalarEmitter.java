@@ -158,12 +158,7 @@ final class ScalarEmitter extends PtxPart {
      * a load's {@code dst} set to 0.
      */
     private void predicated(Insn access, Operand index, String length, int code, Var dst) {
-        String i = src(index);
-        if (index instanceof Const) {
-            String r = fresh(RegClass.B32);
-            line("mov.b32 " + r + ", " + i);
-            i = r;
-        }
+        String i = indexRegister(index);
         String ok = fresh(RegClass.PRED);
         line("setp.lt.u32 " + ok + ", " + i + ", " + length);
         String take = fresh(RegClass.PRED);
@@ -177,13 +172,29 @@ final class ScalarEmitter extends PtxPart {
             accessGuard = "";
         }
         if (dst != null) {
-            line("@!" + ok + " " + switch (dst.type()) {
-                case I32 -> "mov.b32 " + reg(dst) + ", 0";
-                case I64 -> "mov.b64 " + reg(dst) + ", 0";
-                case F32 -> "mov.f32 " + reg(dst) + ", 0f00000000";
-                case F64 -> "mov.f64 " + reg(dst) + ", 0d0000000000000000";
-            });
+            line("@!" + ok + " " + zero(dst));
         }
+    }
+
+    /** The index of a checked access in a register (a constant moved into one), for the test and the record. */
+    private String indexRegister(Operand index) {
+        String i = src(index);
+        if (index instanceof Const) {
+            String r = fresh(RegClass.B32);
+            line("mov.b32 " + r + ", " + i);
+            i = r;
+        }
+        return i;
+    }
+
+    /** The instruction that sets a skipped load's {@code dst} to 0. */
+    private String zero(Var dst) {
+        return switch (dst.type()) {
+            case I32 -> "mov.b32 " + reg(dst) + ", 0";
+            case I64 -> "mov.b64 " + reg(dst) + ", 0";
+            case F32 -> "mov.f32 " + reg(dst) + ", 0f00000000";
+            case F64 -> "mov.f64 " + reg(dst) + ", 0d0000000000000000";
+        };
     }
 
     /**
@@ -193,12 +204,7 @@ final class ScalarEmitter extends PtxPart {
      * indices holds on both sides: the test defines no variable but {@code dst}, on both.)
      */
     private void guarded(Insn access, Operand index, String length, int code, Var dst) {
-        String i = src(index);
-        if (index instanceof Const) {
-            String r = fresh(RegClass.B32);
-            line("mov.b32 " + r + ", " + i);
-            i = r;
-        }
+        String i = indexRegister(index);
         int n = labels++;
         String inBounds = "$InBounds" + n;
         String done = "$Checked" + n;
@@ -211,12 +217,7 @@ final class ScalarEmitter extends PtxPart {
         line("setp.eq.u32 " + first + ", " + before + ", 0");
         line("@" + first + " st.global.u32 [" + faultRecord + "+4], " + i);
         if (dst != null) {
-            line(switch (dst.type()) {
-                case I32 -> "mov.b32 " + reg(dst) + ", 0";
-                case I64 -> "mov.b64 " + reg(dst) + ", 0";
-                case F32 -> "mov.f32 " + reg(dst) + ", 0f00000000";
-                case F64 -> "mov.f64 " + reg(dst) + ", 0d0000000000000000";
-            });
+            line(zero(dst));
         }
         line("bra.uni " + done);
         w.label(inBounds);
