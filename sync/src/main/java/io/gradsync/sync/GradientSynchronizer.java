@@ -125,9 +125,10 @@ public interface GradientSynchronizer extends AutoCloseable {
 
     /**
      * Frees staging memory, streams and communicators. Later calls throw
-     * {@link IllegalStateException}. The single-process backends wait for their last call first: a
-     * failure of it that neither the call nor {@link SyncHandle#await()} reported (an asynchronous
-     * call whose handle was dropped) is thrown here; one already reported is not thrown again.
+     * {@link IllegalStateException}. Every backend waits for its last call first ({@code nccl}
+     * within its timeout, as its other rank may never come): a failure of it that neither the call
+     * nor {@link SyncHandle#await()} reported (an asynchronous call whose handle was dropped) is
+     * thrown here; one already reported is not thrown again.
      */
     @Override
     void close();

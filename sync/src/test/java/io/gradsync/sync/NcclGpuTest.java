@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gradsync.nccl.Nccl;
 import io.gradsync.tasks.cuda.CudaDevice;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -249,6 +250,29 @@ class NcclGpuTest {
         assertTrue(e.getMessage().contains("one GPU per rank") && e.getMessage().contains(shared.get(0).id()), e.getMessage());
         SyncBackend auto = Synchronizers.resolveAuto(shared);
         assertTrue(auto == SyncBackend.PTX || auto == SyncBackend.CPU, "auto picked " + auto);
+    }
+
+    /**
+     * An asynchronous average whose handle is dropped, behind a caller stream held past the
+     * timeout: close throws the call's timeout (it returned quietly, or hung in NCCL's flush);
+     * held for less, close waits for the call and returns, and the handle's late await too. In a
+     * process of its own ({@link NcclDroppedHandleWorker}): the abort may leave the device unusable.
+     */
+    @Test
+    void closeReportsADroppedHandlesFailureAndWaitsForItsCall() throws Exception {
+        String late = output(ProcessGroup.run(1, NcclDroppedHandleWorker.class, List.of("1000", "4000"), Map.of(), 120));
+        assertTrue(late.contains("CLOSE-THREW type=SyncTimeoutException"), late);
+        assertTrue(late.contains("did not complete within the 1.0 s timeout"), late);
+        String inTime = output(ProcessGroup.run(1, NcclDroppedHandleWorker.class, List.of("30000", "300"), Map.of(), 120));
+        assertTrue(inTime.contains("same=true"), inTime);
+        assertTrue(inTime.contains("LATE-AWAIT ok"), inTime);
+    }
+
+    private static String output(List<ProcessGroup.Outcome> outcomes) {
+        ProcessGroup.Outcome o = outcomes.getFirst();
+        String text = "exit " + (o.timedOut() ? "TIMED OUT" : o.exitCode()) + " after " + o.millis() + " ms\n" + o.output();
+        assertEquals(0, o.exitCode(), text);
+        return text;
     }
 
     @Test

@@ -9,6 +9,7 @@ import io.gradsync.sync.SyncHandle;
 import io.gradsync.sync.NcclOptions;
 import io.gradsync.sync.SyncOptions;
 import io.gradsync.sync.SyncStats;
+import io.gradsync.sync.backend.CallFailures;
 import io.gradsync.sync.backend.Collective;
 import io.gradsync.sync.backend.CollectiveCalls;
 import io.gradsync.sync.backend.LocalHandles;
@@ -69,6 +70,8 @@ final class NcclSynchronizer extends CollectiveCalls {
     /** The plans of the last calls' layouts, most recent first (a staged wire alternates between a few). */
     private final ArrayDeque<NcclPlan> plans = new ArrayDeque<>();
     private static final int PLANS_KEPT = 16;
+    /** Whether the last call's failure reached its caller: close waits for a dropped handle's call. */
+    private final CallFailures failures = new CallFailures();
     private volatile boolean closed;
 
     /** One process driving every device in {@code devices}. */
@@ -120,14 +123,19 @@ final class NcclSynchronizer extends CollectiveCalls {
     /** Every collective's synchronous form: queued as {@link #callAsync} queues it, then waited for. */
     @Override
     protected synchronized void call(List<Replica> replicas, Collective c) {
-        Launched l = start(replicas, c, false);
-        if (l != null) {
-            try {
-                watch.await(l.what, l.start, l.deadline);
-            } catch (RuntimeException e) {
-                throw failed(e);
+        long call = failures.begin();
+        try {
+            Launched l = start(replicas, c, false);
+            if (l != null) {
+                try {
+                    watch.await(l.what, l.start, l.deadline);
+                } catch (RuntimeException e) {
+                    throw failed(e);
+                }
+                finish(l);
             }
-            finish(l);
+        } catch (RuntimeException e) {
+            throw failures.thrown(call, e);
         }
     }
 
@@ -137,18 +145,24 @@ final class NcclSynchronizer extends CollectiveCalls {
      */
     @Override
     protected synchronized SyncHandle callAsync(List<Replica> replicas, Collective c) {
-        Launched l = start(replicas, c, true);
+        long call = failures.begin();
+        Launched l;
+        try {
+            l = start(replicas, c, true);
+        } catch (RuntimeException e) {
+            throw failures.thrown(call, e);
+        }
         if (l == null) {
             return SyncHandle.done();
         }
-        return new SyncHandle() {
+        return failures.asynchronous(call, new SyncHandle() {
             private volatile boolean awaited;
 
             @Override
             public void await() {
                 synchronized (NcclSynchronizer.this) {
-                    if (awaited) {
-                        return;
+                    if (awaited || closed && watch.broken() == null) {
+                        return; // closing waited for the last call, so this one too, and nothing failed
                     }
                     try {
                         checkUsable();
@@ -165,7 +179,7 @@ final class NcclSynchronizer extends CollectiveCalls {
             public boolean isDone() {
                 return awaited || watch.broken() != null || closed || LocalHandles.allDone(nccl.finishedEvents);
             }
-        };
+        });
     }
 
     /**
@@ -301,6 +315,16 @@ final class NcclSynchronizer extends CollectiveCalls {
 
     @Override
     public synchronized void barrier() {
+        long call = failures.begin(); // a failure it reports may be a dropped handle's: close then keeps quiet
+        try {
+            meetEveryRank();
+        } catch (RuntimeException e) {
+            throw failures.thrown(call, e);
+        }
+    }
+
+    /** The barrier: every local device idle, then a one-float all-reduce that every rank must join. */
+    private void meetEveryRank() {
         checkUsable();
         for (CudaDevice d : nccl.devices) {
             d.synchronize();
@@ -341,11 +365,16 @@ final class NcclSynchronizer extends CollectiveCalls {
         }
     }
 
+    /**
+     * Waits for the last call where its handle was dropped (within the timeout: the other ranks may
+     * never come), then frees everything; that call's failure is thrown here once the rest is done.
+     */
     @Override
     public synchronized void close() {
         if (closed) {
             return;
         }
+        RuntimeException unreported = failures.unreported();
         closed = true;
         watch.close();
         RuntimeException first = null;
@@ -356,13 +385,15 @@ final class NcclSynchronizer extends CollectiveCalls {
                 first = e;
             }
         }
-        if (watch.aborted()) {
+        if (!watch.aborted()) {
             // Freeing device memory waits for the device; after an abort a kernel might not have
             // exited yet, and close must not hang. The little memory stays until the process ends.
-            return;
+            nccl.release();
         }
-        nccl.release();
-        if (first != null) {
+        if (unreported != null) {
+            throw unreported;
+        }
+        if (first != null && !failures.lastReported()) {
             throw first;
         }
     }
