@@ -55,6 +55,7 @@ class ElementwiseAnalysisTest {
             "yesRawBits, 4, out, ",
             "yesReadModifyWrite, 4, acc, ",
             "yesFill, 4, out, ",
+            "yesLoadAfterAnotherStore, 4, w, ",
     })
     void handWrittenElementwise(String name, int width, String boundArray, String boundScalar) {
         CompiledKernel k = shape(name);
@@ -63,6 +64,14 @@ class ElementwiseAnalysisTest {
         assertEquals(width, k.vectorWidth());
         assertEquals(Optional.ofNullable(boundArray), k.elementwiseLoop().orElseThrow().boundArray());
         assertEquals(Optional.ofNullable(boundScalar), k.elementwiseLoop().orElseThrow().boundScalar());
+    }
+
+    /** An array loaded after another's store must lie apart from it; loads before any store need not. */
+    @Test
+    void loadsAfterAnotherArraysStoreNameThePairsThatMustLieApart() {
+        ElementwiseLoop loop = shape("yesLoadAfterAnotherStore").elementwiseLoop().orElseThrow();
+        assertEquals(List.of("w m", "g m"), loop.mustLieApart().stream().map(p -> p.get(0).name() + " " + p.get(1).name()).toList());
+        assertEquals(List.of(), shape("yesReadModifyWrite").elementwiseLoop().orElseThrow().mustLieApart());
     }
 
     @ParameterizedTest(name = "{0}")
@@ -75,7 +84,7 @@ class ElementwiseAnalysisTest {
             "noBranch | branches inside the loop body",
             "noConditionalStore | branches inside the loop body",
             "noCarriedValue | carried from one iteration",
-            "noLoadAfterStore | after a store",
+            "noLoadAfterStore | after its store",
             "noStoredTwice | stored twice",
             "noNonZeroStart | does not start at 0",
             "noBoundExpression | loop test computes",

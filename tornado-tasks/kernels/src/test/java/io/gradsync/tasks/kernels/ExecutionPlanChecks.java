@@ -276,6 +276,15 @@ abstract class ExecutionPlanChecks {
             x.set(i, x.get(i) * factor.get(0));
         }
 
+        /** An optimizer's step: loads {@code w} after storing {@code m}, element-wise. */
+        public static void momentumStep(FloatArray w, FloatArray g, FloatArray m) {
+            for (@io.gradsync.tasks.api.Parallel int i = 0; i < w.getSize(); i++) {
+                float mi = 0.9f * m.get(i) + g.get(i);
+                m.set(i, mi);
+                w.set(i, w.get(i) - 0.5f * mi);
+            }
+        }
+
         /** An exception handler: no device compiles it; JVM devices run it as Java. */
         public static void javaOnly(FloatArray x) {
             for (int i = 0; i < x.getSize(); i++) {
@@ -283,6 +292,43 @@ abstract class ExecutionPlanChecks {
                     x.set(i, x.get(i) + Integer.parseInt("2"));
                 } catch (NumberFormatException e) {
                     x.set(i, -1f);
+                }
+            }
+        }
+    }
+
+    /**
+     * A task that loads an array after storing another runs its vector form (which loads first)
+     * where the two lie apart, and keeps Java's order where they are one array passed twice: every
+     * element as the Java loop leaves it, bit for bit.
+     */
+    @Test
+    void aLoadAfterAnotherArraysStoreKeepsJavasOrderWhenBothAreOneArray() {
+        int n = 4099;
+        Random rnd = new Random();
+        for (boolean oneArray : new boolean[] {false, true}) {
+            try (FloatArray w = random(n, rnd); FloatArray g = random(n, rnd); FloatArray other = random(n, rnd);
+                    FloatArray javaW = new FloatArray(n); FloatArray javaM = new FloatArray(n)) {
+                FloatArray m = oneArray ? w : other;
+                for (int i = 0; i < n; i++) {
+                    javaW.set(i, w.get(i));
+                    javaM.set(i, m.get(i));
+                }
+                UserTasks.momentumStep(javaW, g, oneArray ? javaW : javaM);
+                ImmutableTaskGraph graph = new TaskGraph("step")
+                        .transferToDevice(DataTransferMode.EVERY_EXECUTION, w, g, m)
+                        .task("step", UserTasks::momentumStep, w, g, m)
+                        .transferToHost(DataTransferMode.EVERY_EXECUTION, w, m)
+                        .snapshot();
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(device())) {
+                    plan.execute();
+                }
+                for (int i = 0; i < n; i++) {
+                    assertEquals(Float.floatToRawIntBits(javaW.get(i)), Float.floatToRawIntBits(w.get(i)),
+                            (oneArray ? "w passed as m too" : "w and m apart") + ": w[" + i + "]");
+                    if (!oneArray) {
+                        assertEquals(Float.floatToRawIntBits(javaM.get(i)), Float.floatToRawIntBits(m.get(i)), "m[" + i + "]");
+                    }
                 }
             }
         }

@@ -33,8 +33,10 @@ import java.util.Set;
  *   <li>the loop test {@code i < bound} with a loop-invariant {@code bound} (a constant, a value
  *       the loop never assigns, or array lengths), after the loop nothing;</li>
  *   <li>a body without branches (blocks joined by jumps, as inlined calls leave them), atomics or
- *       thread queries; every load and store indexed by the loop variable itself; no load after a
- *       store and no array stored twice (so loads may be hoisted and stores sunk per group);
+ *       thread queries; every load and store indexed by the loop variable itself; no array loaded
+ *       after its own store and no array stored twice (so loads may be hoisted and stores sunk per
+ *       group; an array loaded after another's store must lie apart from it in memory, which only
+ *       the launch can tell: {@link #mustLieApart});
  *       no value carried from one iteration to the next (each element computed independently);</li>
  *   <li>element sizes such that one width gives every array an 8- or 16-byte access.</li>
  * </ul>
@@ -69,6 +71,29 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
     /** The bytes one vector access of {@code array} moves: {@code width} elements. */
     public int accessBytes(ArrayParam array) {
         return width * array.element().bytes();
+    }
+
+    /**
+     * The pairs (an array the body loads after storing another, that array) that must not overlap
+     * in memory for the vector form, which loads every array before it stores any; where they do,
+     * the load must see the store, and only the scalar form keeps that order.
+     */
+    public List<List<ArrayParam>> mustLieApart() {
+        List<List<ArrayParam>> pairs = new ArrayList<>();
+        Map<String, ArrayParam> storedSoFar = new LinkedHashMap<>();
+        Set<String> paired = new HashSet<>();
+        for (Insn insn : body) {
+            if (insn instanceof Insn.Store st) {
+                storedSoFar.putIfAbsent(st.array().name(), st.array());
+            } else if (insn instanceof Insn.Load l) {
+                for (ArrayParam before : storedSoFar.values()) {
+                    if (paired.add(l.array().name() + "\0" + before.name())) {
+                        pairs.add(List.of(l.array(), before));
+                    }
+                }
+            }
+        }
+        return pairs;
     }
 
     /** Loaded or stored, in no particular order but without repeats. */
@@ -233,8 +258,8 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                     if (!index.equals(l.index())) {
                         throw new NotElementwise("load of " + l.array().name() + " at an index other than the loop index");
                     }
-                    if (!stored.isEmpty()) {
-                        throw new NotElementwise("load of " + l.array().name() + " after a store");
+                    if (stored.containsKey(l.array().name())) {
+                        throw new NotElementwise("load of " + l.array().name() + " after its store");
                     }
                     loaded.putIfAbsent(l.array().name(), l.array());
                 }

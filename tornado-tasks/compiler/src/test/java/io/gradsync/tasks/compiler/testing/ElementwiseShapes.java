@@ -29,6 +29,18 @@ public final class ElementwiseShapes {
         }
     }
 
+    /**
+     * Loads after another array's store (as an optimizer's step loads the weights after storing
+     * its moments): element-wise, with the pairs that must lie apart in memory at a launch.
+     */
+    public static void yesLoadAfterAnotherStore(FloatArray w, FloatArray g, FloatArray m) {
+        for (@Parallel int i = 0; i < w.getSize(); i++) {
+            float mi = 0.9f * m.get(i) + g.get(i);
+            m.set(i, mi);
+            w.set(i, w.get(i) - mi * g.get(i));
+        }
+    }
+
     /** The bound is a local copied from an array length. */
     public static void yesLocalBound(HalfArray out, HalfArray in) {
         int n = in.getSize();

@@ -168,7 +168,7 @@ public final class CudaKernels {
         boolean vectorOn = Boolean.parseBoolean(System.getProperty(VECTOR_PROPERTY, "true"));
         // where checked, only a vector form whose every access is provably within its arrays runs unchecked
         int width = vectorOn && (!checks || VectorLaunches.staysWithinArrays(kernel, args, packed.counts()))
-                ? VectorLaunches.width(kernel, packed.starts(), packed.counts()) : 1;
+                ? VectorLaunches.width(kernel, packed.starts(), packed.counts(), null) : 1;
         boolean vectorized = width > 1 || vectorOn && !checks && VectorLaunches.mergedLoads(kernel, packed.starts());
         BoundsRecord faults = null;
         Pointer[] slots = packed.slots();

@@ -185,6 +185,7 @@ public final class OpenClKernels {
         List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
         long[] starts = new long[arrays.size()];
         int[] counts = new int[arrays.size()];
+        Object[] memories = new Object[arrays.size()]; // OpenCL makes no sub-buffers here: one buffer, one memory
         int a = 0;
         int i = 0;
         for (KernelParam p : KernelIrs.parameters(kernel)) {
@@ -198,13 +199,14 @@ public final class OpenClKernels {
                     return 1;
                 }
                 starts[i] = slice.byteOffset();
+                memories[i] = slice.buffer();
                 counts[i++] = slice.count();
             }
         }
         if (checked && !VectorLaunches.staysWithinArrays(kernel, args, counts)) {
             return 1; // the vector form checks no index
         }
-        return VectorLaunches.width(kernel, starts, counts);
+        return VectorLaunches.width(kernel, starts, counts, memories);
     }
 
     private static void set(cl_kernel k, int index, long size, Pointer value, OpenClDevice device) {

@@ -29,14 +29,19 @@ final class VectorLaunches {
      *   <li>every array the loop accesses has the element count of the array whose length bounds
      *       the loop, or, when the bound is not an array's length, all arrays have one count: the
      *       loop then covers each slice exactly, as the built-ins are meant to be called, and
-     *       nothing rests on a kernel reading a longer array only in part.</li>
+     *       nothing rests on a kernel reading a longer array only in part, and</li>
+     *   <li>an array the loop loads after storing another lies apart from it in memory
+     *       ({@link ElementwiseLoop#mustLieApart}): the vector form loads before it stores.</li>
      * </ul>
      * Otherwise 1: the scalar form.
      *
-     * @param starts device address of each array argument, in the order of the kernel's array parameters
+     * @param starts device address of each array argument, in the order of the kernel's array
+     *               parameters, or its byte offset in {@code memories[i]}
      * @param counts element count of each
+     * @param memories the memory each start counts from (arrays in different ones never overlap),
+     *                 or null where the starts are addresses
      */
-    static int width(CompiledKernel kernel, long[] starts, int[] counts) {
+    static int width(CompiledKernel kernel, long[] starts, int[] counts, Object[] memories) {
         List<KernelParam.ArrayParam> arrays = KernelIrs.ir(kernel).arrayParams();
         if (starts.length != arrays.size() || counts.length != arrays.size()) {
             throw new IllegalArgumentException(kernel.entryName() + " has " + arrays.size() + " array parameters, got "
@@ -65,7 +70,19 @@ final class VectorLaunches {
                 return 1;
             }
         }
+        for (List<KernelParam.ArrayParam> pair : loop.mustLieApart()) {
+            int a = arrays.indexOf(pair.get(0));
+            int b = arrays.indexOf(pair.get(1));
+            boolean sameMemory = memories == null || memories[a] == memories[b];
+            if (sameMemory && starts[a] < starts[b] + bytes(arrays.get(b), counts[b]) && starts[b] < starts[a] + bytes(arrays.get(a), counts[a])) {
+                return 1;
+            }
+        }
         return loop.width();
+    }
+
+    private static long bytes(KernelParam.ArrayParam array, int count) {
+        return (long) count * array.element().bytes();
     }
 
     /**

@@ -39,7 +39,7 @@ class VectorSelectionTest {
             starts[i] = BASE + i * APART + (i < shifts.length ? shifts[i] : 0);
         }
         Arrays.fill(counts, n);
-        return VectorLaunches.width(k, starts, counts);
+        return VectorLaunches.width(k, starts, counts, null);
     }
 
     @Test
@@ -102,10 +102,43 @@ class VectorSelectionTest {
     void unequalCountsTakeTheScalarForm() {
         CompiledKernel avg = kernel("average2Bf16");
         long[] starts = {BASE, BASE + APART, BASE + 2 * APART};
-        assertEquals(8, VectorLaunches.width(avg, starts, new int[]{100, 100, 100}));
-        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 101, 100}), "an input longer than the bound");
-        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 100, 99}), "an input shorter than the bound");
-        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{101, 100, 100}), "the bound array longer");
+        assertEquals(8, VectorLaunches.width(avg, starts, new int[]{100, 100, 100}, null));
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 101, 100}, null), "an input longer than the bound");
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{100, 100, 99}, null), "an input shorter than the bound");
+        assertEquals(1, VectorLaunches.width(avg, starts, new int[]{101, 100, 100}, null), "the bound array longer");
+    }
+
+    /** An optimizer's step: it loads {@code w} after storing {@code m}. */
+    static final class LoadAfterStore {
+        public static void step(FloatArray w, FloatArray g, FloatArray m) {
+            for (@Parallel int i = 0; i < w.getSize(); i++) {
+                float mi = 0.9f * m.get(i) + g.get(i);
+                m.set(i, mi);
+                w.set(i, w.get(i) - 0.01f * mi);
+            }
+        }
+    }
+
+    /**
+     * A load after another array's store takes the vector form (which loads first) only where the
+     * two arrays lie apart: not where they are one array or overlap, in one address space or one
+     * OpenCL buffer; arrays loaded before any store may overlap what is stored.
+     */
+    @Test
+    void aLoadAfterAnotherArraysStoreNeedsThemApart() {
+        CompiledKernel k = KernelCompiler.shared().compile(LoadAfterStore.class, "step");
+        int[] counts = {64, 64, 64};
+        assertEquals(4, VectorLaunches.width(k, new long[]{BASE, BASE + APART, BASE + 2 * APART}, counts, null));
+        assertEquals(1, VectorLaunches.width(k, new long[]{BASE, BASE + APART, BASE}, counts, null), "w is m");
+        assertEquals(1, VectorLaunches.width(k, new long[]{BASE + 240, BASE + APART, BASE}, counts, null), "w starts in m");
+        assertEquals(1, VectorLaunches.width(k, new long[]{BASE, BASE + APART, BASE + 240}, counts, null), "m starts in w");
+        assertEquals(4, VectorLaunches.width(k, new long[]{BASE + 256, BASE + APART, BASE}, counts, null), "w right after m");
+        assertEquals(4, VectorLaunches.width(k, new long[]{BASE, BASE + 2 * APART, BASE + 2 * APART}, counts, null),
+                "g (loaded before any store) is m");
+        Object one = new Object();
+        Object other = new Object();
+        assertEquals(1, VectorLaunches.width(k, new long[]{0, 0, 0}, counts, new Object[]{one, other, one}), "one buffer");
+        assertEquals(4, VectorLaunches.width(k, new long[]{0, 0, 0}, counts, new Object[]{one, one, other}), "buffers apart");
     }
 
     /** A kernel bounded by a scalar: nothing proves which array covers the loop, so all must agree. */
@@ -121,8 +154,8 @@ class VectorSelectionTest {
     void scalarBoundNeedsAllCountsEqual() {
         CompiledKernel k = KernelCompiler.shared().compile(ScalarBound.class, "scaleFirst");
         long[] starts = {BASE, BASE + APART};
-        assertEquals(4, VectorLaunches.width(k, starts, new int[]{64, 64}));
-        assertEquals(1, VectorLaunches.width(k, starts, new int[]{64, 65}));
+        assertEquals(4, VectorLaunches.width(k, starts, new int[]{64, 64}, null));
+        assertEquals(1, VectorLaunches.width(k, starts, new int[]{64, 65}, null));
     }
 
     /** A kernel whose scalar bound it changes itself: the argument is not the loop's bound. */
@@ -172,7 +205,7 @@ class VectorSelectionTest {
     @Test
     void wrongNumberOfArraysIsRefused() {
         assertThrows(IllegalArgumentException.class,
-                () -> VectorLaunches.width(kernel("average2"), new long[]{BASE, BASE}, new int[]{1, 1}));
+                () -> VectorLaunches.width(kernel("average2"), new long[]{BASE, BASE}, new int[]{1, 1}, null));
     }
 
     @Test
