@@ -25,6 +25,21 @@ public final class CheckedCostKernels {
         }
     }
 
+    /**
+     * The same step with its bias corrections passed in: an element-wise loop that loads {@code w}
+     * after storing {@code m} and {@code v}, whose vector form runs where the arrays lie apart.
+     */
+    public static void adamWCorrected(FloatArray w, FloatArray g, FloatArray m, FloatArray v, float lr, float decay, float c1,
+            float c2) {
+        for (@Parallel int i = 0; i < w.getSize(); i++) {
+            float mi = 0.9f * m.get(i) + 0.1f * g.get(i);
+            float vi = 0.999f * v.get(i) + 0.001f * g.get(i) * g.get(i);
+            m.set(i, mi);
+            v.set(i, vi);
+            w.set(i, w.get(i) - lr * ((mi / c1) / ((float) Math.sqrt(vi / c2) + 1e-8f) + decay * w.get(i)));
+        }
+    }
+
     public static void saxpyUpTo(FloatArray y, FloatArray x, float a, int n) {
         for (@Parallel int i = 0; i < n; i++) {
             y.set(i, a * x.get(i) + y.get(i));
