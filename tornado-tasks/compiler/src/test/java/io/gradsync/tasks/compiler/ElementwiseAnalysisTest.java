@@ -56,6 +56,7 @@ class ElementwiseAnalysisTest {
             "yesReadModifyWrite, 4, acc, ",
             "yesFill, 4, out, ",
             "yesLoadAfterAnotherStore, 4, w, ",
+            "yesBranchyPrologue, 4, out, ",
     })
     void handWrittenElementwise(String name, int width, String boundArray, String boundScalar) {
         CompiledKernel k = shape(name);
@@ -76,6 +77,8 @@ class ElementwiseAnalysisTest {
 
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
+            "noLoopBeforeLoop | a loop before the loop",
+            "noBranchyLoadBeforeLoop | array access before the loop",
             "noNeighbour | index other than the loop index",
             "noStrided | index other than the loop index",
             "noOtherIndexWritten | index other than the loop index",

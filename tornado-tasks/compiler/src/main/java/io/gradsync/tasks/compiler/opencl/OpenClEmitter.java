@@ -483,6 +483,27 @@ public final class OpenClEmitter {
         }
     }
 
+    /**
+     * An element-wise loop's code before the loop, for its vector form: its instructions, or where
+     * it branches its blocks, each with its label and terminator but the last, whose loop test the
+     * form's loops replace.
+     */
+    void emitPrologue(ElementwiseLoop loop) {
+        if (!loop.prologueBranches()) {
+            loop.prologue().forEach(this::emitInsn);
+            return;
+        }
+        List<Block> blocks = loop.prologueBlocks();
+        for (int i = 0; i < blocks.size(); i++) {
+            Block b = blocks.get(i);
+            out.append(label(b)).append(":;\n");
+            b.insns().forEach(this::emitInsn);
+            if (i + 1 < blocks.size()) {
+                emitTerminator(b.terminator(), blocks.get(i + 1));
+            }
+        }
+    }
+
     private static String condition(Insn.Branch br) {
         String a = val(br.a());
         String b = val(br.b());

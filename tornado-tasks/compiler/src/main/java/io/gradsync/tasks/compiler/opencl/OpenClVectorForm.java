@@ -33,9 +33,7 @@ final class OpenClVectorForm {
     void emit(ElementwiseLoop loop) {
         int width = loop.width();
         String index = OpenClEmitter.name(loop.index());
-        for (Insn insn : loop.prologue()) {
-            e.emitInsn(insn);
-        }
+        e.emitPrologue(loop);
         // the prologue started the index at 0 + global id; counters unsigned, as they may pass INT_MAX
         e.line("const uint gs_gid = (uint)" + index + ";");
         e.line("const uint gs_n = (uint)max(" + OpenClEmitter.val(loop.bound()) + ", 0);");

@@ -28,8 +28,9 @@ import java.util.Set;
  *
  * <p>The rule is deliberately narrow; anything else is not element-wise and keeps the scalar code:
  * <ul>
- *   <li>before the loop only straight-line code without array accesses, the loop index starting
- *       at exactly 0 + global index;</li>
+ *   <li>before the loop only code without array accesses or thread queries but the global index
+ *       (branches allowed: the scalar code a {@code Math.pow} leaves, an early return), the loop
+ *       index starting at exactly 0 + global index;</li>
  *   <li>the loop test {@code i < bound} with a loop-invariant {@code bound} (a constant, a value
  *       the loop never assigns, or array lengths), after the loop nothing;</li>
  *   <li>a body without branches (blocks joined by jumps, as inlined calls leave them), atomics or
@@ -48,12 +49,15 @@ import java.util.Set;
  * @param boundScalar the scalar parameter that is the bound, when that can be read off the IR and the
  *                   kernel never assigns the parameter: its argument bounds the loop
  * @param prologue   the instructions before the loop (thread index, loop start, bound)
+ * @param prologueBlocks the blocks before the loop, the kernel's first block first and the one
+ *                   holding the loop's entry test last (that test left out: the form's own loops
+ *                   replace it); the return blocks its branches reach among them
  * @param body       the loop body, without the increment and the repeated test
  * @param loaded     the arrays the body loads, in order of their first load
  * @param stored     the arrays the body stores, in order of their (only) store
  */
 public record ElementwiseLoop(int width, Var index, Operand bound, Optional<String> boundArray,
-                              Optional<String> boundScalar, List<Insn> prologue, List<Insn> body,
+                              Optional<String> boundScalar, List<Insn> prologue, List<Block> prologueBlocks, List<Insn> body,
                               List<ArrayParam> loaded, List<ArrayParam> stored) {
 
     /** The widest global access a thread issues (ld/st .v4 of 32-bit values, .v2 of 64-bit). */
@@ -63,9 +67,15 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
 
     public ElementwiseLoop {
         prologue = List.copyOf(prologue);
+        prologueBlocks = List.copyOf(prologueBlocks);
         body = List.copyOf(body);
         loaded = List.copyOf(loaded);
         stored = List.copyOf(stored);
+    }
+
+    /** Whether the code before the loop branches: {@link #prologueBlocks} then need their labels and terminators. */
+    public boolean prologueBranches() {
+        return prologueBlocks.size() > 1 && prologueBlocks.stream().anyMatch(b -> !(b.terminator() instanceof Insn.Jump));
     }
 
     /** The bytes one vector access of {@code array} moves: {@code width} elements. */
@@ -140,22 +150,23 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             add(seen, prologueBlocks, b);
             b = j.target();
         }
-        add(seen, prologueBlocks, b);
-        if (!(b.terminator() instanceof Insn.Branch test)) {
+        if (!(b.terminator() instanceof Insn.Branch)) {
             throw new NotElementwise("no loop");
         }
-        Block exit;
-        Block head;
-        if (isBareReturn(test.ifTrue()) && !isBareReturn(test.ifFalse())) {
-            exit = test.ifTrue();
-            head = test.ifFalse();
-        } else if (isBareReturn(test.ifFalse()) && !isBareReturn(test.ifTrue())) {
-            exit = test.ifFalse();
-            head = test.ifTrue();
+        if (loopHead((Insn.Branch) b.terminator()) == null || (!rotated(b) && rotatedLoopTests(blocks).size() == 1)) {
+            // branches before the loop: the one loop test is found, and every block before it
+            b = loopEntry(blocks);
+            prologueBlocks.clear();
+            prologueBlocks.addAll(branchyPrologue(blocks.getFirst(), b));
+            seen.addAll(prologueBlocks);
         } else {
-            throw new NotElementwise("the first branch is not a loop test with only a return after the loop");
+            add(seen, prologueBlocks, b);
         }
-        add(seen, new ArrayList<>(), exit);
+        Block entryTest = b;
+        Insn.Branch test = (Insn.Branch) b.terminator();
+        Block head = loopHead(test);
+        Block exit = head == test.ifTrue() ? test.ifFalse() : test.ifTrue();
+        seen.add(exit);
 
         // The body: blocks joined by jumps, the last one repeating the loop test (a rotated loop).
         List<Block> bodyBlocks = new ArrayList<>();
@@ -192,6 +203,15 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         List<Insn> prologue = flatten(prologueBlocks);
         List<Insn> whole = flatten(bodyBlocks);
         checkPrologue(prologue, index);
+        if (!entryTest.equals(prologueBlocks.getLast())) {
+            throw new IllegalStateException("the loop test's block is not the prologue's last");
+        }
+        Block last = prologueBlocks.getLast();
+        if (prologueBlocks.stream().anyMatch(p -> p != last && !(p.terminator() instanceof Insn.Jump))
+                && (last.insns().stream().noneMatch(i -> index.equals(def(i))) || last.insns().stream().noneMatch(i -> i instanceof Insn.Thread))) {
+            // on every path to the loop, then
+            throw new NotElementwise("loop index or global index set before the branches ahead of the loop");
+        }
 
         // The body ends with the increment i += globalSize and the copy of the loop test.
         int step = -1;
@@ -311,8 +331,111 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (width * narrowest < MIN_ACCESS_BYTES) {
             throw new NotElementwise("element sizes " + narrowest + " and " + widest + " bytes admit no common vector width");
         }
-        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologue, body,
+        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologue, prologueBlocks, body,
                 List.copyOf(loaded.values()), List.copyOf(stored.values()));
+    }
+
+    /** The loop's first body block where {@code test} is a loop's entry test (a bare return on its other side), else null. */
+    private static Block loopHead(Insn.Branch test) {
+        if (isBareReturn(test.ifTrue()) && !isBareReturn(test.ifFalse())) {
+            return test.ifFalse();
+        }
+        if (isBareReturn(test.ifFalse()) && !isBareReturn(test.ifTrue())) {
+            return test.ifTrue();
+        }
+        return null;
+    }
+
+    /**
+     * Where the code before the loop branches: the one block whose test is a loop's entry test,
+     * recognized by its rotated copy (the blocks from its head, joined by jumps, end in the same
+     * test).
+     */
+    private static Block loopEntry(List<Block> blocks) throws NotElementwise {
+        List<Block> found = rotatedLoopTests(blocks);
+        if (found.size() > 1) {
+            throw new NotElementwise("more than one loop");
+        }
+        if (found.isEmpty()) {
+            throw new NotElementwise("the first branch is not a loop test with only a return after the loop");
+        }
+        return found.getFirst();
+    }
+
+    private static List<Block> rotatedLoopTests(List<Block> blocks) {
+        return blocks.stream().filter(ElementwiseLoop::rotated).toList();
+    }
+
+    /** Whether {@code b} ends in a loop's entry test whose head runs through jumps to a copy of that test. */
+    private static boolean rotated(Block b) {
+        if (!(b.terminator() instanceof Insn.Branch t) || loopHead(t) == null) {
+            return false;
+        }
+        Block c = loopHead(t);
+        Set<Block> chain = new HashSet<>();
+        while (c.terminator() instanceof Insn.Jump j && chain.add(c)) {
+            c = j.target();
+        }
+        return c != b && t.equals(c.terminator());
+    }
+
+    /**
+     * The blocks from {@code first} up to {@code entry} (the loop's entry test), which comes last:
+     * every block reachable without passing that test, return blocks included. Refused where one
+     * of them is reached from the loop, or it loops itself.
+     */
+    private static List<Block> branchyPrologue(Block first, Block entry) throws NotElementwise {
+        List<Block> order = new ArrayList<>();
+        Set<Block> done = new HashSet<>();
+        Set<Block> onPath = new HashSet<>();
+        visitBefore(first, entry, done, onPath, order);
+        java.util.Collections.reverse(order); // reverse post-order: every block before the blocks it reaches
+        order.remove(entry);
+        order.add(entry); // it reaches none of them, and the form's loops follow it
+        if (!order.stream().allMatch(b -> b == entry || isBareReturn(b) || reaches(b, entry, new HashSet<>()))) {
+            throw new NotElementwise("control flow before the loop other than branches towards it or a return");
+        }
+        return order;
+    }
+
+    private static void visitBefore(Block b, Block entry, Set<Block> done, Set<Block> onPath, List<Block> order) throws NotElementwise {
+        if (done.contains(b)) {
+            return;
+        }
+        if (!onPath.add(b)) {
+            throw new NotElementwise("a loop before the loop");
+        }
+        if (b != entry) {
+            for (Block next : successors(b.terminator())) {
+                visitBefore(next, entry, done, onPath, order);
+            }
+        }
+        onPath.remove(b);
+        done.add(b);
+        order.add(b);
+    }
+
+    private static boolean reaches(Block from, Block to, Set<Block> seen) {
+        if (from == to) {
+            return true;
+        }
+        if (!seen.add(from)) {
+            return false;
+        }
+        for (Block next : successors(from.terminator())) {
+            if (reaches(next, to, seen)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static List<Block> successors(Insn.Terminator t) {
+        return switch (t) {
+            case Insn.Jump j -> List.of(j.target());
+            case Insn.Branch br -> List.of(br.ifTrue(), br.ifFalse());
+            case Insn.Return r -> List.of();
+        };
     }
 
     private static void add(Set<Block> seen, List<Block> to, Block b) throws NotElementwise {
@@ -332,7 +455,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         return all;
     }
 
-    /** Before the loop: no memory access, one thread query, and the index set to 0 + global index. */
+    /** Before the loop: no access of memory other threads see, one thread query, and the index set to 0 + global index. */
     private static void checkPrologue(List<Insn> prologue, Var index) throws NotElementwise {
         Var gid = null;
         int indexDefs = 0;
@@ -342,9 +465,10 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                 case Insn.Store s -> throw new NotElementwise("array access before the loop");
                 case Insn.AtomicAdd a -> throw new NotElementwise("array access before the loop");
                 case Insn.Atomic a -> throw new NotElementwise("array access before the loop");
-                case Insn.ArrayLoad a -> throw new NotElementwise("in-kernel array before the loop");
-                case Insn.ArrayStore a -> throw new NotElementwise("in-kernel array before the loop");
-                case Insn.ArrayZero a -> throw new NotElementwise("in-kernel array before the loop");
+                // a thread's own arrays and tables (a StrictMath function's) may be used: no other thread sees them
+                case Insn.ArrayLoad a -> ownArray(a.array());
+                case Insn.ArrayStore a -> ownArray(a.array());
+                case Insn.ArrayZero a -> ownArray(a.array());
                 case Insn.Barrier a -> throw new NotElementwise("barrier");
                 case Insn.WarpReduce a -> throw new NotElementwise("warp reduction");
                 case Insn.Thread t -> {
@@ -367,6 +491,12 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         }
         if (indexDefs != 1) {
             throw new NotElementwise("loop index does not start at 0 + global index");
+        }
+    }
+
+    private static void ownArray(io.gradsync.tasks.compiler.ir.MemArray a) throws NotElementwise {
+        if (a.space() == io.gradsync.tasks.compiler.ir.MemArray.Space.GROUP) {
+            throw new NotElementwise("group-local array before the loop");
         }
     }
 

@@ -3,6 +3,7 @@ package io.gradsync.tasks.compiler.ptx;
 import io.gradsync.tasks.compiler.ir.Const;
 import io.gradsync.tasks.compiler.ir.ElementKind;
 import io.gradsync.tasks.compiler.optimize.ElementwiseLoop;
+import io.gradsync.tasks.compiler.ir.Block;
 import io.gradsync.tasks.compiler.ir.Insn;
 import io.gradsync.tasks.compiler.ir.KernelParam.ArrayParam;
 import io.gradsync.tasks.compiler.ir.Var;
@@ -49,9 +50,7 @@ final class VectorForm extends PtxPart {
         int width = loop.width();
         int log = Integer.numberOfTrailingZeros(width);
         Var index = loop.index();
-        for (Insn insn : loop.prologue()) {
-            scalar.emitInsn(insn);
-        }
+        emitPrologue(loop);
         String gid = fresh(RegClass.B32);
         line("mov.b32 " + gid + ", " + reg(index)); // the prologue started the index at 0 + global index
         String n = fresh(RegClass.B32);
@@ -130,6 +129,31 @@ final class VectorForm extends PtxPart {
         line("@" + again + " bra $V_tail_loop");
         w.label("$V_exit");
         line("ret");
+    }
+
+    /**
+     * The code before the loop: its instructions, or where it branches its blocks, each with its
+     * label and terminator but the last, whose loop test the form's loops replace.
+     */
+    private void emitPrologue(ElementwiseLoop loop) {
+        if (!loop.prologueBranches()) {
+            for (Insn insn : loop.prologue()) {
+                scalar.emitInsn(insn);
+            }
+            return;
+        }
+        List<Block> blocks = loop.prologueBlocks();
+        for (int i = 0; i < blocks.size(); i++) {
+            Block b = blocks.get(i);
+            w.label(blockLabel(b));
+            addresses.startBlock();
+            for (Insn insn : b.insns()) {
+                scalar.emitInsn(insn);
+            }
+            if (i + 1 < blocks.size()) {
+                scalar.emitTerminator(b.terminator(), blocks.get(i + 1));
+            }
+        }
     }
 
     private static List<ArrayParam> accessedInParameterOrder(ElementwiseLoop loop) {

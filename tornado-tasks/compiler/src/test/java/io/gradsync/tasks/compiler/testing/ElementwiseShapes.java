@@ -41,6 +41,17 @@ public final class ElementwiseShapes {
         }
     }
 
+    /** Branches before the loop: a {@code StrictMath.pow} and an early return, as an optimizer's step has. */
+    public static void yesBranchyPrologue(FloatArray out, FloatArray in, int step) {
+        if (step < 0) {
+            return;
+        }
+        float c = 1f - (float) StrictMath.pow(0.9, step);
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i) / c);
+        }
+    }
+
     /** The bound is a local copied from an array length. */
     public static void yesLocalBound(HalfArray out, HalfArray in) {
         int n = in.getSize();
@@ -103,6 +114,25 @@ public final class ElementwiseShapes {
     }
 
     // ---- not element-wise ------------------------------------------------------------------
+
+    /** A loop before the loop: the code ahead of it may branch, not repeat. */
+    public static void noLoopBeforeLoop(FloatArray out, FloatArray in, int step) {
+        float c = 1f;
+        for (int k = 0; k < step; k++) {
+            c *= 0.9f;
+        }
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i) * c);
+        }
+    }
+
+    /** An array read on one branch before the loop. */
+    public static void noBranchyLoadBeforeLoop(FloatArray out, FloatArray in, int step) {
+        float c = step > 0 ? in.get(0) : 1f;
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i) * c);
+        }
+    }
 
     public static void noNeighbour(FloatArray out, FloatArray in) {
         for (@Parallel int i = 0; i < out.getSize(); i++) {

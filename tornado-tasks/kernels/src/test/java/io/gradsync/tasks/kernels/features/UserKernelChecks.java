@@ -174,6 +174,27 @@ abstract class UserKernelChecks {
         assertExact(name, new Object[]{x, poisonedDoubles(n)}, n);
     }
 
+    /**
+     * An optimizer's step with {@code StrictMath.pow} before its loop and loads after stores, an
+     * element-wise loop whose vector form (four elements a thread on CUDA, where the arrays lie apart)
+     * gives Java's bits, the tail past the last whole group included.
+     */
+    @ParameterizedTest(name = "step {0}")
+    @ValueSource(ints = {1, 7, 1000})
+    void anOptimizerStepWithCodeBeforeItsLoopIsExact(int step) {
+        assertTrue(new KernelCompiler().compile(method("adamStep")).isElementwise(), "element-wise");
+        SplittableRandom rnd = new SplittableRandom();
+        int n = 4099;
+        FloatArray v = floats(n, rnd, 1);
+        for (int i = 0; i < n; i += 2) {
+            v.set(i, Math.abs(v.get(i))); // a second moment is never negative
+        }
+        assertExact("adamStep", new Object[]{floats(n, rnd, 1), floats(n, rnd, 1), floats(n, rnd, 1), v, 1e-3f, step}, n);
+        if (device() instanceof io.gradsync.tasks.testing.CudaRunner cuda) {
+            assertEquals(4, cuda.lastLaunch().vectorWidth(), "the vector form ran");
+        }
+    }
+
     @Test
     void strictPowIsExact() {
         SplittableRandom rnd = new SplittableRandom();

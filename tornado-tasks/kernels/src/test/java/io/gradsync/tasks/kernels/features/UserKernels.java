@@ -362,6 +362,22 @@ final class UserKernels {
 
     // ---------------------------------------------------------------- rejected, JVM only
 
+    /**
+     * An optimizer's step as users write it: bias corrections from {@code StrictMath.pow} ahead of
+     * the loop (branches there), the weights loaded after the moments are stored. Element-wise.
+     */
+    public static void adamStep(FloatArray w, FloatArray g, FloatArray m, FloatArray v, float lr, int step) {
+        float c1 = 1f - (float) StrictMath.pow(0.9, step);
+        float c2 = 1f - (float) StrictMath.pow(0.999, step);
+        for (@Parallel int i = 0; i < w.getSize(); i++) {
+            float mi = 0.9f * m.get(i) + 0.1f * g.get(i);
+            float vi = 0.999f * v.get(i) + 0.001f * g.get(i) * g.get(i);
+            m.set(i, mi);
+            v.set(i, vi);
+            w.set(i, w.get(i) - lr * ((mi / c1) / ((float) Math.sqrt(vi / c2) + 1e-8f) + 0.01f * w.get(i)));
+        }
+    }
+
     /** Uses what no device has (an exception handler): JVM devices run it as Java. */
     public static void javaOnly(FloatArray x) {
         for (int i = 0; i < x.getSize(); i++) {
