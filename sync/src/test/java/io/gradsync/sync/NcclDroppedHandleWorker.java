@@ -19,11 +19,12 @@ import java.util.concurrent.TimeUnit;
  * a host flag holds, its handle dropped, then {@code close()}. The flag is raised after
  * {@code HOLD_MS}: past the timeout ({@code late}) close must throw the call's timeout; within it
  * ({@code in-time}) close must wait, return, and leave the average (with one rank, the inputs'
- * bits) in the gradient.
+ * bits) in the gradient. The call itself returns at once: nothing of it waits for the caller's
+ * stream on the host (a rank's layout check included).
  *
- * <p>Usage: {@code NcclDroppedHandleWorker TIMEOUT_MS HOLD_MS}. Prints {@code CLOSED after_ms=..
- * same=true|false}, then {@code LATE-AWAIT ok} or {@code LATE-AWAIT threw TYPE}, or
- * {@code CLOSE-THREW type=TYPE after_ms=.. message=..}.
+ * <p>Usage: {@code NcclDroppedHandleWorker TIMEOUT_MS HOLD_MS}. Prints {@code QUEUED} once the call
+ * returned, then {@code CLOSED after_ms=.. same=true|false} and {@code LATE-AWAIT ok} (or
+ * {@code LATE-AWAIT threw TYPE: ..}), or {@code CLOSE-THREW type=TYPE after_ms=.. message=..}.
  */
 public final class NcclDroppedHandleWorker {
     private static final long COUNT = 1 << 20;
@@ -46,8 +47,10 @@ public final class NcclDroppedHandleWorker {
             GradientSynchronizer sync = Synchronizers.create(SyncBackend.NCCL, List.of(device),
                     SyncOptions.defaults().withTimeout(Duration.ofMillis(timeoutMs)));
             caller.waitUntil(gate, 1); // the caller's "backward" is not done until the flag rises
-            SyncHandle dropped = sync.synchronizeAsync(List.of(f.replicas.getFirst().withStream(caller)));
             timer.schedule(() -> gate.raise(1), holdMs, TimeUnit.MILLISECONDS);
+            SyncHandle dropped = sync.synchronizeAsync(List.of(f.replicas.getFirst().withStream(caller)));
+            System.out.println("QUEUED");
+            System.out.flush();
             long t0 = System.nanoTime();
             try {
                 sync.close();
@@ -55,7 +58,6 @@ public final class NcclDroppedHandleWorker {
                 System.out.printf(Locale.ROOT, "CLOSE-THREW type=%s after_ms=%d message=%s%n", e.getClass().getSimpleName(),
                         (System.nanoTime() - t0) / 1_000_000, e.getMessage());
                 System.out.flush();
-                Thread.sleep(Math.max(0, holdMs - timeoutMs) + 500); // the flag rises before the process ends
                 Runtime.getRuntime().halt(0);
             }
             long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -263,6 +263,7 @@ class NcclGpuTest {
         String late = output(ProcessGroup.run(1, NcclDroppedHandleWorker.class, List.of("1000", "4000"), Map.of(), 120));
         assertTrue(late.contains("CLOSE-THREW type=SyncTimeoutException"), late);
         assertTrue(late.contains("did not complete within the 1.0 s timeout"), late);
+        assertTrue(late.indexOf("QUEUED") < late.indexOf("CLOSE-THREW"), "the call returned before close: " + late);
         String inTime = output(ProcessGroup.run(1, NcclDroppedHandleWorker.class, List.of("30000", "300"), Map.of(), 120));
         assertTrue(inTime.contains("same=true"), inTime);
         assertTrue(inTime.contains("LATE-AWAIT ok"), inTime);

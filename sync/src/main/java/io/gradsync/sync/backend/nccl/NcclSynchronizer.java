@@ -196,12 +196,11 @@ final class NcclSynchronizer extends CollectiveCalls {
     }
 
     /** What a queued call needs to be waited for and counted. */
-    private record Launched(String what, String phase, long entered, long start, long deadline, long checked,
-            long bytes) {
+    private record Launched(String what, String phase, long entered, long start, long deadline, long bytes) {
     }
 
     /**
-     * Checks, orders after the caller's work, agrees on the layout and the collective, queues; null
+     * Checks, agrees on the layout and the collective, orders after the caller's work, queues; null
      * when there is nothing to move.
      */
     private Launched start(List<Replica> replicas, Collective c, boolean async) {
@@ -212,6 +211,22 @@ final class NcclSynchronizer extends CollectiveCalls {
         if (nccl.worldSize == 1 && c != Collective.AVERAGE) {
             // One replica is every shard's owner and the root: each of these leaves it as it is.
             countCall(stats, p.bytes, System.nanoTime() - entered);
+            return null;
+        }
+        // The layout check first: it touches no gradient, so it needs none of the caller's work, and
+        // an asynchronous call then waits on the host for the other ranks only, not for its own
+        // caller's streams (the check's tiny all-reduce would queue behind them).
+        boolean merged = true;
+        long checked = entered;
+        if (nccl.multiProcess) {
+            String what = p.calls(c, true, nccl.rank, nccl.worldSize).checkDescription;
+            merged = layoutCheck.agree(p, c, what, entered, entered + timeoutNanos);
+            checked = System.nanoTime();
+            stats.phase("layout check", checked - entered);
+        }
+        NcclCalls calls = p.calls(c, merged, nccl.rank, nccl.worldSize);
+        if (calls.calls.isEmpty()) {
+            countCall(stats, p.bytes, checked - entered);
             return null;
         }
         boolean callerStreams = false;
@@ -226,22 +241,8 @@ final class NcclSynchronizer extends CollectiveCalls {
             }
         }
         long start = System.nanoTime();
-        stats.phase("wait for caller", start - entered);
+        stats.phase("wait for caller", start - checked);
         long deadline = start + timeoutNanos;
-        boolean merged = true;
-        if (nccl.multiProcess) {
-            String what = p.calls(c, true, nccl.rank, nccl.worldSize).checkDescription;
-            merged = layoutCheck.agree(p, c, what, start, deadline);
-        }
-        NcclCalls calls = p.calls(c, merged, nccl.rank, nccl.worldSize);
-        long checked = System.nanoTime();
-        if (nccl.multiProcess) {
-            stats.phase("layout check", checked - start);
-        }
-        if (calls.calls.isEmpty()) {
-            countCall(stats, p.bytes, checked - entered);
-            return null;
-        }
         launch(calls, start, deadline);
         if (async || callerStreams) {
             for (int r = 0; r < nccl.devices.size(); r++) {
@@ -253,7 +254,7 @@ final class NcclSynchronizer extends CollectiveCalls {
             }
         }
         String phase = c == Collective.AVERAGE ? "all-reduce" : c.kind().label();
-        return new Launched(calls.description, phase, entered, start, deadline, checked, p.bytes);
+        return new Launched(calls.description, phase, entered, start, deadline, p.bytes);
     }
 
     /** The plan of {@code replicas}' layout: a kept one, else made and kept. */
@@ -277,7 +278,7 @@ final class NcclSynchronizer extends CollectiveCalls {
 
     private void finish(Launched l) {
         long end = System.nanoTime();
-        stats.phase(l.phase, end - l.checked);
+        stats.phase(l.phase, end - l.start);
         countCall(stats, l.bytes, end - l.entered);
     }
 

@@ -189,8 +189,11 @@ abstract class UserKernelChecks {
         for (int i = 0; i < n; i += 2) {
             v.set(i, Math.abs(v.get(i))); // a second moment is never negative
         }
-        assertExact("adamStep", new Object[]{floats(n, rnd, 1), floats(n, rnd, 1), floats(n, rnd, 1), v, 1e-3f, step}, n);
+        Object[] args = {floats(n, rnd, 1), floats(n, rnd, 1), floats(n, rnd, 1), v, 1e-3f, step};
+        assertExact("adamStep", args, n);
         if (device() instanceof io.gradsync.tasks.testing.CudaRunner cuda) {
+            cuda.run(new KernelCompiler().compile(method("adamStep")), KernelArgs.deepCopy(args),
+                    new io.gradsync.tasks.compiler.LaunchShape((n + 63) / 64, 64, 1, 1, 1, 1, n, 1, 1));
             assertEquals(4, cuda.lastLaunch().vectorWidth(), "the vector form ran");
         }
     }
