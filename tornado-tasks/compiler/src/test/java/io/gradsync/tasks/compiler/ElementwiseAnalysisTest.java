@@ -79,6 +79,7 @@ class ElementwiseAnalysisTest {
     @CsvSource(delimiter = '|', value = {
             "noLoopBeforeLoop | a loop before the loop",
             "noBranchyLoadBeforeLoop | array access before the loop",
+            "noBranchAfterBranchyPrologue | branches inside the loop body",
             "noNeighbour | index other than the loop index",
             "noStrided | index other than the loop index",
             "noOtherIndexWritten | index other than the loop index",

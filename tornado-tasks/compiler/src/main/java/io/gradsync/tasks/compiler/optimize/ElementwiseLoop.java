@@ -29,7 +29,7 @@ import java.util.Set;
  * <p>The rule is deliberately narrow; anything else is not element-wise and keeps the scalar code:
  * <ul>
  *   <li>before the loop only code without array accesses or thread queries but the global index
- *       (branches allowed: the scalar code a {@code Math.pow} leaves, an early return), the loop
+ *       (branches allowed: the code a {@code StrictMath.pow} leaves, an early return), the loop
  *       index starting at exactly 0 + global index;</li>
  *   <li>the loop test {@code i < bound} with a loop-invariant {@code bound} (a constant, a value
  *       the loop never assigns, or array lengths), after the loop nothing;</li>
@@ -153,8 +153,10 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (!(b.terminator() instanceof Insn.Branch)) {
             throw new NotElementwise("no loop");
         }
-        if (loopHead((Insn.Branch) b.terminator()) == null || (!rotated(b) && rotatedLoopTests(blocks).size() == 1)) {
-            // branches before the loop: the one loop test is found, and every block before it
+        // The first branch is the loop's entry test, unless the code before the loop branches (then the
+        // one rotated loop test is, and every block up to it comes before the loop); a first branch
+        // that looks like a loop test but is none keeps its own rejection below.
+        if (!rotated(b) && (loopHead((Insn.Branch) b.terminator()) == null || rotatedLoopTests(blocks).size() == 1)) {
             b = loopEntry(blocks);
             prologueBlocks.clear();
             prologueBlocks.addAll(branchyPrologue(blocks.getFirst(), b));
@@ -357,7 +359,8 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             throw new NotElementwise("more than one loop");
         }
         if (found.isEmpty()) {
-            throw new NotElementwise("the first branch is not a loop test with only a return after the loop");
+            throw new NotElementwise("no loop test with only a return after the loop and a body without branches back to it"
+                    + " (branches inside the loop body?)");
         }
         return found.getFirst();
     }

@@ -126,6 +126,18 @@ public final class ElementwiseShapes {
         }
     }
 
+    /** Branches before the loop and inside it. */
+    public static void noBranchAfterBranchyPrologue(FloatArray out, FloatArray in, int step) {
+        float c = 1f - (float) StrictMath.pow(0.9, step);
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            float x = in.get(i);
+            if (x > 1f) {
+                x = 1f;
+            }
+            out.set(i, x / c);
+        }
+    }
+
     /** An array read on one branch before the loop. */
     public static void noBranchyLoadBeforeLoop(FloatArray out, FloatArray in, int step) {
         float c = step > 0 ? in.get(0) : 1f;
