@@ -41,10 +41,7 @@ import java.util.List;
  * <p>A {@linkplain #checkedProgram bounds-checked} program (users' kernels: a built-in's accesses
  * are known to lie in its arrays) tests every access against its array's length first, as Java
  * does, and takes one more argument, {@code gs_fault}: the first access out of bounds is recorded
- * there and every such access skipped (a load reads 0), so the device's memory stays intact. A
- * load or store of a parameter array tests without a branch around it (the access under its test,
- * the thread's first fault kept in {@code gs_fc} and {@code gs_fi} and recorded where it returns),
- * so that a loop's loads can issue together; the other accesses record at once.
+ * there and every such access skipped (a load reads 0), so the device's memory stays intact.
  */
 public final class OpenClEmitter {
     /** Build option making f32 division and sqrt correctly rounded, as in Java. */
@@ -107,43 +104,6 @@ public final class OpenClEmitter {
             line("if " + guard + " " + access + "; else " + outOfBounds(code, index) + ";");
         } else {
             line(access + ";");
-        }
-    }
-
-    /** A parameter array's store: where checked, done under its test, a fault kept for the return ({@link #keepFault}). */
-    private void keptStore(Insn.Store st) {
-        if (checked) {
-            line("gs_ok = " + guard(st.array(), st.index()) + ";");
-            line("if (gs_ok) " + store(st) + ";");
-            keepFault(st.array(), st.index());
-        } else {
-            line(store(st) + ";");
-        }
-    }
-
-    /** A parameter array's load: where checked, {@code gs_ok ? load : 0} and a fault kept for the return ({@link #keepFault}). */
-    private void keptLoad(Insn.Load l) {
-        if (checked) {
-            line("gs_ok = " + guard(l.array(), l.index()) + ";");
-            line(name(l.dst()) + " = gs_ok ? " + load(l) + " : 0;");
-            keepFault(l.array(), l.index());
-        } else {
-            line(name(l.dst()) + " = " + load(l) + ";");
-        }
-    }
-
-    /**
-     * After an access tested into {@code gs_ok}: the thread's first fault, kept in registers (no
-     * memory touched, so the compiler selects instead of branching) until {@link #recordKeptFault}.
-     */
-    private void keepFault(ArrayParam a, Operand index) {
-        line("if (!gs_ok && gs_fc == 0) { gs_fc = " + BoundsFaults.code(a) + "; gs_fi = " + val(index) + "; }");
-    }
-
-    /** Before a checked kernel returns: the fault it kept, if any, recorded as an immediate one is. */
-    private void recordKeptFault() {
-        if (checked) {
-            line("if (gs_fc != 0) gs_oob(" + FAULT_ARGUMENT + ", gs_fc, gs_fi);");
         }
     }
 
@@ -323,9 +283,6 @@ public final class OpenClEmitter {
         for (Var v : k.vars()) {
             line(ctype(v.type()) + " " + name(v) + ";");
         }
-        if (checked) {
-            line("int gs_ok, gs_fc = 0, gs_fi = 0;");
-        }
         out.append(init);
         if (context) {
             line("if (get_global_id(0) >= (size_t)gs_global_x || get_global_id(1) >= (size_t)gs_global_y"
@@ -465,10 +422,7 @@ public final class OpenClEmitter {
                     line("goto " + label(j.target()) + ";");
                 }
             }
-            case Insn.Return r -> {
-                recordKeptFault();
-                line("return;");
-            }
+            case Insn.Return r -> line("return;");
             case Insn.Branch br -> {
                 String cond = condition(br);
                 if (br.ifTrue() == next) {
@@ -540,8 +494,9 @@ public final class OpenClEmitter {
                 }
                 line(name(c.dst()) + " = " + three + ";");
             }
-            case Insn.Load l -> keptLoad(l);
-            case Insn.Store s -> keptStore(s);
+            case Insn.Load l -> line(name(l.dst()) + " = "
+                    + guardedLoad(guard(l.array(), l.index()), BoundsFaults.code(l.array()), l.index(), load(l)) + ";");
+            case Insn.Store s -> guarded(guard(s.array(), s.index()), BoundsFaults.code(s.array()), s.index(), store(s));
             case Insn.AtomicAdd a -> {
                 String at = "&" + ptr(a.array()) + "[" + val(a.index()) + "]";
                 guarded(guard(a.array(), a.index()), BoundsFaults.code(a.array()), a.index(), a.value().type() == IrType.F32
