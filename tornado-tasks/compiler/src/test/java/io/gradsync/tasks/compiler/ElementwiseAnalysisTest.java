@@ -57,6 +57,7 @@ class ElementwiseAnalysisTest {
             "yesFill, 4, out, ",
             "yesLoadAfterAnotherStore, 4, w, ",
             "yesBranchyPrologue, 4, out, ",
+            "yesCallBeforeLoop, 4, out, ",
     })
     void handWrittenElementwise(String name, int width, String boundArray, String boundScalar) {
         CompiledKernel k = shape(name);
@@ -65,6 +66,18 @@ class ElementwiseAnalysisTest {
         assertEquals(width, k.vectorWidth());
         assertEquals(Optional.ofNullable(boundArray), k.elementwiseLoop().orElseThrow().boundArray());
         assertEquals(Optional.ofNullable(boundScalar), k.elementwiseLoop().orElseThrow().boundScalar());
+    }
+
+    /** Only code before the loop that branches is emitted block by block; straight-line code keeps its emission. */
+    @Test
+    void onlyABranchingPrologueIsEmittedAsBlocks() {
+        ElementwiseLoop branchy = shape("yesBranchyPrologue").elementwiseLoop().orElseThrow();
+        assertTrue(branchy.prologueBranches());
+        assertTrue(branchy.prologueBlocks().size() > 2, "the pow's blocks");
+        for (String name : List.of("yesCallBeforeLoop", "yesScalarBound", "yesLocalBound", "yesIndexAsValue", "yesInlinedCall", "yesLocalReassigned",
+                "yesDoubles", "yesRawBits", "yesReadModifyWrite", "yesFill", "yesLoadAfterAnotherStore")) {
+            assertFalse(shape(name).elementwiseLoop().orElseThrow().prologueBranches(), name);
+        }
     }
 
     /** An array loaded after another's store must lie apart from it; loads before any store need not. */

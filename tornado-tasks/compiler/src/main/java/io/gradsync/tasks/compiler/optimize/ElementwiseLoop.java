@@ -48,16 +48,16 @@ import java.util.Set;
  * @param boundArray the array whose length is the bound, when that can be read off the IR
  * @param boundScalar the scalar parameter that is the bound, when that can be read off the IR and the
  *                   kernel never assigns the parameter: its argument bounds the loop
- * @param prologue   the instructions before the loop (thread index, loop start, bound)
- * @param prologueBlocks the blocks before the loop, the kernel's first block first and the one
- *                   holding the loop's entry test last (that test left out: the form's own loops
- *                   replace it); the return blocks its branches reach among them
+ * @param prologueBlocks the blocks before the loop (thread index, loop start, bound), the kernel's
+ *                   first block first and the one holding the loop's entry test last (that test
+ *                   left out: the form's own loops replace it); the return blocks its branches
+ *                   reach among them
  * @param body       the loop body, without the increment and the repeated test
  * @param loaded     the arrays the body loads, in order of their first load
  * @param stored     the arrays the body stores, in order of their (only) store
  */
 public record ElementwiseLoop(int width, Var index, Operand bound, Optional<String> boundArray,
-                              Optional<String> boundScalar, List<Insn> prologue, List<Block> prologueBlocks, List<Insn> body,
+                              Optional<String> boundScalar, List<Block> prologueBlocks, List<Insn> body,
                               List<ArrayParam> loaded, List<ArrayParam> stored) {
 
     /** The widest global access a thread issues (ld/st .v4 of 32-bit values, .v2 of 64-bit). */
@@ -66,16 +66,21 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
     public static final int MIN_ACCESS_BYTES = 8;
 
     public ElementwiseLoop {
-        prologue = List.copyOf(prologue);
         prologueBlocks = List.copyOf(prologueBlocks);
         body = List.copyOf(body);
         loaded = List.copyOf(loaded);
         stored = List.copyOf(stored);
     }
 
+    /** The instructions before the loop, block after block. */
+    public List<Insn> prologue() {
+        return flatten(prologueBlocks);
+    }
+
     /** Whether the code before the loop branches: {@link #prologueBlocks} then need their labels and terminators. */
     public boolean prologueBranches() {
-        return prologueBlocks.size() > 1 && prologueBlocks.stream().anyMatch(b -> !(b.terminator() instanceof Insn.Jump));
+        // the last block's terminator is the loop test, which the forms replace
+        return prologueBlocks.subList(0, prologueBlocks.size() - 1).stream().anyMatch(b -> !(b.terminator() instanceof Insn.Jump));
     }
 
     /** The bytes one vector access of {@code array} moves: {@code width} elements. */
@@ -333,7 +338,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (width * narrowest < MIN_ACCESS_BYTES) {
             throw new NotElementwise("element sizes " + narrowest + " and " + widest + " bytes admit no common vector width");
         }
-        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologue, prologueBlocks, body,
+        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologueBlocks, body,
                 List.copyOf(loaded.values()), List.copyOf(stored.values()));
     }
 

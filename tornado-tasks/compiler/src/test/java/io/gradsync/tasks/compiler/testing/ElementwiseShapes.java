@@ -52,6 +52,14 @@ public final class ElementwiseShapes {
         }
     }
 
+    /** A call before the loop: inlined, straight-line code. */
+    public static void yesCallBeforeLoop(FloatArray out, FloatArray in, float s) {
+        float c = twice(s);
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, in.get(i) * c);
+        }
+    }
+
     /** The bound is a local copied from an array length. */
     public static void yesLocalBound(HalfArray out, HalfArray in) {
         int n = in.getSize();
