@@ -58,6 +58,7 @@ class ElementwiseAnalysisTest {
             "yesLoadAfterAnotherStore, 4, w, ",
             "yesBranchyPrologue, 4, out, ",
             "yesCallBeforeLoop, 4, out, ",
+            "yesOwnArrayBeforeLoop, 4, out, ",
     })
     void handWrittenElementwise(String name, int width, String boundArray, String boundScalar) {
         CompiledKernel k = shape(name);
@@ -78,6 +79,18 @@ class ElementwiseAnalysisTest {
                 "yesDoubles", "yesRawBits", "yesReadModifyWrite", "yesFill", "yesLoadAfterAnotherStore")) {
             assertFalse(shape(name).elementwiseLoop().orElseThrow().prologueBranches(), name);
         }
+    }
+
+    /**
+     * The code before the loop indexes its own arrays within them by construction where every
+     * assignment of the index reaching the access is such a constant: {@code StrictMath.pow}'s
+     * {@code k} (reused later for an exponent) is; an argument is not.
+     */
+    @Test
+    void ownArraysBeforeTheLoopAreInBoundsOnlyWhereProven() {
+        assertTrue(shape("yesBranchyPrologue").elementwiseLoop().orElseThrow().ownArraysInBounds(), "StrictMath.pow's tables");
+        assertTrue(shape("yesScalarBound").elementwiseLoop().orElseThrow().ownArraysInBounds(), "no own arrays");
+        assertFalse(shape("yesOwnArrayBeforeLoop").elementwiseLoop().orElseThrow().ownArraysInBounds(), "k & 7 into an int[4]");
     }
 
     /** An array loaded after another's store must lie apart from it; loads before any store need not. */

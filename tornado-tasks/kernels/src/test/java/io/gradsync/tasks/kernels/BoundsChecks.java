@@ -49,6 +49,16 @@ abstract class BoundsChecks {
         }
     }
 
+    /** An element-wise loop after code that indexes its own array by an argument (past the end for k & 7 in 4..7). */
+    public static void scaledByATable(IntArray x, IntArray y, int k) {
+        int[] table = new int[4];
+        table[k & 7] = 3;
+        int f = table[0] + table[1] + table[2] + table[3];
+        for (@Parallel int i = 0; i < x.getSize(); i++) {
+            y.set(i, f * x.get(i));
+        }
+    }
+
     public static void doubledUpTo(FloatArray x, FloatArray y, int n) {
         for (@Parallel int i = 0; i < n; i++) {
             y.set(i, 2 * x.get(i));
@@ -185,6 +195,38 @@ abstract class BoundsChecks {
                 assertTrue(e.getMessage().contains("index 6 out of bounds for length 4 of its int[4]"), e.getMessage());
                 for (int i = 0; i < n; i++) {
                     assertEquals(i == 100 ? 0 : 1, counts.get(i), "element " + i);
+                }
+            }
+        }
+    }
+
+    /**
+     * An element-wise loop whose code before it indexes its own array past its end is reported as
+     * any access is: its vector form, which checks nothing, runs checked launches only where that
+     * code's indices are proven; within bounds the same kernel gives Java's result.
+     */
+    @Test
+    void anOwnArrayIndexedPastItsEndBeforeAnElementwiseLoopIsReported() {
+        Device d = device();
+        int n = 4099;
+        for (int k : new int[] {2, 6}) {
+            try (IntArray x = new IntArray(n); IntArray y = new IntArray(n)) {
+                for (int i = 0; i < n; i++) {
+                    x.set(i, i - 7);
+                }
+                var graph = new TaskGraph("own-" + k).transferToDevice(DataTransferMode.EVERY_EXECUTION, x)
+                        .task("t", BoundsChecks::scaledByATable, x, y, k)
+                        .transferToHost(DataTransferMode.EVERY_EXECUTION, y).snapshot();
+                try (ExecutionPlan plan = new ExecutionPlan(graph).withDevice(d)) {
+                    if (k == 6) {
+                        IndexOutOfBoundsException e = assertThrows(IndexOutOfBoundsException.class, plan::execute);
+                        assertTrue(e.getMessage().contains("index 6 out of bounds for length 4"), e.getMessage());
+                    } else {
+                        plan.execute();
+                        for (int i = 0; i < n; i++) {
+                            assertEquals(3 * (i - 7), y.get(i), "element " + i);
+                        }
+                    }
                 }
             }
         }

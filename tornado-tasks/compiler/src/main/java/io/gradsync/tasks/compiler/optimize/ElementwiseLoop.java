@@ -11,6 +11,7 @@ import io.gradsync.tasks.compiler.ir.Operand;
 import io.gradsync.tasks.compiler.ir.Var;
 
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -52,12 +53,16 @@ import java.util.Set;
  *                   first block first and the one holding the loop's entry test last (that test
  *                   left out: the form's own loops replace it); the return blocks its branches
  *                   reach among them
+ * @param ownArraysInBounds whether every access of the prologue to the kernel's own arrays (a
+ *                   {@code StrictMath} function's tables) is in bounds by construction: its index a
+ *                   constant within the array, or a variable only ever assigned such constants. A
+ *                   bounds-checked launch may take the vector form, which checks nothing, only then
  * @param body       the loop body, without the increment and the repeated test
  * @param loaded     the arrays the body loads, in order of their first load
  * @param stored     the arrays the body stores, in order of their (only) store
  */
 public record ElementwiseLoop(int width, Var index, Operand bound, Optional<String> boundArray,
-                              Optional<String> boundScalar, List<Block> prologueBlocks, List<Insn> body,
+                              Optional<String> boundScalar, List<Block> prologueBlocks, boolean ownArraysInBounds, List<Insn> body,
                               List<ArrayParam> loaded, List<ArrayParam> stored) {
 
     /** The widest global access a thread issues (ld/st .v4 of 32-bit values, .v2 of 64-bit). */
@@ -338,7 +343,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (width * narrowest < MIN_ACCESS_BYTES) {
             throw new NotElementwise("element sizes " + narrowest + " and " + widest + " bytes admit no common vector width");
         }
-        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologueBlocks, body,
+        return new ElementwiseLoop(width, index, bound, boundArray(ir, bound), boundScalar(ir, bound), prologueBlocks, ownArraysInBounds(prologueBlocks), body,
                 List.copyOf(loaded.values()), List.copyOf(stored.values()));
     }
 
@@ -500,6 +505,48 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         if (indexDefs != 1) {
             throw new NotElementwise("loop index does not start at 0 + global index");
         }
+    }
+
+    /**
+     * See {@link #ownArraysInBounds()}: each access's index, where it is a variable, is followed to
+     * the assignments that reach the access along the prologue's paths (a variable may be reused:
+     * {@code StrictMath.pow}'s {@code k} indexes its tables, later holds an exponent).
+     */
+    private static boolean ownArraysInBounds(List<Block> blocks) {
+        // the assignments of each variable that reach each block's end; blocks come before the blocks they reach
+        Map<Block, Map<Var, Set<Insn>>> out = new HashMap<>();
+        for (Block b : blocks) {
+            Map<Var, Set<Insn>> reaching = new HashMap<>();
+            for (Block p : blocks) {
+                if (out.containsKey(p) && successors(p.terminator()).contains(b)) {
+                    out.get(p).forEach((v, defs) -> reaching.computeIfAbsent(v, x -> new HashSet<>()).addAll(defs));
+                }
+            }
+            for (Insn insn : b.insns()) {
+                Operand index = switch (insn) {
+                    case Insn.ArrayLoad a -> a.index();
+                    case Insn.ArrayStore a -> a.index();
+                    default -> null;
+                };
+                int length = insn instanceof Insn.ArrayLoad a ? a.array().length() : insn instanceof Insn.ArrayStore a ? a.array().length() : 0;
+                if (index != null && !(index instanceof Var v ? !reaching.getOrDefault(v, Set.of()).isEmpty()
+                        && reaching.get(v).stream().allMatch(d -> d instanceof Insn.Move m && constantWithin(m.src(), length))
+                        : constantWithin(index, length))) {
+                    return false;
+                }
+                Var d = def(insn);
+                if (d != null) {
+                    reaching.put(d, new HashSet<>(Set.of(insn)));
+                }
+            }
+            out.put(b, reaching);
+        }
+        return true;
+    }
+
+    /** Whether {@code index} is an int constant in {@code [0, length)}. */
+    private static boolean constantWithin(Operand index, int length) {
+        return index instanceof Const c && c.type() == IrType.I32 && c.bits() >= 0 && c.bits() < length;
     }
 
     private static void ownArray(io.gradsync.tasks.compiler.ir.MemArray a) throws NotElementwise {

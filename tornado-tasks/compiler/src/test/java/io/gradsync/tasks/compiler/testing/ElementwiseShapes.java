@@ -52,6 +52,16 @@ public final class ElementwiseShapes {
         }
     }
 
+    /** A thread's own array before the loop, indexed by an argument: element-wise, its index unproven. */
+    public static void yesOwnArrayBeforeLoop(IntArray out, IntArray in, int k) {
+        int[] table = new int[4];
+        table[k & 7] = 3;
+        int f = table[0] + table[1] + table[2] + table[3];
+        for (@Parallel int i = 0; i < out.getSize(); i++) {
+            out.set(i, f * in.get(i));
+        }
+    }
+
     /** A call before the loop: inlined, straight-line code. */
     public static void yesCallBeforeLoop(FloatArray out, FloatArray in, float s) {
         float c = twice(s);

@@ -90,12 +90,13 @@ final class VectorLaunches {
      * an element-wise loop (its indices run from 0 below its bound) bounded by an array's length
      * ({@link #width} then holds every accessed array to that length), or by a scalar parameter,
      * never assigned, whose argument here is at most the element count of every array the loop
-     * accesses. {@code args} as the launch takes them (the KernelContext left out); {@code counts}
+     * accesses; and the code before the loop indexes its own arrays only within them
+     * ({@link ElementwiseLoop#ownArraysInBounds}). {@code args} as the launch takes them (the KernelContext left out); {@code counts}
      * each array argument's element count, in the order of the array parameters.
      */
     static boolean staysWithinArrays(CompiledKernel kernel, Object[] args, int[] counts) {
         ElementwiseLoop loop = KernelIrs.elementwiseLoop(kernel).orElse(null);
-        if (loop == null) {
+        if (loop == null || !loop.ownArraysInBounds()) {
             return false;
         }
         if (loop.boundArray().isPresent()) {
