@@ -39,7 +39,7 @@ class CudaDifferentialTest {
 
     @BeforeAll
     static void needGpu() {
-        cuda = CudaRunner.sharedOrNull();
+        cuda = CudaRunner.firstOrNull();
         assertNotNull(cuda, "gpu-tagged test run without a usable CUDA driver and GPU");
     }
 

@@ -32,8 +32,8 @@ public final class CudaRunner implements DeviceRunner {
         this.device = device;
     }
 
-    /** A runner on GPU 0, or null when the CUDA runtime has no device here. */
-    public static CudaRunner sharedOrNull() {
+    /** A new runner on GPU 0 (its own staging memory), or null when the CUDA runtime has no device here. */
+    public static CudaRunner firstOrNull() {
         try {
             if (!CudaRuntime.status().available() || CudaRuntime.devices().isEmpty()) {
                 return null;

@@ -14,7 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 class CudaUserKernelTest extends UserKernelChecks {
     @Override
     DeviceRunner device() {
-        CudaRunner cuda = CudaRunner.sharedOrNull();
+        CudaRunner cuda = CudaRunner.firstOrNull();
         assertNotNull(cuda, "gpu-tagged test run without a usable CUDA driver and GPU");
         return cuda;
     }
