@@ -84,8 +84,12 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
 
     /** Whether the code before the loop branches: {@link #prologueBlocks} then need their labels and terminators. */
     public boolean prologueBranches() {
-        // the last block's terminator is the loop test, which the forms replace
-        return prologueBlocks.subList(0, prologueBlocks.size() - 1).stream().anyMatch(b -> !(b.terminator() instanceof Insn.Jump));
+        return branches(prologueBlocks);
+    }
+
+    /** Whether any of {@code prologue}'s blocks but the last (whose terminator is the loop test, which the forms replace) branches or returns. */
+    private static boolean branches(List<Block> prologue) {
+        return prologue.subList(0, prologue.size() - 1).stream().anyMatch(b -> !(b.terminator() instanceof Insn.Jump));
     }
 
     /** The bytes one vector access of {@code array} moves: {@code width} elements. */
@@ -166,8 +170,9 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
         // The first branch is the loop's entry test, unless the code before the loop branches (then the
         // one rotated loop test is, and every block up to it comes before the loop); a first branch
         // that looks like a loop test but is none keeps its own rejection below.
-        if (!rotated(b) && (loopHead((Insn.Branch) b.terminator()) == null || rotatedLoopTests(blocks).size() == 1)) {
-            b = loopEntry(blocks);
+        List<Block> loops = blocks.stream().filter(ElementwiseLoop::rotated).toList();
+        if (!rotated(b) && (loopHead((Insn.Branch) b.terminator()) == null || loops.size() == 1)) {
+            b = loopEntry(loops);
             prologueBlocks.clear();
             prologueBlocks.addAll(branchyPrologue(blocks.getFirst(), b));
             seen.addAll(prologueBlocks);
@@ -219,7 +224,7 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             throw new IllegalStateException("the loop test's block is not the prologue's last");
         }
         Block last = prologueBlocks.getLast();
-        if (prologueBlocks.stream().anyMatch(p -> p != last && !(p.terminator() instanceof Insn.Jump))
+        if (branches(prologueBlocks)
                 && (last.insns().stream().noneMatch(i -> index.equals(def(i))) || last.insns().stream().noneMatch(i -> i instanceof Insn.Thread))) {
             // on every path to the loop, then
             throw new NotElementwise("loop index or global index set before the branches ahead of the loop");
@@ -360,11 +365,9 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
 
     /**
      * Where the code before the loop branches: the one block whose test is a loop's entry test,
-     * recognized by its rotated copy (the blocks from its head, joined by jumps, end in the same
-     * test).
+     * recognized by its rotated copy ({@link #rotated}; {@code found} the blocks that are).
      */
-    private static Block loopEntry(List<Block> blocks) throws NotElementwise {
-        List<Block> found = rotatedLoopTests(blocks);
+    private static Block loopEntry(List<Block> found) throws NotElementwise {
         if (found.size() > 1) {
             throw new NotElementwise("more than one loop");
         }
@@ -373,10 +376,6 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                     + " (branches inside the loop body?)");
         }
         return found.getFirst();
-    }
-
-    private static List<Block> rotatedLoopTests(List<Block> blocks) {
-        return blocks.stream().filter(ElementwiseLoop::rotated).toList();
     }
 
     /** Whether {@code b} ends in a loop's entry test whose head runs through jumps to a copy of that test. */
@@ -523,15 +522,12 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
                 }
             }
             for (Insn insn : b.insns()) {
-                Operand index = switch (insn) {
-                    case Insn.ArrayLoad a -> a.index();
-                    case Insn.ArrayStore a -> a.index();
-                    default -> null;
+                boolean within = switch (insn) {
+                    case Insn.ArrayLoad a -> within(a.index(), a.array().length(), reaching);
+                    case Insn.ArrayStore a -> within(a.index(), a.array().length(), reaching);
+                    default -> true;
                 };
-                int length = insn instanceof Insn.ArrayLoad a ? a.array().length() : insn instanceof Insn.ArrayStore a ? a.array().length() : 0;
-                if (index != null && !(index instanceof Var v ? !reaching.getOrDefault(v, Set.of()).isEmpty()
-                        && reaching.get(v).stream().allMatch(d -> d instanceof Insn.Move m && constantWithin(m.src(), length))
-                        : constantWithin(index, length))) {
+                if (!within) {
                     return false;
                 }
                 Var d = def(insn);
@@ -542,6 +538,15 @@ public record ElementwiseLoop(int width, Var index, Operand bound, Optional<Stri
             out.put(b, reaching);
         }
         return true;
+    }
+
+    /** Whether {@code index} is such a constant, or a variable whose every assignment in {@code reaching} moves one in. */
+    private static boolean within(Operand index, int length, Map<Var, Set<Insn>> reaching) {
+        if (index instanceof Var v) {
+            Set<Insn> defs = reaching.getOrDefault(v, Set.of());
+            return !defs.isEmpty() && defs.stream().allMatch(d -> d instanceof Insn.Move m && constantWithin(m.src(), length));
+        }
+        return constantWithin(index, length);
     }
 
     /** Whether {@code index} is an int constant in {@code [0, length)}. */
