@@ -21,6 +21,7 @@ import io.gradsync.tasks.device.HostBuffer;
 import io.gradsync.tasks.kernels.BuiltinKernels;
 import io.gradsync.tasks.kernels.launch.CudaKernels;
 import io.gradsync.tasks.kernels.DeviceSlice;
+import io.gradsync.tasks.kernels.internal.CoreSpread;
 import io.gradsync.tasks.kernels.internal.JvmKernels;
 import io.gradsync.tasks.kernels.KernelSpec;
 import io.gradsync.tasks.kernels.launch.OpenClKernels;
@@ -35,7 +36,6 @@ import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.stream.IntStream;
 
 /**
  * The JVM form of {@link KernelCompare}: the Java method itself (or the built-in's JVM fast form),
@@ -109,14 +109,19 @@ public final class JvmForms {
             return k;
         }
 
-        /** A copy of {@code bytes} between two buffers, one slice per core: the reference of the JVM's figures. */
+        /**
+         * A copy of {@code bytes} between two buffers, one slice per core: the reference of the JVM's
+         * figures. On the threads the kernels run on ({@link CoreSpread}), so that a ratio compares
+         * the kernels' work alone: on another pool's threads the copy was slowed by the kernels'
+         * helpers, still spinning after a launch, and the ratios flattered the kernels.
+         */
         public static OnJvm copy(long bytes) {
             OnJvm k = new OnJvm(Arena.ofShared(), 2 * bytes);
             MemorySegment a = k.arena.allocate(bytes, 64);
             MemorySegment b = k.arena.allocate(bytes, 64);
             a.fill((byte) 1);
             int parts = Math.max(1, Runtime.getRuntime().availableProcessors());
-            k.launch = () -> IntStream.range(0, parts).parallel().forEach(p -> {
+            k.launch = () -> CoreSpread.each(parts, 2 * bytes / parts, p -> {
                 long from = bytes * p / parts;
                 long to = bytes * (p + 1) / parts;
                 MemorySegment.copy(a, from, b, from, to - from);

@@ -46,7 +46,7 @@ import java.util.Map;
  * moves data between devices behind the caller's back.
  *
  * <p>On the JVM runtime kernels are the Java methods themselves, run on the device's stream
- * thread (KernelContext kernels spread over the common pool by {@code JvmKernels}).
+ * thread, which shares element-wise kernels with gradsync's threads of the other cores ({@code JvmKernels}).
  *
  * <p>Thread-safety: {@link #execute()} and {@link #close()} may be called from any thread and are
  * serialized (one execution at a time). {@code withDevice}, {@code withGrid} and {@code bind} are not

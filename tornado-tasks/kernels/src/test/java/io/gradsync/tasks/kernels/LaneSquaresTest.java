@@ -87,4 +87,75 @@ class LaneSquaresTest {
             }
         }
     }
+
+    /**
+     * On random data, whose squares' sums depend on their order, the fp32 and bf16 sums are the
+     * bits of their lanes added in a fixed order (each lane's running sums, the four joined as
+     * {@code (a0 + a1) + (a2 + a3)}, the lanes from the first, then the elements past the passes),
+     * before the JIT compiles them and after: the cpu backend's fused norm adds such sums cell by
+     * cell and promises the same bits for the same gradient ({@code HostAverage.sumOfSquaresFast}).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"f32", "bf16"})
+    void randomDataGivesTheBitsOfAFixedOrderCompiledOrNot(String type) {
+        Assumptions.assumeTrue(Lanes.available(), "no vector module: the plain loops are JvmReductionsTest's");
+        boolean f32 = type.equals("f32");
+        SplittableRandom random = new SplittableRandom(39);
+        int lanes = Lanes.width();
+        try (Arena arena = Arena.ofConfined()) {
+            int[][] ranges = {{0, 1000}, {3, 517}, {1, 64 * lanes + 5}};
+            MemorySegment x = arena.allocate(4L * 1100);
+            for (int i = 0; i < 1100; i++) {
+                float v = (float) random.nextGaussian() * (1 + random.nextInt(1000));
+                if (f32) {
+                    x.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+                } else {
+                    x.setAtIndex(ValueLayout.JAVA_SHORT, i, HalfFloats.floatToBf16(v));
+                }
+            }
+            for (int round = 0; round < 20_000; round++) {
+                for (int[] r : ranges) {
+                    double got = f32 ? Lanes.sumOfSquaresF32(x, r[0], r[1]) : Lanes.sumOfSquaresBf16(x, r[0], r[1]);
+                    if (round % 4_999 == 0) { // the first call, then as the JIT goes on
+                        double want = inFixedOrder(x, r[0], r[1], lanes, f32);
+                        assertEquals(Double.doubleToRawLongBits(want), Double.doubleToRawLongBits(got),
+                                type + " [" + r[0] + ", " + r[1] + ") call " + round + ": " + got + ", not " + want);
+                    }
+                }
+            }
+        }
+    }
+
+    /** The lanes' order of {@link #randomDataGivesTheBitsOfAFixedOrderCompiledOrNot}, in plain Java. */
+    private static double inFixedOrder(MemorySegment x, int from, int to, int lanes, boolean f32) {
+        int pass = 4 * lanes;
+        int beyond = f32 ? lanes : 2 * lanes; // how far a pass's last vector reads past it
+        int room = to - from - beyond;
+        int end = room < 0 ? from : from + room / pass * pass;
+        double[][] a = new double[4][lanes];
+        for (int i = from; i < end; i += pass) {
+            for (int l = 0; l < lanes; l++) {
+                for (int j = 0; j < 4; j++) {
+                    // fp32: vector j holds elements i + j * lanes + l; bf16: words of two, the low
+                    // halves in sums 0 and 2, the high ones in 1 and 3
+                    int e = f32 ? i + j * lanes + l : i + (j / 2) * 2 * lanes + 2 * l + j % 2;
+                    double v = element(x, e, f32);
+                    a[j][l] += v * v;
+                }
+            }
+        }
+        double sum = 0;
+        for (int l = 0; l < lanes; l++) {
+            sum += (a[0][l] + a[1][l]) + (a[2][l] + a[3][l]);
+        }
+        for (int i = end; i < to; i++) {
+            double v = element(x, i, f32);
+            sum += v * v;
+        }
+        return sum;
+    }
+
+    private static double element(MemorySegment x, int i, boolean f32) {
+        return f32 ? x.getAtIndex(ValueLayout.JAVA_FLOAT, i) : HalfFloats.bf16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT, i));
+    }
 }

@@ -14,7 +14,6 @@ import java.lang.reflect.Method;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -24,8 +23,8 @@ import java.util.function.IntConsumer;
  * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
- * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the common pool's threads
- * join for the rest (at once for tasks long enough to outlast waking them: {@link #each(int, long, IntConsumer)}). The
+ * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the helpers of
+ * {@link CoreTeam} join for the rest (at once for tasks long enough to outlast waking them: {@link #each(int, long, IntConsumer)}). The
  * launch returns once every chunk begun has ended, without waiting for a helper that wakes too
  * late to find one (waking one can cost more than a short launch). The first
  * failure is rethrown then; chunks not yet begun are not begun, and what the others wrote stays
@@ -40,7 +39,7 @@ public final class CoreSpread {
     /** The fewest bytes of its arrays a loop's chunk covers ({@link #loopChunk}). */
     static final int CHUNK_BYTES = 64 * 1024;
     /**
-     * How long the calling thread works alone before it wakes the pool: about what waking it
+     * How long the calling thread works alone before it wakes the helpers: about what waking them
      * costs, so that a launch this short is not made slower by the cores that would share it.
      */
     private static final long ALONE_NANOS = 20_000;
@@ -129,7 +128,7 @@ public final class CoreSpread {
     /**
      * Runs {@code work} with the forms and loops it launches on the calling thread, not spread over
      * the cores ({@link #mayShare} is false inside): for callers that share their work among the
-     * cores themselves, whose threads would otherwise each wake the whole pool.
+     * cores themselves, whose threads would otherwise each wake every helper.
      */
     public static void onCallersThread(Runnable work) {
         ScopedValue.where(ON_CALLERS_THREAD, Boolean.TRUE).run(work);
@@ -228,39 +227,16 @@ public final class CoreSpread {
         } catch (Throwable t) {
             throw new IllegalStateException(t);
         }
-        AtomicInteger next = new AtomicInteger(first);
-        // chunks being run: a thread counts itself in before it looks at over and claims a chunk,
-        // so that the caller, which reads it after the last claim or after setting over, misses none
-        AtomicInteger running = new AtomicInteger();
-        AtomicBoolean over = new AtomicBoolean();
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        Runnable worker = () -> {
-            while (true) {
-                running.incrementAndGet();
-                try {
-                    if (over.get()) {
-                        return;
-                    }
-                    int c = next.getAndIncrement();
-                    if (c >= count || c < 0) {
-                        return;
-                    }
-                    if (!chunk.run(c)) {
-                        over.set(true);
-                    }
-                } catch (Throwable t) {
-                    failure.compareAndSet(null, t);
-                    over.set(true);
-                } finally {
-                    running.decrementAndGet();
-                }
+        Shared shared = new Shared(chunk, first, count);
+        int wanted = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first);
+        int given = CoreTeam.offer(shared, wanted);
+        // helpers busy with another launch when this one began join it as they come free
+        while (shared.runOne()) {
+            if (given < wanted && CoreTeam.anyFree()) {
+                given += CoreTeam.offer(shared, wanted - given);
             }
-        };
-        int helpers = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first);
-        for (int h = 0; h < helpers; h++) {
-            ForkJoinPool.commonPool().execute(worker);
         }
-        worker.run();
+        AtomicInteger running = shared.running;
         // the chunks other threads took: not the helpers themselves, which may wake after the
         // work is done (waking one costs more than a short launch) and then find nothing to do
         for (int spins = 0; running.get() != 0; spins++) {
@@ -270,7 +246,7 @@ public final class CoreSpread {
                 Thread.yield();
             }
         }
-        Throwable t = failure.get();
+        Throwable t = shared.failure.get();
         if (t instanceof RuntimeException r) {
             throw r;
         }
@@ -279,6 +255,57 @@ public final class CoreSpread {
         }
         if (t != null) {
             throw new IllegalStateException(t);
+        }
+    }
+
+    /**
+     * A launch's chunks past those its caller ran alone, claimed one at a time by the caller and
+     * the helpers it was given ({@link CoreTeam}), which {@link #run} it.
+     */
+    private static final class Shared implements Runnable {
+        private final Chunk chunk;
+        private final int count;
+        private final AtomicInteger next;
+        // chunks being run: a thread counts itself in before it looks at over and claims a chunk,
+        // so that the caller, which reads it after the last claim or after setting over, misses none
+        final AtomicInteger running = new AtomicInteger();
+        private final AtomicBoolean over = new AtomicBoolean();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        Shared(Chunk chunk, int first, int count) {
+            this.chunk = chunk;
+            this.count = count;
+            this.next = new AtomicInteger(first);
+        }
+
+        @Override
+        public void run() {
+            while (runOne()) {
+                // each chunk claimed in runOne
+            }
+        }
+
+        /** Claims and runs one chunk; false once none is left or the work ended (a failure is kept for the caller). */
+        boolean runOne() {
+            running.incrementAndGet();
+            try {
+                if (over.get()) {
+                    return false;
+                }
+                int c = next.getAndIncrement();
+                if (c >= count || c < 0) {
+                    return false;
+                }
+                if (!chunk.run(c)) {
+                    over.set(true);
+                }
+            } catch (Throwable t) {
+                failure.compareAndSet(null, t);
+                over.set(true);
+            } finally {
+                running.decrementAndGet();
+            }
+            return true;
         }
     }
 }

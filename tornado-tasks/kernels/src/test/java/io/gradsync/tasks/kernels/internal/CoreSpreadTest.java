@@ -16,10 +16,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 import java.lang.invoke.MethodHandle;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.function.IntConsumer;
@@ -30,6 +36,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * Kernels spread over the JVM's cores ({@link CoreSpread}, {@link SpreadForms}) give what the
@@ -350,6 +357,142 @@ class CoreSpreadTest {
                 () -> run(atOnce, count, task));
         assertEquals("task 3", e.getMessage());
         assertTrue(begun.get() < count, "every task was begun after the failure");
+    }
+
+    /**
+     * A launch after the helpers have parked ({@link CoreTeam#AWAKE_NANOS} and more since the last)
+     * wakes them: its tasks run on more than the caller's thread. Without the unpark that a parked
+     * helper needs, the caller runs them all.
+     */
+    @Test
+    void aLaunchAfterTheHelpersParkedWakesThem() throws InterruptedException {
+        assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
+        for (int attempt = 0; attempt < 3; attempt++) {
+            run(true, 64, t -> { });
+            Thread.sleep(CoreTeam.AWAKE_NANOS / 1_000_000 + 50);
+            Set<Thread> threads = ConcurrentHashMap.newKeySet();
+            run(true, 64, t -> {
+                threads.add(Thread.currentThread());
+                long until = System.nanoTime() + 1_000_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+            assertTrue(threads.size() > 1, "the caller ran all 64 tasks after the helpers parked");
+        }
+    }
+
+    /** The helpers are daemons (a program's exit does not wait for them), named for what they are. */
+    @Test
+    void theHelpersAreNamedDaemons() {
+        assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
+        run(true, 8, t -> { });
+        List<Thread> helpers = Thread.getAllStackTraces().keySet().stream()
+                .filter(t -> t.getName().startsWith("gradsync-core-")).toList();
+        assertEquals(Runtime.getRuntime().availableProcessors() - 1, helpers.size(), "one helper per core but the caller's");
+        for (Thread t : helpers) {
+            assertTrue(t.isDaemon(), t.getName());
+        }
+    }
+
+    /** A task that fails on a helper's thread fails the launch on the caller's, with that failure. */
+    @Test
+    void aTaskFailingOnAHelperFailsTheLaunch() {
+        assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
+        Thread caller = Thread.currentThread();
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> run(true, 10_000, t -> {
+            if (Thread.currentThread() != caller) {
+                throw new IllegalArgumentException("on a helper");
+            }
+            long until = System.nanoTime() + 20_000;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        }));
+        assertEquals("on a helper", e.getMessage());
+        // the helpers are free again: the next launch completes, every task once
+        AtomicIntegerArray runs = new AtomicIntegerArray(500);
+        run(true, 500, runs::incrementAndGet);
+        for (int t = 0; t < 500; t++) {
+            assertEquals(1, runs.get(t), "task " + t);
+        }
+    }
+
+    /**
+     * Launches from several threads at once, over and over: each runs every one of its tasks
+     * exactly once and returns (a helper busy with one launch is not given another).
+     */
+    @Test
+    void concurrentLaunchesEachRunEveryTaskOnce() throws Exception {
+        int callers = 4;
+        int launches = 200;
+        int count = 97;
+        try (ExecutorService pool = Executors.newFixedThreadPool(callers)) {
+            List<Future<?>> done = new ArrayList<>();
+            for (int c = 0; c < callers; c++) {
+                boolean atOnce = c % 2 == 0;
+                done.add(pool.submit(() -> {
+                    for (int l = 0; l < launches; l++) {
+                        AtomicIntegerArray runs = new AtomicIntegerArray(count);
+                        run(atOnce, count, t -> {
+                            runs.incrementAndGet(t);
+                            Thread.onSpinWait();
+                        });
+                        for (int t = 0; t < count; t++) {
+                            assertEquals(1, runs.get(t), "launch " + l + ", task " + t);
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /**
+     * A launch begun while another holds every helper gets them as they come free: its tasks run
+     * on more than its caller's thread once the first launch ends, where otherwise its caller would
+     * run them all (two JVM devices' streams launch at once in a data-parallel step).
+     */
+    @Test
+    void aLaunchTakesTheHelpersAnotherLaunchFrees() throws Exception {
+        int cores = Runtime.getRuntime().availableProcessors();
+        assumeTrue(cores > 1, "one core: no helpers");
+        java.util.concurrent.CountDownLatch firstHoldsThem = new java.util.concurrent.CountDownLatch(1);
+        Set<Thread> second = ConcurrentHashMap.newKeySet();
+        try (ExecutorService pool = Executors.newFixedThreadPool(2)) {
+            Future<?> a = pool.submit(() -> {
+                Thread caller = Thread.currentThread();
+                run(true, 4 * cores, t -> {
+                    if (Thread.currentThread() == caller) {
+                        firstHoldsThem.countDown(); // the caller runs a task once it gave the launch to every helper
+                    }
+                    sleep(10);
+                });
+                return null;
+            });
+            assertTrue(firstHoldsThem.await(10, TimeUnit.SECONDS));
+            Future<?> b = pool.submit(() -> {
+                run(true, 200, t -> {
+                    second.add(Thread.currentThread());
+                    sleep(1);
+                });
+                return null;
+            });
+            a.get(30, TimeUnit.SECONDS);
+            b.get(30, TimeUnit.SECONDS);
+        }
+        assertTrue(second.size() > 1, "the second launch's 200 tasks all ran on its caller's thread");
+    }
+
+    private static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /** Tasks as long as waking every core at once is worth ({@code atOnce}), or as short as a few bytes. */
