@@ -228,14 +228,8 @@ public final class CoreSpread {
             throw new IllegalStateException(t);
         }
         Shared shared = new Shared(chunk, first, count);
-        int wanted = Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first);
-        int given = CoreTeam.offer(shared, wanted);
-        // helpers busy with another launch when this one began join it as they come free
-        while (shared.runOne()) {
-            if (given < wanted && CoreTeam.anyFree()) {
-                given += CoreTeam.offer(shared, wanted - given);
-            }
-        }
+        CoreTeam.offer(shared, Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first));
+        shared.run();
         AtomicInteger running = shared.running;
         // the chunks other threads took: not the helpers themselves, which may wake after the
         // work is done (waking one costs more than a short launch) and then find nothing to do
@@ -260,7 +254,7 @@ public final class CoreSpread {
 
     /**
      * A launch's chunks past those its caller ran alone, claimed one at a time by the caller and
-     * the helpers it was given ({@link CoreTeam}), which {@link #run} it.
+     * the helpers that take it from {@link CoreTeam}'s queue: each {@link #run}s it.
      */
     private static final class Shared implements Runnable {
         private final Chunk chunk;
@@ -286,7 +280,7 @@ public final class CoreSpread {
         }
 
         /** Claims and runs one chunk; false once none is left or the work ended (a failure is kept for the caller). */
-        boolean runOne() {
+        private boolean runOne() {
             running.incrementAndGet();
             try {
                 if (over.get()) {

@@ -1,19 +1,19 @@
 package io.gradsync.tasks.kernels.internal;
 
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The threads that share a launch's chunks with its caller ({@link CoreSpread}): one per core but
- * the caller's, daemons, started on the first launch that shares. A helper given a launch's work
- * runs it until no chunk is left, then spins for {@link #AWAKE_NANOS} before it parks: the kernels
- * of a step follow one another closely, and waking a parked thread costs more than a launch of a
- * few megabytes on a virtual machine's idle cores (bench/RESULTS.md, session 39). The spin is
- * short because other threads' work wants those cores too: a parallel stream started while the
- * helpers yielded in turn for 100 us ran at a third to half its speed. A helper still busy with one launch is not
- * given another: a launch takes the helpers that are free when it begins, and its caller gives
- * it to more as they come free ({@link #anyFree}) while it runs.
+ * the caller's, daemons, started on the first launch that shares. A launch queues its work once
+ * for each helper it wants; a helper takes work from the queue in turn and runs it until no chunk
+ * is left (work whose launch has ended returns at once), so that a launch begun while the helpers
+ * were busy gets them as they finish, in the order launches asked. With the queue empty a helper
+ * spins for {@link #AWAKE_NANOS} before it parks: the kernels of a step follow one another
+ * closely, and waking a parked thread costs more than a launch of a few megabytes on a virtual
+ * machine's idle cores (bench/RESULTS.md, session 39). The spin is short because other threads'
+ * work wants those cores too: a parallel stream started while the helpers yielded in turn for
+ * 100 us ran at a third to half its speed.
  *
  * <p>{@code -Dgradsync.jvmAwakeMicros} sets how long a helper spins (0: it parks at once).
  *
@@ -26,10 +26,10 @@ final class CoreTeam {
     private CoreTeam() {
     }
 
-    /** The helpers, started when first needed, and how many of them have no work. */
+    /** The helpers, started when first needed, and the work queued for them. */
     private static final class Helpers {
+        static final ConcurrentLinkedQueue<Runnable> QUEUE = new ConcurrentLinkedQueue<>();
         static final Helper[] ALL = start(Math.max(0, Runtime.getRuntime().availableProcessors() - 1));
-        static final AtomicInteger FREE = new AtomicInteger(ALL.length);
 
         private static Helper[] start(int count) {
             Helper[] helpers = new Helper[count];
@@ -44,45 +44,33 @@ final class CoreTeam {
     }
 
     /**
-     * Gives {@code work} to up to {@code wanted} free helpers, each of which runs it once; returns
-     * how many took it. {@code work} must catch its own failures (a helper ignores what escapes).
+     * Queues {@code work} for {@code wanted} helpers (at most one per helper), each of which runs it
+     * once, and wakes as many parked ones. {@code work} must catch its own failures (a helper
+     * ignores what escapes) and return at once where its launch has ended.
      */
-    static int offer(Runnable work, int wanted) {
-        int given = 0;
+    static void offer(Runnable work, int wanted) {
+        int n = Math.min(wanted, Helpers.ALL.length);
+        for (int i = 0; i < n; i++) {
+            Helpers.QUEUE.add(work);
+        }
+        // after queueing: a helper that parks rechecks the queue after saying so (see Helper.next)
+        int woken = 0;
         for (Helper h : Helpers.ALL) {
-            if (given == wanted) {
+            if (woken == n) {
                 break;
             }
-            if (h.take(work)) {
-                given++;
+            if (h.parked) {
+                woken++;
+                LockSupport.unpark(h.thread);
             }
         }
-        return given;
-    }
-
-    /** Whether a helper may be without work now (a hint: {@link #offer} may still find none). */
-    static boolean anyFree() {
-        return Helpers.FREE.get() > 0;
     }
 
     private static final class Helper implements Runnable {
-        /** The work given and not yet finished; null while free. */
-        private final AtomicReference<Runnable> work = new AtomicReference<>();
-        /** Set before the helper parks and rechecks {@link #work}: a giver that sees it unparks. */
+        /** Set before the helper parks and rechecks the queue: a giver that sees it unparks. */
         private volatile boolean parked;
         /** Set while {@link Helpers} is initialized, before any giver can see this helper. */
         private Thread thread;
-
-        boolean take(Runnable w) {
-            if (!work.compareAndSet(null, w)) {
-                return false;
-            }
-            Helpers.FREE.decrementAndGet();
-            if (parked) {
-                LockSupport.unpark(thread);
-            }
-            return true;
-        }
 
         @Override
         public void run() {
@@ -91,17 +79,15 @@ final class CoreTeam {
                 try {
                     w.run();
                 } catch (Throwable ignored) {
-                    // CoreSpread's workers record their chunks' failures for the caller; nothing else escapes them
+                    // CoreSpread's launches record their chunks' failures for the caller; nothing else escapes them
                 }
-                work.set(null);
-                Helpers.FREE.incrementAndGet();
             }
         }
 
         private Runnable next() {
             long since = System.nanoTime();
             while (true) {
-                Runnable w = work.get();
+                Runnable w = Helpers.QUEUE.poll();
                 if (w != null) {
                     return w;
                 }
@@ -109,7 +95,7 @@ final class CoreTeam {
                     Thread.onSpinWait();
                 } else {
                     parked = true;
-                    if (work.get() == null) {
+                    if (Helpers.QUEUE.isEmpty()) {
                         LockSupport.park(this);
                     }
                     parked = false;

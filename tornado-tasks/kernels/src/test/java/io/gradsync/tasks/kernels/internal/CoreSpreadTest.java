@@ -420,7 +420,7 @@ class CoreSpreadTest {
 
     /**
      * Launches from several threads at once, over and over: each runs every one of its tasks
-     * exactly once and returns (a helper busy with one launch is not given another).
+     * exactly once and returns (the launches queue for the helpers).
      */
     @Test
     void concurrentLaunchesEachRunEveryTaskOnce() throws Exception {
