@@ -17,10 +17,10 @@ import io.gradsync.tasks.jvm.JvmBuffer;
 import io.gradsync.tasks.kernels.DeviceSlice;
 import io.gradsync.tasks.kernels.ExecutionPlan;
 import io.gradsync.tasks.kernels.ReductionKernels;
+import io.gradsync.tasks.kernels.internal.CoreSpread;
 import java.lang.foreign.MemorySegment;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.IntStream;
 
 /**
  * The global-norm pass over averaged buckets: sums of squares in float64 and in-place scaling,
@@ -177,7 +177,7 @@ final class BucketNorms implements AutoCloseable {
             return HostAverage.sumOfSquaresFast(dtype, values, count);
         }
         double[] sums = new double[cells];
-        IntStream.range(0, cells).parallel().forEach(c -> sums[c] = HostAverage.sumOfSquaresFast(dtype,
+        CoreSpread.each(cells, (long) CELL * dtype.bytes(), c -> sums[c] = HostAverage.sumOfSquaresFast(dtype,
                 values.asSlice((long) c * CELL * dtype.bytes()), Math.min(CELL, count - (long) c * CELL)));
         double sum = 0;
         for (double v : sums) {

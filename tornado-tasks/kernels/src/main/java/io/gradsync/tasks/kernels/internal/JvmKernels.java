@@ -20,14 +20,13 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ExecutionException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.IntStream;
 
 /**
  * Runs kernels as the plain Java they are. A {@code @Parallel}-loop kernel runs in chunks on every
  * core, and a KernelContext kernel without barriers or group-local arrays once per thread of its
  * grid, in rows on every core ({@link CoreSpread}); a kernel that cannot be cut so (a serial one,
  * one that reads private members of other classes) is called once, or once per thread of its grid
- * over the common pool ({@code -Dgradsync.jvmSpread=false}: every kernel so). A KernelContext
+ * in a slice a core ({@code -Dgradsync.jvmSpread=false}: every kernel so). A KernelContext
  * kernel that uses barriers or group-local arrays (or that the compiler rejects, so that nobody can tell) runs
  * group by group instead, each group's threads at once on virtual threads, so that they can wait
  * for each other and share their arrays. The fused averages, the element-wise 16-bit kernels and
@@ -105,7 +104,7 @@ public final class JvmKernels {
         int gy = shape.globalY();
         int workers = (int) Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), total / 1024 + 1));
         int at = ctxIndex;
-        IntStream.range(0, workers).parallel().forEach(w -> {
+        CoreSpread.each(workers, CoreSpread.LONG_TASK_BYTES, w -> { // one long task a core: every core at once
             KernelContext ctx = new KernelContext(grid);
             Object[] full = withContext(types.length, at, ctx, args);
             long from = total * w / workers;
@@ -140,7 +139,7 @@ public final class JvmKernels {
         }
         long groupCount = (long) groups[0] * groups[1] * groups[2];
         int parallel = Math.max(1, Math.min(Runtime.getRuntime().availableProcessors(), (int) Math.min(groupCount, Integer.MAX_VALUE)));
-        IntStream.range(0, parallel).parallel().forEach(w -> {
+        CoreSpread.each(parallel, CoreSpread.LONG_TASK_BYTES, w -> {
             try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
                 for (long g = w; g < groupCount; g += parallel) {
                     int[] base = {
