@@ -208,8 +208,9 @@ class CpuStagingSynchronizerTest {
         devices = JvmRuntime.createDevices(2);
         long[] counts = {3, 777, 100_003, 5};
         DType[] types = {DType.FP32, DType.BF16, DType.FP32, DType.FP16};
+        long seed = seed();
         try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
-                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed())) {
+                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed)) {
             FusedSumOfSquares fused = (FusedSumOfSquares) sync;
             double[] together = fused.synchronizeSumOfSquares(f.replicas);
             for (int g : new int[] {2, 1}) {
@@ -218,7 +219,7 @@ class CpuStagingSynchronizerTest {
                         .map(r -> Replica.on(r.device()).add(r.gradients().get(g)).build()).toList();
                 double[] single = fused.synchronizeSumOfSquares(alone);
                 assertEquals(Double.doubleToRawLongBits(together[g]), Double.doubleToRawLongBits(single[0]),
-                        "gradient " + g + ": " + together[g] + " with the others, " + single[0] + " alone");
+                        "gradient " + g + ": " + together[g] + " with the others, " + single[0] + " alone (seed " + seed + ")");
             }
         }
     }
