@@ -202,6 +202,8 @@ class CpuStagingSynchronizerTest {
     /**
      * A gradient's sum of squares does not depend on what shares the call with it: buckets are
      * grouped into calls by timing, and the global norm (and clip factor) must not change with that.
+     * Over many calls, while the JIT compiles the sums: the lanes' sums once changed their last bit
+     * when C2 compiled them (their lanes added as a tree; {@code LaneSquaresTest} checks the order).
      */
     @Test
     void aGradientsSumOfSquaresIsTheSameWhateverSharesItsCall() {
@@ -209,17 +211,21 @@ class CpuStagingSynchronizerTest {
         long[] counts = {3, 777, 100_003, 5};
         DType[] types = {DType.FP32, DType.BF16, DType.FP32, DType.FP16};
         long seed = seed();
-        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL);
-                ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed)) {
+        try (GradientSynchronizer sync = Synchronizers.create(SyncBackend.CPU, devices, SMALL)) {
             FusedSumOfSquares fused = (FusedSumOfSquares) sync;
-            double[] together = fused.synchronizeSumOfSquares(f.replicas);
-            for (int g : new int[] {2, 1}) {
-                f.restore();
-                List<Replica> alone = f.replicas.stream()
-                        .map(r -> Replica.on(r.device()).add(r.gradients().get(g)).build()).toList();
-                double[] single = fused.synchronizeSumOfSquares(alone);
-                assertEquals(Double.doubleToRawLongBits(together[g]), Double.doubleToRawLongBits(single[0]),
-                        "gradient " + g + ": " + together[g] + " with the others, " + single[0] + " alone (seed " + seed + ")");
+            for (int round = 0; round < 60; round++) {
+                try (ReplicaFixture f = new ReplicaFixture(devices, counts, types, seed + round)) {
+                    double[] together = fused.synchronizeSumOfSquares(f.replicas);
+                    for (int g : new int[] {2, 1, 3}) {
+                        f.restore();
+                        List<Replica> alone = f.replicas.stream()
+                                .map(r -> Replica.on(r.device()).add(r.gradients().get(g)).build()).toList();
+                        double[] single = fused.synchronizeSumOfSquares(alone);
+                        assertEquals(Double.doubleToRawLongBits(together[g]), Double.doubleToRawLongBits(single[0]),
+                                "gradient " + g + ": " + together[g] + " with the others, " + single[0] + " alone (seed "
+                                        + (seed + round) + ", round " + round + ")");
+                    }
+                }
             }
         }
     }

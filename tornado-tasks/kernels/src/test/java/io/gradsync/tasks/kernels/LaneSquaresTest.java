@@ -89,45 +89,73 @@ class LaneSquaresTest {
     }
 
     /**
-     * On random data, whose squares' sums depend on their order, the fp32 and bf16 sums are the
-     * bits of their lanes added in a fixed order (each lane's running sums, the four joined as
-     * {@code (a0 + a1) + (a2 + a3)}, the lanes from the first, then the elements past the passes),
-     * before the JIT compiles them and after: the cpu backend's fused norm adds such sums cell by
-     * cell and promises the same bits for the same gradient ({@code HostAverage.sumOfSquaresFast}).
+     * On random data, whose squares' sums depend on their order, the sums are the bits of their
+     * lanes added in a fixed order (each lane's running sums joined as {@code (a0 + a1) + (a2 + a3)},
+     * fp16's two sets of four as {@code (that) + (that)}, the lanes from the first, then the elements
+     * past the passes), on the first calls and after C2 has compiled them: the cpu backend's fused
+     * norm adds such sums cell by cell and promises the same bits for the same gradient
+     * ({@code HostAverage.sumOfSquaresFast}). Many data sets and ranges, because one range's lanes
+     * added in another order give the same bits often: C2's own order for {@code reduceLanes(ADD)}
+     * differed from the lanes' order on about one 1,024-element sum in five.
      */
     @ParameterizedTest
-    @ValueSource(strings = {"f32", "bf16"})
+    @ValueSource(strings = {"f32", "bf16", "f16"})
     void randomDataGivesTheBitsOfAFixedOrderCompiledOrNot(String type) {
         Assumptions.assumeTrue(Lanes.available(), "no vector module: the plain loops are JvmReductionsTest's");
-        boolean f32 = type.equals("f32");
-        SplittableRandom random = new SplittableRandom(39);
+        SplittableRandom random = new SplittableRandom(40);
         int lanes = Lanes.width();
+        int sets = 48;
         try (Arena arena = Arena.ofConfined()) {
-            int[][] ranges = {{0, 1000}, {3, 517}, {1, 64 * lanes + 5}};
-            MemorySegment x = arena.allocate(4L * 1100);
-            for (int i = 0; i < 1100; i++) {
-                float v = (float) random.nextGaussian() * (1 + random.nextInt(1000));
-                if (f32) {
-                    x.setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
-                } else {
-                    x.setAtIndex(ValueLayout.JAVA_SHORT, i, HalfFloats.floatToBf16(v));
-                }
-            }
-            for (int round = 0; round < 20_000; round++) {
-                for (int[] r : ranges) {
-                    double got = f32 ? Lanes.sumOfSquaresF32(x, r[0], r[1]) : Lanes.sumOfSquaresBf16(x, r[0], r[1]);
-                    if (round % 4_999 == 0) { // the first call, then as the JIT goes on
-                        double want = inFixedOrder(x, r[0], r[1], lanes, f32);
-                        assertEquals(Double.doubleToRawLongBits(want), Double.doubleToRawLongBits(got),
-                                type + " [" + r[0] + ", " + r[1] + ") call " + round + ": " + got + ", not " + want);
+            MemorySegment[] data = new MemorySegment[sets];
+            int[][] ranges = new int[sets][];
+            for (int d = 0; d < sets; d++) {
+                int from = random.nextInt(17);
+                int to = from + random.nextInt(1500);
+                ranges[d] = new int[] {from, to};
+                data[d] = arena.allocate(4L * (to + 64));
+                for (int i = 0; i < to + 64; i++) {
+                    float v = (float) random.nextGaussian() * (1 + random.nextInt(100));
+                    switch (type) {
+                        case "f32" -> data[d].setAtIndex(ValueLayout.JAVA_FLOAT, i, v);
+                        case "bf16" -> data[d].setAtIndex(ValueLayout.JAVA_SHORT, i, HalfFloats.floatToBf16(v));
+                        default -> data[d].setAtIndex(ValueLayout.JAVA_SHORT, i, Float.floatToFloat16(v));
                     }
                 }
             }
+            assertEveryRangeInFixedOrder(type, data, ranges, lanes, "first calls");
+            for (int call = 0; call < 40_000; call++) { // C2 compiles the sums (and the call sites) meanwhile
+                int d = call % sets;
+                sum(type, data[d], ranges[d][0], ranges[d][1]);
+            }
+            assertEveryRangeInFixedOrder(type, data, ranges, lanes, "after 40,000 calls");
         }
     }
 
+    private static void assertEveryRangeInFixedOrder(String type, MemorySegment[] data, int[][] ranges, int lanes, String when) {
+        for (int d = 0; d < data.length; d++) {
+            int from = ranges[d][0];
+            int to = ranges[d][1];
+            double want = inFixedOrder(type, data[d], from, to, lanes);
+            double got = sum(type, data[d], from, to);
+            assertEquals(Double.doubleToRawLongBits(want), Double.doubleToRawLongBits(got),
+                    type + " set " + d + " [" + from + ", " + to + "), " + when + ": " + got + ", not " + want);
+        }
+    }
+
+    private static double sum(String type, MemorySegment x, int from, int to) {
+        return switch (type) {
+            case "f32" -> Lanes.sumOfSquaresF32(x, from, to);
+            case "bf16" -> Lanes.sumOfSquaresBf16(x, from, to);
+            default -> Lanes.sumOfSquaresF16(x, from, to);
+        };
+    }
+
     /** The lanes' order of {@link #randomDataGivesTheBitsOfAFixedOrderCompiledOrNot}, in plain Java. */
-    private static double inFixedOrder(MemorySegment x, int from, int to, int lanes, boolean f32) {
+    private static double inFixedOrder(String type, MemorySegment x, int from, int to, int lanes) {
+        if (type.equals("f16")) {
+            return f16InFixedOrder(x, from, to, lanes);
+        }
+        boolean f32 = type.equals("f32");
         int pass = 4 * lanes;
         int beyond = f32 ? lanes : 2 * lanes; // how far a pass's last vector reads past it
         int room = to - from - beyond;
@@ -150,6 +178,41 @@ class LaneSquaresTest {
         }
         for (int i = end; i < to; i++) {
             double v = element(x, i, f32);
+            sum += v * v;
+        }
+        return sum;
+    }
+
+    /**
+     * fp16's order: passes of {@code 4 * lanes} elements, words of two; vector 0 the low halves of
+     * the pass's first {@code lanes} words, 1 their high halves, 2 and 3 the same of the next
+     * {@code lanes} words; even and odd passes in two sets of running sums, the last pass's set
+     * joined second; each value taken times 2^-112 and the lanes' sum times 2^224.
+     */
+    private static double f16InFixedOrder(MemorySegment x, int from, int to, int lanes) {
+        int pass = 4 * lanes;
+        int end = to - (to - from) % pass;
+        double[][][] chains = new double[2][4][lanes];
+        int passes = (end - from) / pass;
+        for (int p = 0; p < passes; p++) {
+            int i = from + p * pass;
+            for (int j = 0; j < 4; j++) {
+                for (int l = 0; l < lanes; l++) {
+                    int e = i + (j / 2) * 2 * lanes + 2 * l + j % 2;
+                    double v = Math.abs(Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT, e))) * 0x1p-112;
+                    chains[p % 2][j][l] = Math.fma(v, v, chains[p % 2][j][l]);
+                }
+            }
+        }
+        double[][] last = chains[(passes + 1) % 2]; // a4..a7: the last pass's set (nothing when no pass ran)
+        double[][] other = chains[passes % 2];
+        double sum = 0;
+        for (int l = 0; l < lanes; l++) {
+            sum += ((other[0][l] + other[1][l]) + (other[2][l] + other[3][l])) + ((last[0][l] + last[1][l]) + (last[2][l] + last[3][l]));
+        }
+        sum *= 0x1p224;
+        for (int i = end; i < to; i++) {
+            double v = Float.float16ToFloat(x.getAtIndex(ValueLayout.JAVA_SHORT, i));
             sum += v * v;
         }
         return sum;

@@ -76,8 +76,9 @@ final class LaneKernels {
     }
 
     /**
-     * The float64 sum of the squares of elements {@code [from, to)}, fp32 or bf16, in no fixed
-     * order (eight running sums of lanes; bf16 two elements to a word): {@code sumOfSquares}. A loop
+     * The float64 sum of the squares of elements {@code [from, to)}, fp32 or bf16, in the lanes'
+     * fixed order (four running sums of lanes, joined, the lanes added in order, then the elements
+     * past the passes; bf16 two elements to a word): {@code sumOfSquares}. A loop
      * per type: one loop testing the type, first compiled for one, fell to a tenth of its speed
      * when the other came (see {@link #fixedCount}).
      */
@@ -145,7 +146,7 @@ final class LaneKernels {
             a2 = v2.fma(v2, a2);
             a3 = v3.fma(v3, a3);
         }
-        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+        return inLaneOrder(a0.add(a1).add(a2.add(a3)).toArray());
     }
 
     /** bf16 elements {@code [from, end)}, whole passes ({@link #passesEnd}). */
@@ -163,7 +164,21 @@ final class LaneKernels {
             a2 = u1.fma(u1, a2);
             a3 = v1.fma(v1, a3);
         }
-        return a0.add(a1).add(a2.add(a3)).reduceLanes(VectorOperators.ADD);
+        return inLaneOrder(a0.add(a1).add(a2.add(a3)).toArray());
+    }
+
+    /**
+     * The lanes' sums added from lane 0 up: the fixed order the callers promise. Not
+     * {@code reduceLanes(ADD)}, whose order for floating point is the JIT's to choose: C2 adds the
+     * lanes as a tree where the interpreter adds them in order, so that the same elements summed
+     * before and after compilation differed in the last bit (bench/RESULTS.md, session 40).
+     */
+    private static double inLaneOrder(double[] lanes) {
+        double sum = 0;
+        for (double v : lanes) {
+            sum += v;
+        }
+        return sum;
     }
 
     /**
@@ -198,7 +213,7 @@ final class LaneKernels {
         if (top >= PartialsPerStep.F16_INFINITY) {
             return top > PartialsPerStep.F16_INFINITY ? Double.NaN : Double.POSITIVE_INFINITY;
         }
-        return a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).reduceLanes(VectorOperators.ADD) * 0x1p224;
+        return inLaneOrder(a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).toArray()) * 0x1p224;
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece

@@ -72,7 +72,11 @@ public final class Lanes {
         LaneKernels.fp32Pieces(pieces, from, to);
     }
 
-    /** The float64 sum of squares of fp32 elements {@code [from, to)}, in no fixed order: {@code sumOfSquares}. Only if {@link #available()}. */
+    /**
+     * The float64 sum of squares of fp32 elements {@code [from, to)}: {@code sumOfSquares}, in an
+     * order of the lanes' own (not the kernels'), the same for the same range on every call, compiled
+     * or not. Only if {@link #available()}.
+     */
     public static double sumOfSquaresF32(MemorySegment x, long from, long to) {
         return LaneKernels.sumOfSquaresF32(x, from, to);
     }
@@ -82,7 +86,7 @@ public final class Lanes {
         return LaneKernels.sumOfSquaresBf16(x, from, to);
     }
 
-    /** The float64 sum of squares of fp16 elements {@code [from, to)}, in no fixed order: {@code sumOfSquaresF16}. Only if {@link #available()}. */
+    /** As {@link #sumOfSquaresF32} for fp16 elements: {@code sumOfSquaresF16}. Only if {@link #available()}. */
     public static double sumOfSquaresF16(MemorySegment x, long from, long to) {
         return LaneKernels.sumOfSquaresF16(x, from, to);
     }
