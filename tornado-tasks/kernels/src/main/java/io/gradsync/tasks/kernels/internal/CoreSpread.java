@@ -23,7 +23,8 @@ import java.util.function.IntConsumer;
  * Runs an element-wise kernel on every core of the JVM: a {@code @Parallel} loop's iterations, or
  * a {@code KernelContext} grid's threads, in chunks of {@link #CHUNK} or more that the cores take in turn
  * (through the forms of {@link SpreadForms}). The calling thread works alone for the first
- * {@link #ALONE_NANOS}, so that a short launch wakes no other thread; the helpers of
+ * {@link #ALONE_NANOS}, so that a short launch wakes no other thread, unless the last launch's
+ * helpers still spin for the next ({@link CoreTeam#likelyAwake}); the helpers of
  * {@link CoreTeam} join for the rest (at once for tasks long enough to outlast waking them: {@link #each(int, long, IntConsumer)}). The
  * launch returns once every chunk begun has ended, without waiting for a helper that wakes too
  * late to find one (waking one can cost more than a short launch). The first
@@ -215,6 +216,9 @@ public final class CoreSpread {
      */
     private static void spread(int count, long aloneNanos, Chunk chunk) {
         int first = 0;
+        if (count > 1 && CoreTeam.likelyAwake()) {
+            aloneNanos = 0; // no one to wake: the last launch's helpers still spin for this one
+        }
         long start = System.nanoTime();
         try {
             while (aloneNanos > 0 && System.nanoTime() - start < aloneNanos) {
@@ -240,6 +244,7 @@ public final class CoreSpread {
                 Thread.yield();
             }
         }
+        CoreTeam.ended();
         Throwable t = shared.failure.get();
         if (t instanceof RuntimeException r) {
             throw r;

@@ -23,7 +23,24 @@ final class CoreTeam {
     /** How long a helper spins for the next launch before it parks. */
     static final long AWAKE_NANOS = Math.max(0, Long.getLong("gradsync.jvmAwakeMicros", 50)) * 1000;
 
+    /** When the last launch that offered work ended ({@link System#nanoTime}), 0 before any. */
+    private static volatile long lastEnded;
+
     private CoreTeam() {
+    }
+
+    /** Notes that a launch that offered work has ended: its helpers spin for the next one now. */
+    static void ended() {
+        lastEnded = System.nanoTime();
+    }
+
+    /**
+     * Whether the helpers of the last launch are likely still spinning for the next: it ended
+     * within most of {@link #AWAKE_NANOS}. A launch then need not spare them a wake-up.
+     */
+    static boolean likelyAwake() {
+        long t = lastEnded;
+        return t != 0 && System.nanoTime() - t < AWAKE_NANOS * 3 / 4;
     }
 
     /** The helpers, started when first needed, and the work queued for them. */

@@ -382,6 +382,35 @@ class CoreSpreadTest {
         }
     }
 
+    /**
+     * A short launch right after one that shared its tasks shares its own at once: the helpers
+     * still spin for it, so the caller does not run its first tasks alone. Two tasks of 5 us each
+     * would all run on the caller within its time alone; here a helper takes one at least once in
+     * 50 launches.
+     */
+    @Test
+    void aShortLaunchWhileTheHelpersSpinSharesAtOnce() {
+        assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
+        assumeTrue(CoreTeam.AWAKE_NANOS >= 20_000, "helpers that park at once (-Dgradsync.jvmAwakeMicros)");
+        Thread caller = Thread.currentThread();
+        int onHelpers = 0;
+        for (int attempt = 0; attempt < 50; attempt++) {
+            run(true, 64, t -> { }); // a launch that shares: its helpers spin afterwards
+            AtomicInteger away = new AtomicInteger();
+            run(false, 2, t -> {
+                if (Thread.currentThread() != caller) {
+                    away.incrementAndGet();
+                }
+                long until = System.nanoTime() + 5_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+            onHelpers += away.get();
+        }
+        assertTrue(onHelpers > 0, "every short launch ran alone on its caller while the helpers spun");
+    }
+
     /** The helpers are daemons (a program's exit does not wait for them), named for what they are. */
     @Test
     void theHelpersAreNamedDaemons() {
