@@ -18,6 +18,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
  * first input, and into every input: each element of the steps the kernels' bits (the float64 sum in
  * order, divided as {@link Quotients#divide} does, rounded once), and nothing before or after the
  * steps written (the segments end where the steps do: a step may read or write no further).
+ * Native segments, and heap ones among them (which the lanes take one element at a time).
  */
 class LaneAveragesTest {
     private static final int POISON = 0x7FC0_0DEF;
@@ -32,7 +33,9 @@ class LaneAveragesTest {
                 for (int from : new int[] {0, 3}) {
                     for (int steps = 0; steps <= 9; steps++) {
                         for (String outputs : new String[] {"separate", "first", "all"}) {
-                            check(random, inputs, k, from, steps, width, outputs);
+                            for (boolean heap : new boolean[] {false, true}) {
+                                check(random, inputs, k, from, steps, width, outputs, heap);
+                            }
                         }
                     }
                 }
@@ -40,14 +43,14 @@ class LaneAveragesTest {
         }
     }
 
-    private static void check(SplittableRandom random, int inputs, float k, int from, int steps, int width, String outputs) {
+    private static void check(SplittableRandom random, int inputs, float k, int from, int steps, int width, String outputs, boolean heap) {
         long end = from + (long) steps * width;
-        String what = inputs + " inputs, k " + k + ", from " + from + ", " + steps + " steps, output " + outputs;
+        String what = inputs + " inputs, k " + k + ", from " + from + ", " + steps + " steps, output " + outputs + (heap ? ", some on the heap" : "");
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment[] in = new MemorySegment[inputs];
             float[][] was = new float[inputs][(int) end];
             for (int r = 0; r < inputs; r++) {
-                in[r] = arena.allocate(4 * end);
+                in[r] = heap && r % 2 == 1 ? MemorySegment.ofArray(new float[(int) end]) : arena.allocate(4 * end);
                 for (int i = 0; i < end; i++) {
                     float v = i < from ? Float.intBitsToFloat(POISON) : (float) (random.nextGaussian() * Math.scalb(1.0, random.nextInt(-20, 20)));
                     was[r][i] = v;
@@ -55,7 +58,7 @@ class LaneAveragesTest {
                 }
             }
             MemorySegment[] out = switch (outputs) {
-                case "separate" -> new MemorySegment[] {arena.allocate(4 * end)};
+                case "separate" -> new MemorySegment[] {heap ? MemorySegment.ofArray(new float[(int) end]) : arena.allocate(4 * end)};
                 case "first" -> new MemorySegment[] {in[0]};
                 default -> in;
             };

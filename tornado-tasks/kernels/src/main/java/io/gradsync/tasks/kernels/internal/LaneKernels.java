@@ -42,8 +42,27 @@ final class LaneKernels {
     /** Lane picks joining the lower halves of two float vectors ({@code JOIN.selectFrom(lower, upper)}). */
     private static final FloatVector JOIN = FloatVector.fromArray(F, joinPicks(), 0);
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    /**
+     * The class of native segments (and, below it, of mapped ones). The fp32 averages' loops cast
+     * their segments to it before they store: the Vector API's own Java for a reinterpretation,
+     * which runs until C2 compiles a loop, stores vectors into byte-array segments, and a store
+     * that C2 compiles after that, not knowing its segment's kind, ran 1.7 to 3 times slower
+     * (bench/RESULTS.md, session 40). The cast tells C2 the kind; segments of any other kind take
+     * the elements one at a time ({@link #allNative}).
+     */
+    private static final Class<? extends MemorySegment> NATIVE = MemorySegment.NULL.getClass();
 
     private LaneKernels() {
+    }
+
+    /** Whether every segment is native memory (which the fp32 averages' loops cast to {@link #NATIVE}). */
+    private static boolean allNative(MemorySegment[] segments) {
+        for (MemorySegment m : segments) {
+            if (!NATIVE.isInstance(m)) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Whether these lanes suit the host: a float64 vector of 4 to 8 lanes. */
@@ -61,6 +80,10 @@ final class LaneKernels {
 
     /** See {@link Lanes#averageF32}. A dispatch small enough for C2 to inline: the loops are methods of their own. */
     static void average(MemorySegment[] in, MemorySegment[] out, long from, long steps, float k) {
+        if (!allNative(in) || !allNative(out)) {
+            meansInto(in, out, from, from + steps * LANES, k);
+            return;
+        }
         if (in.length == 2 && k == 2 && out.length <= 2) {
             // a method per output count: no test inside a loop (see fixedCount)
             if (out.length == 1) {
@@ -228,18 +251,18 @@ final class LaneKernels {
         long end = from + steps * LANES;
         long i = from;
         for (; i + 2 * LANES <= end; i += 2 * LANES) {
-            FloatVector x = FloatVector.fromMemorySegment(F, in[0], 4 * i, ORDER);
+            FloatVector x = FloatVector.fromMemorySegment(F, NATIVE.cast(in[0]), 4 * i, ORDER);
             DoubleVector lower = (DoubleVector) x.convertShape(VectorOperators.F2D, D, 0);
             DoubleVector upper = (DoubleVector) x.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0);
             for (int r = 1; r < in.length; r++) {
-                FloatVector y = FloatVector.fromMemorySegment(F, in[r], 4 * i, ORDER);
+                FloatVector y = FloatVector.fromMemorySegment(F, NATIVE.cast(in[r]), 4 * i, ORDER);
                 lower = lower.add((DoubleVector) y.convertShape(VectorOperators.F2D, D, 0));
                 upper = upper.add((DoubleVector) y.rearrange(SWAP_F).convertShape(VectorOperators.F2D, D, 0));
             }
             FloatVector q = JOIN.selectFrom((FloatVector) divide(lower, kv, rv).convertShape(VectorOperators.D2F, F, 0),
                     (FloatVector) divide(upper, kv, rv).convertShape(VectorOperators.D2F, F, 0));
             for (MemorySegment m : out) {
-                q.intoMemorySegment(m, 4 * i, ORDER);
+                q.intoMemorySegment(NATIVE.cast(m), 4 * i, ORDER);
             }
         }
         meansInto(in, out, i, end, k);
@@ -253,6 +276,9 @@ final class LaneKernels {
     // code run that seldom is left to C1 by C2, and C1 runs the Vector API's Java: RESULTS).
 
     private static void twoFp32(MemorySegment a, MemorySegment b, MemorySegment out, long from, long steps) {
+        a = NATIVE.cast(a);
+        b = NATIVE.cast(b);
+        out = NATIVE.cast(out);
         long end = from + steps * LANES;
         long i = from;
         for (; i + 2 * LANES <= end; i += 2 * LANES) {
@@ -267,6 +293,10 @@ final class LaneKernels {
     }
 
     private static void twoFp32IntoBoth(MemorySegment a, MemorySegment b, MemorySegment outA, MemorySegment outB, long from, long steps) {
+        a = NATIVE.cast(a);
+        b = NATIVE.cast(b);
+        outA = NATIVE.cast(outA);
+        outB = NATIVE.cast(outB);
         long end = from + steps * LANES;
         long i = from;
         for (; i + 2 * LANES <= end; i += 2 * LANES) {
@@ -293,7 +323,9 @@ final class LaneKernels {
             long i = from[p];
             long end = to[p];
             long steps = (end - i) / LANES;
-            if (m.length == 2) {
+            if (!allNative(m)) {
+                meansInto(m, m, i, end, m.length);
+            } else if (m.length == 2) {
                 twoFp32IntoBoth(m[0], m[1], m[0], m[1], i, steps);
                 halfSums(m[0], m[1], m[0], m[1], i + steps * LANES, end);
             } else if (m.length == 3) {
@@ -313,6 +345,9 @@ final class LaneKernels {
      * no longer inline (every vector boxed: 2.5 times slower).
      */
     private static long threeIntoAll(MemorySegment a, MemorySegment b, MemorySegment c, long from, long end) {
+        a = NATIVE.cast(a);
+        b = NATIVE.cast(b);
+        c = NATIVE.cast(c);
         DoubleVector kv = DoubleVector.broadcast(D, 3);
         DoubleVector rv = DoubleVector.broadcast(D, 1.0 / 3);
         long i = from;
@@ -421,7 +456,8 @@ final class LaneKernels {
     }
 
     private static void two(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)), kv, rv), out, i);
@@ -429,7 +465,8 @@ final class LaneKernels {
     }
 
     private static void three(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)), kv, rv), out, i);
@@ -437,7 +474,8 @@ final class LaneKernels {
     }
 
     private static void four(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]), d = NATIVE.cast(in[3]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)), kv, rv), out, i);
@@ -445,7 +483,8 @@ final class LaneKernels {
     }
 
     private static void five(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]), d = NATIVE.cast(in[3]), e = NATIVE.cast(in[4]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)), kv, rv), out, i);
@@ -453,7 +492,8 @@ final class LaneKernels {
     }
 
     private static void six(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]), d = NATIVE.cast(in[3]), e = NATIVE.cast(in[4]), f = NATIVE.cast(in[5]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             store(divide(f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)), kv, rv), out, i);
@@ -461,7 +501,8 @@ final class LaneKernels {
     }
 
     private static void seven(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]), d = NATIVE.cast(in[3]), e = NATIVE.cast(in[4]), f = NATIVE.cast(in[5]), g = NATIVE.cast(in[6]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i));
@@ -470,7 +511,8 @@ final class LaneKernels {
     }
 
     private static void eight(MemorySegment[] in, MemorySegment out, long from, int steps, DoubleVector kv, DoubleVector rv) {
-        MemorySegment a = in[0], b = in[1], c = in[2], d = in[3], e = in[4], f = in[5], g = in[6], h = in[7];
+        MemorySegment a = NATIVE.cast(in[0]), b = NATIVE.cast(in[1]), c = NATIVE.cast(in[2]), d = NATIVE.cast(in[3]), e = NATIVE.cast(in[4]), f = NATIVE.cast(in[5]), g = NATIVE.cast(in[6]), h = NATIVE.cast(in[7]);
+        out = NATIVE.cast(out);
         for (int step = 0; step < steps; step++) {
             long i = from + (long) step * LANES;
             DoubleVector sum = f64(a, i).add(f64(b, i)).add(f64(c, i)).add(f64(d, i)).add(f64(e, i)).add(f64(f, i)).add(f64(g, i))
