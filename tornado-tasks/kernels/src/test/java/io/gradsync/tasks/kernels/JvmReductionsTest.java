@@ -78,6 +78,33 @@ class JvmReductionsTest {
     }
 
     /**
+     * Partials of an array wrapped around a heap segment (a user's), and into one: the kernels'
+     * bits, as from native memory.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"sumOfSquaresPartials", "sumOfSquaresPartialsBf16", "sumOfSquaresPartialsF16"})
+    void partialsOfHeapArrays(String name) {
+        Random rnd = new Random();
+        int n = 16 * 4096 + 77;
+        KernelArray native_ = input(name, n, rnd, 0);
+        long bytes = native_.segment().byteSize();
+        java.lang.foreign.MemorySegment onHeap = java.lang.foreign.MemorySegment.ofArray(new long[(int) ((bytes + 7) / 8)]).asSlice(0, bytes);
+        onHeap.copyFrom(native_.segment());
+        KernelArray x = switch (native_) {
+            case FloatArray f -> FloatArray.wrap(onHeap);
+            case Bfloat16Array b -> Bfloat16Array.wrap(onHeap);
+            default -> HalfArray.wrap(onHeap);
+        };
+        DoubleArray fromNative = partialsAsTheKernel(name, native_, 4096, name + " native");
+        DoubleArray fromHeap = partialsAsTheKernel(name, x, 4096, name + " on the heap");
+        assertEquals(-1, KernelArgs.firstDifference(fromNative, fromHeap), name + ": heap and native inputs");
+        DoubleArray heapOut = DoubleArray.wrap(java.lang.foreign.MemorySegment.ofArray(new double[4096]));
+        KernelArgs.poison(heapOut);
+        JvmKernels.run(spec(name), spec(name).launchShape(4096), native_, heapOut);
+        assertEquals(-1, KernelArgs.firstDifference(fromNative, heapOut), name + ": into a heap array");
+    }
+
+    /**
      * Which of the eight running sums each element goes to, where a block's slots differ in their
      * count: values spread over 2^-14 .. 2^14, so that their squares' sums in fp64 depend on the
      * order (they are exact for most ordinary 16-bit data). The slots to the boundary's left, at an
