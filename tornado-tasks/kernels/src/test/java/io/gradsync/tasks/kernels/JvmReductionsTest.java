@@ -244,6 +244,65 @@ class JvmReductionsTest {
         }
     }
 
+    /**
+     * fp16 halves in the thousands, whose squares add up past an infinity's square (2^32), the
+     * sums the lanes check for an infinity or NaN instead of every magnitude: where none is there,
+     * those slots are the kernel's finite sums; one infinity or NaN among them still shows. Short
+     * slots in steps, rows that crowd a cache set, and tall slots.
+     */
+    @Test
+    void f16PartialsOfLargeFiniteHalves() {
+        Random rnd = new Random();
+        for (int[] c : new int[][] {{20 * 1000 + 300, 1000}, {16 * 2048 + 100, 2048}, {70 * 3000 + 17, 3000}}) {
+            int n = c[0];
+            int slots = c[1];
+            for (float bad : new float[] {0, Float.POSITIVE_INFINITY, Float.NaN}) {
+                KernelArray x = KernelArgs.allocate(HalfArray.class, n);
+                for (int i = 0; i < n; i++) {
+                    // most slots' sums past 2^32, some below
+                    KernelArgs.setFloat(x, i, (float) ((rnd.nextBoolean() ? 1 : -1) * (i % slots < 40 ? 1 + rnd.nextDouble() : 4000 + 61_000 * rnd.nextDouble())));
+                }
+                if (bad != 0) {
+                    KernelArgs.setFloat(x, 3 * slots + 77, bad);
+                }
+                String what = "n=" + n + " slots=" + slots + " " + bad;
+                DoubleArray got = partialsAsTheKernel("sumOfSquaresPartialsF16", x, slots, what);
+                assertTrue(got.get(500) > 0x1p32 && Double.isFinite(got.get(500)), what + ": a large finite slot, " + got.get(500));
+                assertTrue(got.get(7) < 0x1p32, what + ": a small slot");
+                if (bad != 0) {
+                    assertEquals(bad, got.get(77), what);
+                }
+            }
+        }
+    }
+
+    /**
+     * The fp16 sum of squares of halves in the thousands (past an infinity's square): finite and
+     * within fp32 rounding (the kernel's result) of float64's; with one infinity, infinite; with a NaN, NaN.
+     */
+    @Test
+    void f16SumOfSquaresOfLargeFiniteHalves() {
+        Random rnd = new Random();
+        for (int n : new int[] {4121, 300_001}) {
+            KernelArray x = KernelArgs.allocate(HalfArray.class, n);
+            double exact = 0;
+            for (int i = 0; i < n; i++) {
+                KernelArgs.setFloat(x, i, (float) (4000 + 61_000 * rnd.nextDouble()));
+                double v = Float.float16ToFloat(((HalfArray) x).getBits(i));
+                exact += v * v;
+            }
+            FloatArray out = new FloatArray(1);
+            JvmKernels.run(spec("sumOfSquaresF16"), spec("sumOfSquaresF16").launchShape(n), x, out);
+            assertEquals(exact, out.get(0), 1e-6 * exact, "n=" + n);
+            for (float bad : new float[] {Float.NEGATIVE_INFINITY, Float.NaN}) {
+                KernelArgs.setFloat(x, n / 2, bad);
+                out.set(0, 0);
+                JvmKernels.run(spec("sumOfSquaresF16"), spec("sumOfSquaresF16").launchShape(n), x, out);
+                assertEquals(Float.isNaN(bad) ? Double.NaN : Double.POSITIVE_INFINITY, out.get(0), "n=" + n + " " + bad);
+            }
+        }
+    }
+
     @Test
     void sumPartialsBitForBit() {
         Random rnd = new Random();

@@ -7,7 +7,6 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -32,12 +31,13 @@ final class PartialsPerStep {
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
     static final double F16_SCALE = 0x1p224;
     /**
-     * An fp16 infinity's magnitude bits where the lanes shift them to make a float of them: a
-     * magnitude at or above it is an infinity or NaN (above it, a NaN).
+     * A sum of fp16 squares (scaled back) from which it may hold an infinity or NaN: an infinity's
+     * square, 2^32. The shift maps an infinity or NaN to a finite float of at least an infinity's
+     * magnitude, and a sum of squares rounded to nearest is at least each of its squares. Finite
+     * halves whose squares add up to that much are looked at again too, which is rare for
+     * gradients; checking the sums spares the loops a running maximum of every magnitude.
      */
-    static final int F16_INFINITY = 0x7C00 << 13;
-    /** The word lanes a 16-bit step uses: the lower half (a word vector holds two steps' slots). */
-    static final VectorMask<Integer> LOWER = VectorMask.fromLong(I, (1L << LANES) - 1);
+    static final double F16_SUSPECT = 0x1p32;
     /**
      * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
      * order ({@code selectFrom(e, o)}): the first half of the lanes, then the second.
@@ -155,18 +155,16 @@ final class PartialsPerStep {
     /**
      * See {@link Lanes#squaresPartialsF16}: fp16 magnitudes shifted into floats (the values times
      * 2^-112, their squares' sums the kernels' times 2^-224 exactly, scaled back at the end); a
-     * step whose elements hold an infinity or NaN is done again slot by slot by {@code slot}.
+     * slot whose sum may hold an infinity or NaN ({@link #F16_SUSPECT}) is done again by {@code slot}.
      */
     static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
         DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
         DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
-        IntVector infinity = IntVector.broadcast(I, F16_INFINITY);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
             DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0, b4 = a0, b5 = a0, b6 = a0, b7 = a0;
-            IntVector largest = IntVector.zero(I);
             long e = k;
             // a group's rows four at a time: rows 0-3 into the first four sums, then the two sets of
             // four trade places, so that rows 4-7 go to the last four (half the code of eight rows
@@ -198,11 +196,6 @@ final class PartialsPerStep {
                 a4 = t0; a5 = t1; a6 = t2; a7 = t3;
                 b0 = b4; b1 = b5; b2 = b6; b3 = b7;
                 b4 = c0; b5 = c1; b6 = c2; b7 = c3;
-                // the running maximum an argument, never the receiver: a loop variable's class is
-                // unknown where C2 parses the call, which then dispatches by the JVM-wide profile
-                // of IntVector's classes; once other kernels had run it with other shapes, this
-                // kernel ran at half its speed (bench/RESULTS.md, session 26)
-                largest = l0.max(h0).max(l1.max(h1)).max(l2.max(h2).max(l3.max(h3))).max(largest);
                 e += 4 * slots;
             }
             for (int r = count % 8; r > 0; r--) {
@@ -213,19 +206,27 @@ final class PartialsPerStep {
                 DoubleVector v = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 a0 = u.fma(u, a0);
                 b0 = v.fma(v, b0);
-                largest = l.max(h).max(largest);
                 e += slots;
-            }
-            if (infinity.compare(VectorOperators.LE, largest).and(LOWER).anyTrue()) { // largest a receiver would be a loop variable's
-                for (long p = k; p < k + 2 * LANES; p++) {
-                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
-                }
-                continue;
             }
             DoubleVector e0 = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).mul(F16_SCALE);
             DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE);
             first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
             second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
+            redoSuspects(partials, k, 2 * LANES, slot);
+        }
+    }
+
+    /**
+     * Slots {@code [k, k + width)} of {@code partials} ({@code width} a multiple of the lanes) whose
+     * fp16 sums reach {@link #F16_SUSPECT} set to {@code slot.applyAsDouble(p)}, the kernel's own sum.
+     */
+    static void redoSuspects(MemorySegment partials, long k, int width, LongToDoubleFunction slot) {
+        for (long q = k; q < k + width; q += LANES) {
+            long suspects = DoubleVector.fromMemorySegment(D, partials, 8 * q, ORDER).compare(VectorOperators.GE, F16_SUSPECT).toLong();
+            for (; suspects != 0; suspects &= suspects - 1) {
+                long p = q + Long.numberOfTrailingZeros(suspects);
+                partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
+            }
         }
     }
 

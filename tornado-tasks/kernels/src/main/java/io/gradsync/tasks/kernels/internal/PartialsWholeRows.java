@@ -1,7 +1,6 @@
 package io.gradsync.tasks.kernels.internal;
 
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
@@ -134,35 +133,28 @@ final class PartialsWholeRows {
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
         long end = from + steps * 4 * LANES;
-        int[] tops = new int[(int) Math.min(BLOCK_STEPS, steps)]; // the largest magnitude each step's sums 4-7 read
         for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
             long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
             for (long k = block; k < blockEnd; k += 4 * LANES) {
-                tops[(int) ((k - block) / (4 * LANES))] = fourSumsF16(x, slots, k, count, 4, partials);
+                fourSumsF16(x, slots, k, count, 4, partials);
             }
             for (long k = block; k < blockEnd; k += 4 * LANES) {
-                int top = Math.max(tops[(int) ((k - block) / (4 * LANES))], fourSumsF16(x, slots, k, count, 0, partials));
-                if (top < PartialsPerStep.F16_INFINITY) {
-                    inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
-                } else {
-                    for (long p = k; p < k + 4 * LANES; p++) {
-                        partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, slot.applyAsDouble(p));
-                    }
-                }
+                fourSumsF16(x, slots, k, count, 0, partials);
+                inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
+                PartialsPerStep.redoSuspects(partials, k, 4 * LANES, slot);
             }
         }
     }
 
     /**
      * As {@link #fourSumsBf16} for fp16, magnitudes shifted into floats as
-     * {@link PartialsPerStep#squaresPartialsF16} does; returns the largest magnitude read, in that float place.
+     * {@link PartialsPerStep#squaresPartialsF16} does.
      */
-    private static int fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+    private static void fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
         DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
         DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
-        IntVector largest = IntVector.zero(I);
         long e = k + s * slots;
         for (int g = count / 8; g > 0; g--) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
@@ -172,7 +164,6 @@ final class PartialsWholeRows {
             DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
-            largest = l.max(h).max(largest); // the running maximum an argument, never the receiver (see PartialsPerStep.squaresPartialsF16)
             w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
@@ -181,7 +172,6 @@ final class PartialsWholeRows {
             p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
-            largest = l.max(h).max(largest);
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
@@ -190,7 +180,6 @@ final class PartialsWholeRows {
             p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
-            largest = l.max(h).max(largest);
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
@@ -199,7 +188,6 @@ final class PartialsWholeRows {
             p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
-            largest = l.max(h).max(largest);
             e += 8 * slots;
         }
         e = k + 8L * (count / 8) * slots;
@@ -211,7 +199,6 @@ final class PartialsWholeRows {
             DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
             a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
-            largest = l.max(h).max(largest);
             e += slots;
         }
         DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
@@ -227,7 +214,6 @@ final class PartialsWholeRows {
         t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
         t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
         t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
-        return largest.reduceLanes(VectorOperators.MAX);
     }
 
     /**
