@@ -50,7 +50,6 @@ final class PartialsWholeRows {
             }
             for (long k = block; k < blockEnd; k += 4 * LANES) {
                 fourSumsBf16(x, slots, k, count, 0, partials);
-                inSlotOrder(k, 1.0, partials);
             }
         }
     }
@@ -59,9 +58,10 @@ final class PartialsWholeRows {
      * Running sums {@code s .. s + 3} of the whole-row step at slot {@code k}, sum {@code s} also
      * over the rows past the last whole group where {@code s} is 0; their tree
      * {@code (s0 + s1) + (s2 + s3)} stored in lane order at the step's place in {@code partials}
-     * ({@code s} 4), or added to the one stored there ({@code s} 0; {@link #inSlotOrder} then). A
-     * word vector's lower half converts as part 0 (its even slots shifted, its odd ones masked),
-     * its upper half after the halves swap.
+     * ({@code s} 4), or added to the one stored there and written back in slot order ({@code s} 0:
+     * the four vectors are the even slots of the step's lower half, its odd ones, then the upper
+     * half's). A word vector's lower half converts as part 0 (its even slots shifted, its odd ones
+     * masked), its upper half after the halves swap.
      */
     private static void fourSumsBf16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
@@ -117,16 +117,24 @@ final class PartialsWholeRows {
         DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
         DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
         long at = 8 * k;
-        if (s == 0) { // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
-            t0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
-            t1 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
-            t2 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
-            t3 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
+        if (s == 4) {
+            t0.intoMemorySegment(partials, at, ORDER);
+            t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+            t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+            t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+            return;
         }
-        t0.intoMemorySegment(partials, at, ORDER);
-        t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
+        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
+        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
+        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
+        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
+        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
+        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
+        first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
+        second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
     /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
@@ -139,18 +147,19 @@ final class PartialsWholeRows {
                 fourSumsF16(x, slots, k, count, 4, partials);
             }
             for (long k = block; k < blockEnd; k += 4 * LANES) {
-                fourSumsF16(x, slots, k, count, 0, partials);
-                inSlotOrder(k, PartialsPerStep.F16_SCALE, partials);
-                PartialsPerStep.redoSuspects(partials, k, 4 * LANES, slot);
+                if (fourSumsF16(x, slots, k, count, 0, partials)) {
+                    PartialsPerStep.redoSuspects(partials, k, 4 * LANES, slot);
+                }
             }
         }
     }
 
     /**
      * As {@link #fourSumsBf16} for fp16, magnitudes shifted into floats as
-     * {@link PartialsPerStep#squaresPartialsF16} does.
+     * {@link PartialsPerStep#squaresPartialsF16} does; for {@code s} 0, whether a slot's sum may
+     * hold an infinity or NaN ({@link PartialsPerStep#F16_SUSPECT}).
      */
-    private static void fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+    private static boolean fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
         DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
@@ -204,34 +213,24 @@ final class PartialsWholeRows {
         DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
         DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
         long at = 8 * k;
-        if (s == 0) { // as fourSumsBf16
-            t0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
-            t1 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
-            t2 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
-            t3 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
+        if (s == 4) {
+            t0.intoMemorySegment(partials, at, ORDER);
+            t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+            t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+            t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+            return false;
         }
-        t0.intoMemorySegment(partials, at, ORDER);
-        t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
-    }
-
-    /**
-     * The whole-row step at slot {@code k}: its four lane-order vectors at its place in
-     * {@code partials} ({@code t0} the even slots of its lower half, {@code t1} the odd ones,
-     * {@code t2} and {@code t3} the upper half's) times {@code scale}, written back in slot order.
-     */
-    private static void inSlotOrder(long k, double scale, MemorySegment partials) {
-        long at = 8 * k;
-        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).mul(scale);
-        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).mul(scale);
-        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).mul(scale);
-        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).mul(scale);
+        // as fourSumsBf16, the sums scaled back
+        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0).mul(PartialsPerStep.F16_SCALE);
+        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1).mul(PartialsPerStep.F16_SCALE);
+        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2).mul(PartialsPerStep.F16_SCALE);
+        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3).mul(PartialsPerStep.F16_SCALE);
         DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
         DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
         first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
         second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
         first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
         second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        return e0.max(o0).max(e1.max(o1)).compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).anyTrue();
     }
 }
