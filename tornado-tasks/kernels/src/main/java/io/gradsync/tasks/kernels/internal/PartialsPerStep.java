@@ -212,7 +212,9 @@ final class PartialsPerStep {
             DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE);
             first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
             second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
-            redoSuspects(partials, k, 2 * LANES, slot);
+            if (e0.max(o0).compare(VectorOperators.GE, F16_SUSPECT).anyTrue()) {
+                redoSuspects(partials, k, 2 * LANES, slot);
+            }
         }
     }
 
