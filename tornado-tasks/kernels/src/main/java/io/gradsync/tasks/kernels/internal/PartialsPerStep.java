@@ -7,6 +7,7 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -27,6 +28,7 @@ final class PartialsPerStep {
     // whole vectors of the float64 lanes' shape, of which a step uses the lower half (LaneKernels says why)
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, D.vectorShape());
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
+    private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
     static final double F16_SCALE = 0x1p224;
@@ -40,16 +42,17 @@ final class PartialsPerStep {
     static final double F16_SUSPECT = 0x1p32;
     /**
      * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
-     * order ({@code selectFrom(e, o)}): the first half of the lanes, then the second.
+     * order ({@code selectFrom(e, o)} on their bits): the first half of the lanes, then the second.
+     * Integral picks: floating-point ones are converted and checked at every pick.
      */
-    static final double[] ZIP_FIRST = zip(0);
-    static final double[] ZIP_SECOND = zip(LANES / 2);
+    static final long[] ZIP_FIRST = zip(0);
+    static final long[] ZIP_SECOND = zip(LANES / 2);
 
     private PartialsPerStep() {
     }
 
-    private static double[] zip(int from) {
-        double[] picks = new double[LANES];
+    private static long[] zip(int from) {
+        long[] picks = new long[LANES];
         for (int j = 0; j < LANES; j++) {
             picks[j] = (j % 2 == 0 ? 0 : LANES) + from + j / 2;
         }
@@ -107,8 +110,8 @@ final class PartialsPerStep {
      * after other kernels had run (bench/RESULTS.md).
      */
     static void squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
-        DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
+        LongVector first = LongVector.fromArray(L, ZIP_FIRST, 0);
+        LongVector second = LongVector.fromArray(L, ZIP_SECOND, 0);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -147,8 +150,8 @@ final class PartialsPerStep {
             DoubleVector e0 = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7)));
             DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7)));
             // a word's low element is the even slot's: the two interleaved back into slot order
-            first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
-            second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
+            first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, 8 * k, ORDER);
+            second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
         }
     }
 
@@ -159,8 +162,8 @@ final class PartialsPerStep {
      */
     static void squaresPartialsF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials,
             LongToDoubleFunction slot) {
-        DoubleVector first = DoubleVector.fromArray(D, ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, ZIP_SECOND, 0);
+        LongVector first = LongVector.fromArray(L, ZIP_FIRST, 0);
+        LongVector second = LongVector.fromArray(L, ZIP_SECOND, 0);
         long end = from + steps * 2 * LANES;
         for (long k = from; k < end; k += 2 * LANES) {
             DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
@@ -210,9 +213,9 @@ final class PartialsPerStep {
             }
             DoubleVector e0 = a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).mul(F16_SCALE);
             DoubleVector o0 = b0.add(b1).add(b2.add(b3)).add(b4.add(b5).add(b6.add(b7))).mul(F16_SCALE);
-            first.selectFrom(e0, o0).intoMemorySegment(partials, 8 * k, ORDER);
-            second.selectFrom(e0, o0).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
-            if (e0.max(o0).compare(VectorOperators.GE, F16_SUSPECT).anyTrue()) {
+            first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, 8 * k, ORDER);
+            second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, 8 * (k + LANES), ORDER);
+            if (e0.compare(VectorOperators.GE, F16_SUSPECT).or(o0.compare(VectorOperators.GE, F16_SUSPECT)).anyTrue()) {
                 redoSuspects(partials, k, 2 * LANES, slot);
             }
         }

@@ -6,6 +6,7 @@ import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -42,6 +43,7 @@ final class PartialsPerSum {
     // whole vectors of the float64 lanes' shape, of which a step uses the lower half (LaneKernels says why)
     private static final VectorSpecies<Float> F = VectorSpecies.of(float.class, D.vectorShape());
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
+    private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
     /**
      * Slots a block: a multiple of every step; a sum's values for it fill 16 KiB, in the first-level
@@ -144,13 +146,13 @@ final class PartialsPerSum {
     private static void writePairs(double[][] sums, long b, int width, double scale, MemorySegment partials) {
         combine(sums, width, scale);
         double[] t = sums[8];
-        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
+        LongVector first = LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0);
+        LongVector second = LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0);
         for (int q = 0; q < width; q += 2 * LANES) {
             DoubleVector even = DoubleVector.fromArray(D, t, q);
             DoubleVector odd = DoubleVector.fromArray(D, t, q + LANES);
-            first.selectFrom(even, odd).intoMemorySegment(partials, 8 * (b + q), ORDER);
-            second.selectFrom(even, odd).intoMemorySegment(partials, 8 * (b + q + LANES), ORDER);
+            first.selectFrom(even.reinterpretAsLongs(), odd.reinterpretAsLongs()).intoMemorySegment(partials, 8 * (b + q), ORDER);
+            second.selectFrom(even.reinterpretAsLongs(), odd.reinterpretAsLongs()).intoMemorySegment(partials, 8 * (b + q + LANES), ORDER);
         }
     }
 

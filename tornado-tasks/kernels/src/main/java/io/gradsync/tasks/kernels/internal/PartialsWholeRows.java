@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -29,6 +30,7 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Double> D = DoubleVector.SPECIES_PREFERRED;
     private static final int LANES = D.length();
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
+    private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
 
     /**
@@ -129,12 +131,12 @@ final class PartialsWholeRows {
         DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
         DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
         DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
-        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
-        first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
-        second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        LongVector first = LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0);
+        LongVector second = LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0);
+        first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at, ORDER);
+        second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        first.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        second.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
     /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
@@ -225,12 +227,13 @@ final class PartialsWholeRows {
         DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1).mul(PartialsPerStep.F16_SCALE);
         DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2).mul(PartialsPerStep.F16_SCALE);
         DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3).mul(PartialsPerStep.F16_SCALE);
-        DoubleVector first = DoubleVector.fromArray(D, PartialsPerStep.ZIP_FIRST, 0);
-        DoubleVector second = DoubleVector.fromArray(D, PartialsPerStep.ZIP_SECOND, 0);
-        first.selectFrom(e0, o0).intoMemorySegment(partials, at, ORDER);
-        second.selectFrom(e0, o0).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        first.selectFrom(e1, o1).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        second.selectFrom(e1, o1).intoMemorySegment(partials, at + 24 * LANES, ORDER);
-        return e0.max(o0).max(e1.max(o1)).compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).anyTrue();
+        LongVector first = LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0);
+        LongVector second = LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0);
+        first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at, ORDER);
+        second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        first.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        second.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        return e0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))
+                .or(e1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))).anyTrue();
     }
 }
