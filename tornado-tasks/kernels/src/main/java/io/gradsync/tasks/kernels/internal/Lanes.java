@@ -121,7 +121,7 @@ public final class Lanes {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
-        } else if (crowded(slots, count, 2)) {
+        } else if (crowded(slots, count, 2) && wholeRowsTake(x, partials)) {
             PartialsWholeRows.squaresBf16(x, slots, from, done / 2, count, partials);
             PartialsPerStep.squaresPartialsBf16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials);
         } else {
@@ -140,13 +140,18 @@ public final class Lanes {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
-        } else if (crowded(slots, count, 2)) {
+        } else if (crowded(slots, count, 2) && wholeRowsTake(x, partials)) {
             PartialsWholeRows.squaresF16(x, slots, from, done / 2, count, partials, slot);
             PartialsPerStep.squaresPartialsF16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials, slot);
         } else {
             PartialsPerStep.squaresPartialsF16(x, slots, from, done, count, partials, slot);
         }
         return done;
+    }
+
+    /** Whether {@link PartialsWholeRows} takes these segments: native memory only (its {@code NATIVE}). */
+    private static boolean wholeRowsTake(MemorySegment x, MemorySegment partials) {
+        return PartialsWholeRows.NATIVE.isInstance(x) && PartialsWholeRows.NATIVE.isInstance(partials);
     }
 
     /**
