@@ -48,15 +48,16 @@ final class LaneKernels {
      * which runs until C2 compiles a loop, stores vectors into byte-array segments, and a store
      * that C2 compiles after that, not knowing its segment's kind, ran 1.7 to 3 times slower
      * (bench/RESULTS.md, session 40). The cast tells C2 the kind; segments of any other kind take
-     * the elements one at a time ({@link #allNative}).
+     * the elements one at a time ({@link #allNative}). The 16-bit partials' whole-row steps cast
+     * theirs too.
      */
-    private static final Class<? extends MemorySegment> NATIVE = MemorySegment.NULL.getClass();
+    static final Class<? extends MemorySegment> NATIVE = MemorySegment.NULL.getClass();
 
     private LaneKernels() {
     }
 
-    /** Whether every segment is native memory (which the fp32 averages' loops cast to {@link #NATIVE}). */
-    private static boolean allNative(MemorySegment[] segments) {
+    /** Whether every segment is native memory (which the loops that cast to {@link #NATIVE} take alone). */
+    static boolean allNative(MemorySegment... segments) {
         for (MemorySegment m : segments) {
             if (!NATIVE.isInstance(m)) {
                 return false;
@@ -208,11 +209,13 @@ final class LaneKernels {
      * fp16 squares, elements as {@link #squaresBf16}. A half's magnitude shifted into a float's
      * exponent and fraction is that value times 2^-112 (subnormals too), so the lanes add the
      * squares times 2^-224, scaled back at the end: exact, as no step comes near the float64
-     * range's ends. That maps neither an infinity nor a NaN: a sum that may hold one
-     * ({@link PartialsPerStep#F16_SUSPECT}) has its elements' largest magnitude looked up.
+     * range's ends. That maps neither an infinity nor a NaN, which the largest magnitude seen
+     * stands for instead (a check of the sum, as the short partials make, would send the large
+     * sums of loss-scaled gradients through a second pass).
      */
     private static double squaresF16(MemorySegment x, long from, long end) {
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+        IntVector largest = IntVector.zero(I);
         for (long i = from; i < end; i += 4 * LANES * Lanes.uncountedOne) { // in address order (see Lanes)
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
             IntVector m0 = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
@@ -226,30 +229,16 @@ final class LaneKernels {
             DoubleVector t0 = v0.fma(v0, a0), t1 = v1.fma(v1, a1), t2 = v2.fma(v2, a2), t3 = v3.fma(v3, a3);
             a0 = a4; a1 = a5; a2 = a6; a3 = a7;
             a4 = t0; a5 = t1; a6 = t2; a7 = t3;
-        }
-        double sum = inLaneOrder(a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).toArray()) * PartialsPerStep.F16_SCALE;
-        if (sum >= PartialsPerStep.F16_SUSPECT) {
-            int top = largestMagnitudeF16(x, from, end);
-            if (top >= 0x7C00) {
-                return top > 0x7C00 ? Double.NaN : Double.POSITIVE_INFINITY;
-            }
-        }
-        return sum;
-    }
-
-    /** The largest magnitude bits of fp16 elements {@code [from, end)}: an infinity's {@code 0x7C00}, a NaN's above. */
-    private static int largestMagnitudeF16(MemorySegment x, long from, long end) {
-        IntVector largest = IntVector.zero(I);
-        long i = from;
-        for (; i + 2 * I.length() <= end; i += 2 * I.length()) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * i, ORDER);
-            largest = w.and(0x7FFF).max(w.lanewise(VectorOperators.LSHR, 16).and(0x7FFF)).max(largest);
+            // the running maximum an argument, never the receiver: a loop variable's vector class is
+            // unknown where C2 parses the call, which then goes by the JVM-wide profile of the
+            // vector classes (see PartialsPerStep)
+            largest = m0.max(m1).max(largest);
         }
         int top = largest.reduceLanes(VectorOperators.MAX);
-        for (; i < end; i++) {
-            top = Math.max(top, x.getAtIndex(ValueLayout.JAVA_SHORT_UNALIGNED, i) & 0x7FFF);
+        if (top >= PartialsPerStep.F16_INFINITY) {
+            return top > PartialsPerStep.F16_INFINITY ? Double.NaN : Double.POSITIVE_INFINITY;
         }
-        return top;
+        return inLaneOrder(a0.add(a1).add(a2.add(a3)).add(a4.add(a5).add(a6.add(a7))).toArray()) * PartialsPerStep.F16_SCALE;
     }
 
     // Any inputs and outputs, a loop over each per step: the host's all-reduce of a small piece

@@ -114,14 +114,14 @@ public final class Lanes {
 
     /**
      * As {@link #squaresPartialsF32} for bf16 elements, also steps of {@code 2 * width()} slots;
-     * where the rows crowd a cache set ({@link #crowded}), two steps at a time read each row's
-     * whole vector once. Only if {@link #available()}.
+     * where the rows crowd a cache set ({@link #crowded}) and the segments are native memory, two
+     * steps at a time read each row's whole vector once. Only if {@link #available()}.
      */
     public static long squaresPartialsBf16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials) {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresBf16(x, slots, from, done, count, partials);
-        } else if (crowded(slots, count, 2) && wholeRowsTake(x, partials)) {
+        } else if (crowded(slots, count, 2) && LaneKernels.allNative(x, partials)) {
             PartialsWholeRows.squaresBf16(x, slots, from, done / 2, count, partials);
             PartialsPerStep.squaresPartialsBf16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials);
         } else {
@@ -140,18 +140,13 @@ public final class Lanes {
         long done = stepsWithin(x, 2, 4 * width(), slots, from, steps, count);
         if (count >= TALL) {
             PartialsPerSum.squaresF16(x, slots, from, done, count, partials, slot);
-        } else if (crowded(slots, count, 2) && wholeRowsTake(x, partials)) {
+        } else if (crowded(slots, count, 2) && LaneKernels.allNative(x, partials)) {
             PartialsWholeRows.squaresF16(x, slots, from, done / 2, count, partials, slot);
             PartialsPerStep.squaresPartialsF16(x, slots, from + done / 2 * 4 * width(), done % 2, count, partials, slot);
         } else {
             PartialsPerStep.squaresPartialsF16(x, slots, from, done, count, partials, slot);
         }
         return done;
-    }
-
-    /** Whether {@link PartialsWholeRows} takes these segments: native memory only (its {@code NATIVE}). */
-    private static boolean wholeRowsTake(MemorySegment x, MemorySegment partials) {
-        return PartialsWholeRows.NATIVE.isInstance(x) && PartialsWholeRows.NATIVE.isInstance(partials);
     }
 
     /**

@@ -8,6 +8,7 @@ import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.LongVector;
+import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorSpecies;
 
@@ -33,13 +34,22 @@ final class PartialsPerStep {
     /** fp16 magnitudes shifted into floats are the values times 2^-112: their squares' sums times this are the kernels'. */
     static final double F16_SCALE = 0x1p224;
     /**
+     * An fp16 infinity's magnitude bits where the lanes shift them to make a float of them: a
+     * magnitude at or above it is an infinity or NaN (above it, a NaN).
+     */
+    static final int F16_INFINITY = 0x7C00 << 13;
+    /**
      * A sum of fp16 squares (scaled back) from which it may hold an infinity or NaN: an infinity's
      * square, 2^32. The shift maps an infinity or NaN to a finite float of at least an infinity's
-     * magnitude, and a sum of squares rounded to nearest is at least each of its squares. Finite
-     * halves whose squares add up to that much are looked at again too, which is rare for
-     * gradients; checking the sums spares the loops a running maximum of every magnitude.
+     * magnitude, and a sum of squares rounded to nearest is at least each of its squares. The
+     * steps of fewer than 32 rows check their sums so, sparing their loops a running maximum of
+     * every magnitude: finite halves reach it there only from magnitudes above 11,000, near
+     * fp16's end, and are then done again by the kernel's own sum. Longer sums (the tall partials,
+     * the plain sum) keep the running maximum: a loss-scaled gradient's sums pass 2^32.
      */
     static final double F16_SUSPECT = 0x1p32;
+    /** The word lanes a 16-bit step uses: the lower half (a word vector holds two steps' slots). */
+    static final VectorMask<Integer> LOWER = VectorMask.fromLong(I, (1L << LANES) - 1);
     /**
      * Lane picks that interleave a step's even slots {@code e} and odd slots {@code o} back into slot
      * order ({@code selectFrom(e, o)} on their bits): the first half of the lanes, then the second.

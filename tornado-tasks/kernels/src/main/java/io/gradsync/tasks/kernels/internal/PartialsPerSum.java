@@ -1,6 +1,7 @@
 package io.gradsync.tasks.kernels.internal;
 
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.util.function.LongToDoubleFunction;
 import jdk.incubator.vector.DoubleVector;
@@ -25,8 +26,7 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>The fp16 squares are taken as in {@code LaneKernels.squaresF16}: a half's magnitude shifted
  * into a float is the value times 2^-112, so the sums are the kernels' times 2^-224 exactly
  * (nothing comes near either end of the float64 range) and are scaled back at the end. An infinity
- * or NaN does not map so; a slot whose sum may hold one ({@code PartialsPerStep.F16_SUSPECT}) is
- * done again by the caller's kernel.
+ * or NaN does not map so; a block holding one is done again slot by slot by the caller's kernel.
  *
  * <p>Each type's pass is written out with the Vector API alone, its vectors never leaving the
  * method: a vector helper shared by loops lost C2's intrinsics after other kernels ran
@@ -71,8 +71,8 @@ final class PartialsPerSum {
     }
 
     /**
-     * As {@link #squaresBf16} for fp16; a slot whose sum may hold an infinity or NaN
-     * ({@link PartialsPerStep#F16_SUSPECT}) is set to {@code slot.applyAsDouble(p)} instead.
+     * As {@link #squaresBf16} for fp16; a block holding an infinity or NaN has its slots set to
+     * {@code slot.applyAsDouble(p)} instead, one by one.
      */
     static void squaresF16(MemorySegment x, long slots, long from, long steps, int count, MemorySegment partials, LongToDoubleFunction slot) {
         blocks(PartialsPerSum::rowsF16, x, slots, from, from + steps * 2 * LANES, count, partials, true, PartialsPerStep.F16_SCALE, slot);
@@ -81,17 +81,17 @@ final class PartialsPerSum {
     /**
      * Adds the squares of rows {@code first, first + step, ...} ({@code rows} of them) of slots
      * {@code [b, b + width)} into {@code a} in order, from zero where {@code fresh} (every place set
-     * even for no rows).
+     * even for no rows); returns the largest fp16 magnitude read, as its bits shifted into a float's place ({@code PartialsPerStep.F16_INFINITY}; 0 for the other types).
      */
     private interface Pass {
-        void add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
+        int add(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh);
     }
 
     /**
      * Slots {@code [from, end)} of {@code count} elements each, a block at a time: running sum
      * {@code s} over its rows {@code s, s + 8, ...} while whole groups of eight remain, then sum 0
      * over the rest; combined into {@code partials}, in slot order from a word's halves where
-     * {@code pairs}; fp16 slots whose sums may hold an infinity or NaN then by {@code redo}.
+     * {@code pairs}, or, where a block read an fp16 infinity or NaN, {@code redo} slot by slot.
      */
     private static void blocks(Pass pass, MemorySegment x, long slots, long from, long end, int count, MemorySegment partials,
             boolean pairs, double scale, LongToDoubleFunction redo) {
@@ -99,19 +99,21 @@ final class PartialsPerSum {
         int groups = count / 8;
         for (long b = from; b < end; b += BLOCK) {
             int width = (int) Math.min(BLOCK, end - b);
+            int largest = 0;
             for (int s = 0; s < 8; s++) {
-                pass.add(x, slots, b, width, s, 8, groups, sums[s], true);
+                largest = Math.max(largest, pass.add(x, slots, b, width, s, 8, groups, sums[s], true));
             }
             if (count % 8 > 0) {
-                pass.add(x, slots, b, width, 8L * groups, 1, count % 8, sums[0], groups == 0);
+                largest = Math.max(largest, pass.add(x, slots, b, width, 8L * groups, 1, count % 8, sums[0], groups == 0));
             }
-            if (pairs) {
+            if (largest >= PartialsPerStep.F16_INFINITY) {
+                for (long p = b; p < b + width; p++) {
+                    partials.setAtIndex(ValueLayout.JAVA_DOUBLE, p, redo.applyAsDouble(p));
+                }
+            } else if (pairs) {
                 writePairs(sums, b, width, scale, partials);
             } else {
                 write(sums, b, width, partials);
-            }
-            if (redo != null) {
-                PartialsPerStep.redoSuspects(partials, b, width, redo);
             }
         }
     }
@@ -157,12 +159,12 @@ final class PartialsPerSum {
     }
 
     /** A {@link Pass} over fp32 rows. */
-    private static void rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static int rowsF32(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return;
+            return 0;
         }
         long d = 4L * step * slots;
         int c = 0;
@@ -188,15 +190,16 @@ final class PartialsPerSum {
                 v.fma(v, u).intoArray(a, q);
             }
         }
+        return 0;
     }
 
     /** A {@link Pass} over bf16 rows: a word's low halves (even slots) into {@code a[q ..]}, its high halves into {@code a[q + LANES ..]}. */
-    private static void rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static int rowsBf16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return;
+            return 0;
         }
         long d = 2L * step * slots;
         int c = 0;
@@ -236,17 +239,19 @@ final class PartialsPerSum {
                 h.fma(h, v).intoArray(a, q + LANES);
             }
         }
+        return 0;
     }
 
     /** As {@link #rowsBf16} for fp16 magnitudes (times 2^-112). */
-    private static void rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
+    private static int rowsF16(MemorySegment x, long slots, long b, int width, long first, int step, int rows, double[] a, boolean fresh) {
         if (rows == 0) {
             if (fresh) {
                 java.util.Arrays.fill(a, 0, width, 0.0);
             }
-            return;
+            return 0;
         }
         long d = 2L * step * slots;
+        IntVector largest = IntVector.zero(I);
         int c = 0;
         for (; c + 4 <= rows; c += 4) {
             boolean zero = fresh && c == 0;
@@ -277,6 +282,7 @@ final class PartialsPerSum {
                 DoubleVector h3 = (DoubleVector) n3.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l3.fma(l3, l2.fma(l2, l1.fma(l1, l0.fma(l0, u)))).intoArray(a, q);
                 h3.fma(h3, h2.fma(h2, h1.fma(h1, h0.fma(h0, v)))).intoArray(a, q + LANES);
+                largest = m0.max(n0).max(m1.max(n1)).max(m2.max(n2).max(m3.max(n3))).max(largest);
             }
         }
         for (; c < rows; c++) {
@@ -292,7 +298,9 @@ final class PartialsPerSum {
                 DoubleVector h = (DoubleVector) n.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
                 l.fma(l, u).intoArray(a, q);
                 h.fma(h, v).intoArray(a, q + LANES);
+                largest = m.max(n).max(largest);
             }
         }
+        return largest.reduceLanes(VectorOperators.MAX, PartialsPerStep.LOWER);
     }
 }

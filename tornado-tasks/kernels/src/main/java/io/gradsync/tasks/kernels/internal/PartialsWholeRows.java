@@ -32,13 +32,6 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    /**
-     * The class of native segments, which the steps cast their segments to ({@link Lanes} sends
-     * them no others): C2 then compiles their loads and stores for native memory alone. Uncast,
-     * the segment profiles also held the byte-array segments of the Vector API's own Java
-     * ({@code LaneKernels.NATIVE}), and the compiled steps checked for them at every access.
-     */
-    static final Class<? extends MemorySegment> NATIVE = MemorySegment.NULL.getClass();
 
     /**
      * Steps whose sums 4-7 are taken before their sums 0-3: the block's trees of sums 4-7, which
@@ -73,8 +66,8 @@ final class PartialsWholeRows {
      * masked), its upper half after the halves swap.
      */
     private static void fourSumsBf16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
-        x = NATIVE.cast(x); // see NATIVE
-        partials = NATIVE.cast(partials);
+        x = LaneKernels.NATIVE.cast(x); // native memory alone (Lanes sends no other): see LaneKernels.NATIVE
+        partials = LaneKernels.NATIVE.cast(partials);
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
         DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
@@ -171,8 +164,8 @@ final class PartialsWholeRows {
      * hold an infinity or NaN ({@link PartialsPerStep#F16_SUSPECT}).
      */
     private static boolean fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
-        x = NATIVE.cast(x); // see NATIVE
-        partials = NATIVE.cast(partials);
+        x = LaneKernels.NATIVE.cast(x); // native memory alone (Lanes sends no other): see LaneKernels.NATIVE
+        partials = LaneKernels.NATIVE.cast(partials);
         DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
         DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
