@@ -22,6 +22,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -384,31 +385,37 @@ class CoreSpreadTest {
 
     /**
      * A short launch right after one that shared its tasks shares its own at once: the helpers
-     * still spin for it, so the caller does not run its first tasks alone. Two tasks of 5 us each
-     * would all run on the caller within its time alone; here a helper takes one at least once in
-     * 50 launches.
+     * still spin for it, so the caller does not run its first tasks alone. The first of its two
+     * tasks to begin waits (up to 20 ms) for the second to begin: they overlap only where the
+     * launch offered its tasks before its caller ran the first. Run alone first, the first task
+     * ends before the second can begin, however long it waits. Waiting, not a task a few microseconds long, lets a helper
+     * that the machine schedules late still show that it was offered the task.
      */
     @Test
     void aShortLaunchWhileTheHelpersSpinSharesAtOnce() {
         assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
         assumeTrue(CoreTeam.AWAKE_NANOS >= 20_000, "helpers that park at once (-Dgradsync.jvmAwakeMicros)");
-        Thread caller = Thread.currentThread();
-        int onHelpers = 0;
-        for (int attempt = 0; attempt < 50; attempt++) {
+        AtomicInteger overlapped = new AtomicInteger();
+        for (int attempt = 0; attempt < 50 && overlapped.get() == 0; attempt++) {
             run(true, 64, t -> { }); // a launch that shares: its helpers spin afterwards
-            AtomicInteger away = new AtomicInteger();
+            CountDownLatch secondBegun = new CountDownLatch(1);
+            AtomicInteger begun = new AtomicInteger();
             run(false, 2, t -> {
-                if (Thread.currentThread() != caller) {
-                    away.incrementAndGet();
+                if (begun.getAndIncrement() == 1) {
+                    secondBegun.countDown();
+                    return;
                 }
-                long until = System.nanoTime() + 5_000;
-                while (System.nanoTime() < until) {
-                    Thread.onSpinWait();
+                try { // the first task to begin: does the second begin before it ends?
+                    if (secondBegun.await(20, TimeUnit.MILLISECONDS)) {
+                        overlapped.incrementAndGet();
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IllegalStateException(e);
                 }
             });
-            onHelpers += away.get();
         }
-        assertTrue(onHelpers > 0, "every short launch ran alone on its caller while the helpers spun");
+        assertTrue(overlapped.get() > 0, "every short launch ran its first task alone on its caller while the helpers spun");
     }
 
     /** The helpers are daemons (a program's exit does not wait for them), named for what they are. */
