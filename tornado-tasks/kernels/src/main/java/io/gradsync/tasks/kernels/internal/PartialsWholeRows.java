@@ -24,6 +24,14 @@ import jdk.incubator.vector.VectorSpecies;
  * the Vector API alone, as the other partials are ({@link LaneKernels} says why); no vector enters
  * or leaves a method (one that passes four did not fit C2's inlining and was boxed).
  *
+ * <p>Each step is larger than C2 parses at once: past its node cutoff, the rest of the Vector API
+ * calls are inlined late, their results typed only as {@code DoubleVector}, and an intrinsic given
+ * such a value may fail to unbox it. It is retried after the boxes were to be removed, so that in
+ * some runs (which ones depends on the profile) the sums were boxed in every row's iteration and
+ * the step took twice as long. Every vector here is therefore cast to its shape's own class where
+ * it is made or enters an operation ({@link #DOUBLES}, {@link #LONGS}): a cast that costs nothing
+ * once the types are known.
+ *
  * <p>Thread-safety: stateless.
  */
 final class PartialsWholeRows {
@@ -32,6 +40,11 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
+    /** The shapes' own vector classes, which every vector here is cast to (see the class comment). */
+    @SuppressWarnings("unchecked")
+    private static final Class<DoubleVector> DOUBLES = (Class<DoubleVector>) (Class<?>) D.vectorType();
+    @SuppressWarnings("unchecked")
+    private static final Class<LongVector> LONGS = (Class<LongVector>) (Class<?>) L.vectorType();
 
     /**
      * Steps whose sums 4-7 are taken before their sums 0-3: the block's trees of sums 4-7, which
@@ -76,50 +89,56 @@ final class PartialsWholeRows {
         for (int g = count / 8; g > 0; g--) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
             IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
-            DoubleVector p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
             u = w.lanewise(VectorOperators.LSHL, 16);
             v = w.and(0xFFFF_0000);
-            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
+            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
             u = w.lanewise(VectorOperators.LSHL, 16);
             v = w.and(0xFFFF_0000);
-            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
+            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
             u = w.lanewise(VectorOperators.LSHL, 16);
             v = w.and(0xFFFF_0000);
-            p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
+            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
             e += 8 * slots;
         }
         e = k + 8L * (count / 8) * slots;
         for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
             IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
-            DoubleVector p0 = (DoubleVector) u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p1 = (DoubleVector) v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p2 = (DoubleVector) u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p3 = (DoubleVector) v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
             e += slots;
         }
-        DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
-        DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
+        a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
+        b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
+        c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
+        d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
+        DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
+        DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
+        DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
+        DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
         long at = 8 * k;
         if (s == 4) {
             t0.intoMemorySegment(partials, at, ORDER);
@@ -129,16 +148,16 @@ final class PartialsWholeRows {
             return;
         }
         // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
-        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0);
-        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1);
-        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2);
-        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3);
-        LongVector first = LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0);
-        LongVector second = LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0);
-        first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at, ORDER);
-        second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        first.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        second.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        DoubleVector e0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0));
+        DoubleVector o0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1));
+        DoubleVector e1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2));
+        DoubleVector o1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3));
+        LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
+        LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
+        LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
+        LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
     /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
@@ -174,50 +193,56 @@ final class PartialsWholeRows {
         for (int g = count / 8; g > 0; g--) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
             IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            b0 = p0.fma(p0, b0); b1 = p1.fma(p1, b1); b2 = p2.fma(p2, b2); b3 = p3.fma(p3, b3);
+            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            c0 = p0.fma(p0, c0); c1 = p1.fma(p1, c1); c2 = p2.fma(p2, c2); c3 = p3.fma(p3, c3);
+            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
             w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
             l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
             h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            d0 = p0.fma(p0, d0); d1 = p1.fma(p1, d1); d2 = p2.fma(p2, d2); d3 = p3.fma(p3, d3);
+            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
             e += 8 * slots;
         }
         e = k + 8L * (count / 8) * slots;
         for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
             IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
             IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            DoubleVector p0 = (DoubleVector) l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p1 = (DoubleVector) h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p2 = (DoubleVector) l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            DoubleVector p3 = (DoubleVector) h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0);
-            a0 = p0.fma(p0, a0); a1 = p1.fma(p1, a1); a2 = p2.fma(p2, a2); a3 = p3.fma(p3, a3);
+            DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
             e += slots;
         }
-        DoubleVector t0 = a0.add(b0).add(c0.add(d0)), t1 = a1.add(b1).add(c1.add(d1));
-        DoubleVector t2 = a2.add(b2).add(c2.add(d2)), t3 = a3.add(b3).add(c3.add(d3));
+        a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
+        b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
+        c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
+        d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
+        DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
+        DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
+        DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
+        DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
         long at = 8 * k;
         if (s == 4) {
             t0.intoMemorySegment(partials, at, ORDER);
@@ -227,16 +252,16 @@ final class PartialsWholeRows {
             return false;
         }
         // as fourSumsBf16, the sums scaled back
-        DoubleVector e0 = DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0).mul(PartialsPerStep.F16_SCALE);
-        DoubleVector o0 = DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1).mul(PartialsPerStep.F16_SCALE);
-        DoubleVector e1 = DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2).mul(PartialsPerStep.F16_SCALE);
-        DoubleVector o1 = DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3).mul(PartialsPerStep.F16_SCALE);
-        LongVector first = LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0);
-        LongVector second = LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0);
-        first.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at, ORDER);
-        second.selectFrom(e0.reinterpretAsLongs(), o0.reinterpretAsLongs()).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        first.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        second.selectFrom(e1.reinterpretAsLongs(), o1.reinterpretAsLongs()).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+        DoubleVector e0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0)).mul(PartialsPerStep.F16_SCALE));
+        DoubleVector o0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1)).mul(PartialsPerStep.F16_SCALE));
+        DoubleVector e1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2)).mul(PartialsPerStep.F16_SCALE));
+        DoubleVector o1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3)).mul(PartialsPerStep.F16_SCALE));
+        LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
+        LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
+        LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
+        LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+        LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+        LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
         return e0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))
                 .or(e1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))).anyTrue();
     }
