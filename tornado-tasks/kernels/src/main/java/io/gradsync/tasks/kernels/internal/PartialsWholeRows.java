@@ -60,17 +60,14 @@ final class PartialsWholeRows {
         long end = from + steps * 4 * LANES;
         for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
             long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
-            for (long k = block; k < blockEnd; k += 4 * LANES) {
-                fourSumsBf16(x, slots, k, count, 4, partials);
-            }
-            for (long k = block; k < blockEnd; k += 4 * LANES) {
-                fourSumsBf16(x, slots, k, count, 0, partials);
-            }
+            fourSumsBf16(x, slots, block, blockEnd, count, 4, partials);
+            fourSumsBf16(x, slots, block, blockEnd, count, 0, partials);
         }
     }
 
     /**
-     * Running sums {@code s .. s + 3} of the whole-row step at slot {@code k}, sum {@code s} also
+     * For each whole-row step at slot {@code k} in {@code [from, to)} (a call a block, not a step:
+     * bench/RESULTS.md, session 42): running sums {@code s .. s + 3}, sum {@code s} also
      * over the rows past the last whole group where {@code s} is 0; their tree
      * {@code (s0 + s1) + (s2 + s3)} stored in lane order at the step's place in {@code partials}
      * ({@code s} 4), or added to the one stored there and written back in slot order ({@code s} 0:
@@ -78,86 +75,88 @@ final class PartialsWholeRows {
      * half's). A word vector's lower half converts as part 0 (its even slots shifted, its odd ones
      * masked), its upper half after the halves swap.
      */
-    private static void fourSumsBf16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+    private static void fourSumsBf16(MemorySegment x, long slots, long from, long to, int count, int s, MemorySegment partials) {
         x = LaneKernels.NATIVE.cast(x); // native memory alone (Lanes sends no other): see LaneKernels.NATIVE
         partials = LaneKernels.NATIVE.cast(partials);
-        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
-        DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
-        DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
-        long e = k + s * slots;
-        for (int g = count / 8; g > 0; g--) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
-            IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
-            DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
-            u = w.lanewise(VectorOperators.LSHL, 16);
-            v = w.and(0xFFFF_0000);
-            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
-            u = w.lanewise(VectorOperators.LSHL, 16);
-            v = w.and(0xFFFF_0000);
-            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
-            u = w.lanewise(VectorOperators.LSHL, 16);
-            v = w.and(0xFFFF_0000);
-            p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
-            e += 8 * slots;
+        for (long k = from; k < to; k += 4 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+            DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+            long e = k + s * slots;
+            for (int g = count / 8; g > 0; g--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
+                DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+                u = w.lanewise(VectorOperators.LSHL, 16);
+                v = w.and(0xFFFF_0000);
+                p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+                u = w.lanewise(VectorOperators.LSHL, 16);
+                v = w.and(0xFFFF_0000);
+                p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+                u = w.lanewise(VectorOperators.LSHL, 16);
+                v = w.and(0xFFFF_0000);
+                p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
+                e += 8 * slots;
+            }
+            e = k + 8L * (count / 8) * slots;
+            for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
+                DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
+                e += slots;
+            }
+            a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
+            b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
+            c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
+            d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
+            DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
+            DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
+            DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
+            DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
+            long at = 8 * k;
+            if (s == 4) {
+                t0.intoMemorySegment(partials, at, ORDER);
+                t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+                t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+                t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+                continue;
+            }
+            // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
+            DoubleVector e0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0));
+            DoubleVector o0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1));
+            DoubleVector e1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2));
+            DoubleVector o1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3));
+            LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
+            LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
+            LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
+            LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+            LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+            LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
         }
-        e = k + 8L * (count / 8) * slots;
-        for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
-            IntVector u = w.lanewise(VectorOperators.LSHL, 16), v = w.and(0xFFFF_0000);
-            DoubleVector p0 = DOUBLES.cast(u.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p1 = DOUBLES.cast(v.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p2 = DOUBLES.cast(u.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p3 = DOUBLES.cast(v.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
-            e += slots;
-        }
-        a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
-        b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
-        c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
-        d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
-        DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
-        DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
-        DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
-        DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
-        long at = 8 * k;
-        if (s == 4) {
-            t0.intoMemorySegment(partials, at, ORDER);
-            t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
-            t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
-            t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
-            return;
-        }
-        // sums 4-7's tree is there: (s0 + s1) + (s2 + s3) comes first in the sum, which is one addition
-        DoubleVector e0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0));
-        DoubleVector o0 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1));
-        DoubleVector e1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2));
-        DoubleVector o1 = DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3));
-        LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
-        LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
-        LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
-        LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
     }
 
     /** See {@link Lanes#squaresPartialsF16}, in whole-row steps of {@code 4 * LANES} slots. */
@@ -166,103 +165,102 @@ final class PartialsWholeRows {
         long end = from + steps * 4 * LANES;
         for (long block = from; block < end; block += BLOCK_STEPS * 4 * LANES) {
             long blockEnd = Math.min(end, block + BLOCK_STEPS * 4 * LANES);
-            for (long k = block; k < blockEnd; k += 4 * LANES) {
-                fourSumsF16(x, slots, k, count, 4, partials);
-            }
-            for (long k = block; k < blockEnd; k += 4 * LANES) {
-                if (fourSumsF16(x, slots, k, count, 0, partials)) {
-                    PartialsPerStep.redoSuspects(partials, k, 4 * LANES, slot);
-                }
-            }
+            fourSumsF16(x, slots, block, blockEnd, count, 4, partials, slot);
+            fourSumsF16(x, slots, block, blockEnd, count, 0, partials, slot);
         }
     }
 
     /**
      * As {@link #fourSumsBf16} for fp16, magnitudes shifted into floats as
-     * {@link PartialsPerStep#squaresPartialsF16} does; for {@code s} 0, whether a slot's sum may
-     * hold an infinity or NaN ({@link PartialsPerStep#F16_SUSPECT}).
+     * {@link PartialsPerStep#squaresPartialsF16} does; for {@code s} 0, a step whose sums may hold
+     * an infinity or NaN ({@link PartialsPerStep#F16_SUSPECT}) is done again by {@code slot}.
      */
-    private static boolean fourSumsF16(MemorySegment x, long slots, long k, int count, int s, MemorySegment partials) {
+    private static void fourSumsF16(MemorySegment x, long slots, long from, long to, int count, int s, MemorySegment partials,
+            LongToDoubleFunction slot) {
         x = LaneKernels.NATIVE.cast(x); // native memory alone (Lanes sends no other): see LaneKernels.NATIVE
         partials = LaneKernels.NATIVE.cast(partials);
-        DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
-        DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
-        DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
-        DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
-        long e = k + s * slots;
-        for (int g = count / 8; g > 0; g--) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
-            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
-            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
-            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
-            w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
-            l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
-            h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
-            e += 8 * slots;
+        for (long k = from; k < to; k += 4 * LANES) {
+            DoubleVector a0 = DoubleVector.zero(D), a1 = a0, a2 = a0, a3 = a0; // sum s, the step's four slot vectors
+            DoubleVector b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+            DoubleVector c0 = a0, c1 = a0, c2 = a0, c3 = a0;
+            DoubleVector d0 = a0, d1 = a0, d2 = a0, d3 = a0;
+            long e = k + s * slots;
+            for (int g = count / 8; g > 0; g--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + slots), ORDER);
+                l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                b0 = p0.fma(p0, DOUBLES.cast(b0)); b1 = p1.fma(p1, DOUBLES.cast(b1)); b2 = p2.fma(p2, DOUBLES.cast(b2)); b3 = p3.fma(p3, DOUBLES.cast(b3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + 2 * slots), ORDER);
+                l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                c0 = p0.fma(p0, DOUBLES.cast(c0)); c1 = p1.fma(p1, DOUBLES.cast(c1)); c2 = p2.fma(p2, DOUBLES.cast(c2)); c3 = p3.fma(p3, DOUBLES.cast(c3));
+                w = IntVector.fromMemorySegment(I, x, 2 * (e + 3 * slots), ORDER);
+                l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13);
+                h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                d0 = p0.fma(p0, DOUBLES.cast(d0)); d1 = p1.fma(p1, DOUBLES.cast(d1)); d2 = p2.fma(p2, DOUBLES.cast(d2)); d3 = p3.fma(p3, DOUBLES.cast(d3));
+                e += 8 * slots;
+            }
+            e = k + 8L * (count / 8) * slots;
+            for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
+                IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
+                IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
+                DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
+                a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
+                e += slots;
+            }
+            a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
+            b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
+            c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
+            d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
+            DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
+            DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
+            DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
+            DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
+            long at = 8 * k;
+            if (s == 4) {
+                t0.intoMemorySegment(partials, at, ORDER);
+                t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
+                t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
+                t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
+                continue;
+            }
+            // as fourSumsBf16, the sums scaled back
+            DoubleVector e0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0)).mul(PartialsPerStep.F16_SCALE));
+            DoubleVector o0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1)).mul(PartialsPerStep.F16_SCALE));
+            DoubleVector e1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2)).mul(PartialsPerStep.F16_SCALE));
+            DoubleVector o1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3)).mul(PartialsPerStep.F16_SCALE));
+            LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
+            LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
+            LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
+            LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
+            LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
+            LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
+            if (e0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))
+                    .or(e1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))).anyTrue()) {
+                PartialsPerStep.redoSuspects(partials, k, 4 * LANES, slot);
+            }
         }
-        e = k + 8L * (count / 8) * slots;
-        for (int r = s == 0 ? count % 8 : 0; r > 0; r--) {
-            IntVector w = IntVector.fromMemorySegment(I, x, 2 * e, ORDER);
-            IntVector l = w.and(0x7FFF).lanewise(VectorOperators.LSHL, 13), h = w.lanewise(VectorOperators.LSHR, 3).and(0x0FFF_E000);
-            DoubleVector p0 = DOUBLES.cast(l.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p1 = DOUBLES.cast(h.reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p2 = DOUBLES.cast(l.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            DoubleVector p3 = DOUBLES.cast(h.rearrange(LaneKernels.SWAP_I).reinterpretAsFloats().convertShape(VectorOperators.F2D, D, 0));
-            a0 = p0.fma(p0, DOUBLES.cast(a0)); a1 = p1.fma(p1, DOUBLES.cast(a1)); a2 = p2.fma(p2, DOUBLES.cast(a2)); a3 = p3.fma(p3, DOUBLES.cast(a3));
-            e += slots;
-        }
-        a0 = DOUBLES.cast(a0); a1 = DOUBLES.cast(a1); a2 = DOUBLES.cast(a2); a3 = DOUBLES.cast(a3);
-        b0 = DOUBLES.cast(b0); b1 = DOUBLES.cast(b1); b2 = DOUBLES.cast(b2); b3 = DOUBLES.cast(b3);
-        c0 = DOUBLES.cast(c0); c1 = DOUBLES.cast(c1); c2 = DOUBLES.cast(c2); c3 = DOUBLES.cast(c3);
-        d0 = DOUBLES.cast(d0); d1 = DOUBLES.cast(d1); d2 = DOUBLES.cast(d2); d3 = DOUBLES.cast(d3);
-        DoubleVector t0 = DOUBLES.cast(DOUBLES.cast(a0.add(b0)).add(DOUBLES.cast(c0.add(d0))));
-        DoubleVector t1 = DOUBLES.cast(DOUBLES.cast(a1.add(b1)).add(DOUBLES.cast(c1.add(d1))));
-        DoubleVector t2 = DOUBLES.cast(DOUBLES.cast(a2.add(b2)).add(DOUBLES.cast(c2.add(d2))));
-        DoubleVector t3 = DOUBLES.cast(DOUBLES.cast(a3.add(b3)).add(DOUBLES.cast(c3.add(d3))));
-        long at = 8 * k;
-        if (s == 4) {
-            t0.intoMemorySegment(partials, at, ORDER);
-            t1.intoMemorySegment(partials, at + 8 * LANES, ORDER);
-            t2.intoMemorySegment(partials, at + 16 * LANES, ORDER);
-            t3.intoMemorySegment(partials, at + 24 * LANES, ORDER);
-            return false;
-        }
-        // as fourSumsBf16, the sums scaled back
-        DoubleVector e0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at, ORDER).add(t0)).mul(PartialsPerStep.F16_SCALE));
-        DoubleVector o0 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 8 * LANES, ORDER).add(t1)).mul(PartialsPerStep.F16_SCALE));
-        DoubleVector e1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 16 * LANES, ORDER).add(t2)).mul(PartialsPerStep.F16_SCALE));
-        DoubleVector o1 = DOUBLES.cast(DOUBLES.cast(DoubleVector.fromMemorySegment(D, partials, at + 24 * LANES, ORDER).add(t3)).mul(PartialsPerStep.F16_SCALE));
-        LongVector first = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_FIRST, 0));
-        LongVector second = LONGS.cast(LongVector.fromArray(L, PartialsPerStep.ZIP_SECOND, 0));
-        LONGS.cast(first.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at, ORDER);
-        LONGS.cast(second.selectFrom(LONGS.cast(e0.reinterpretAsLongs()), LONGS.cast(o0.reinterpretAsLongs()))).intoMemorySegment(partials, at + 8 * LANES, ORDER);
-        LONGS.cast(first.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 16 * LANES, ORDER);
-        LONGS.cast(second.selectFrom(LONGS.cast(e1.reinterpretAsLongs()), LONGS.cast(o1.reinterpretAsLongs()))).intoMemorySegment(partials, at + 24 * LANES, ORDER);
-        return e0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o0.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))
-                .or(e1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT).or(o1.compare(VectorOperators.GE, PartialsPerStep.F16_SUSPECT))).anyTrue();
     }
 }
