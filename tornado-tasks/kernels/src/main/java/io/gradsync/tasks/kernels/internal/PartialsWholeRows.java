@@ -28,7 +28,7 @@ import jdk.incubator.vector.VectorSpecies;
  * calls are inlined late, their results typed only as {@code DoubleVector}, and an intrinsic given
  * such a value may fail to unbox it. It is retried after the boxes were to be removed, so that in
  * some runs (which ones depends on the profile) the sums were boxed in every row's iteration and
- * the step took twice as long. Every vector here is therefore cast to its shape's own class where
+ * the step took twice as long. Every double and long vector here is therefore cast to its shape's class where
  * it is made or enters an operation ({@link #DOUBLES}, {@link #LONGS}): a cast that costs nothing
  * once the types are known.
  *
@@ -40,7 +40,7 @@ final class PartialsWholeRows {
     private static final VectorSpecies<Integer> I = VectorSpecies.of(int.class, D.vectorShape());
     private static final VectorSpecies<Long> L = VectorSpecies.of(long.class, D.vectorShape());
     private static final ByteOrder ORDER = ByteOrder.nativeOrder();
-    /** The shapes' own vector classes, which every vector here is cast to (see the class comment). */
+    /** The shape's double and long vector classes, which those vectors here are cast to (see the class comment). */
     @SuppressWarnings("unchecked")
     private static final Class<DoubleVector> DOUBLES = (Class<DoubleVector>) (Class<?>) D.vectorType();
     @SuppressWarnings("unchecked")
