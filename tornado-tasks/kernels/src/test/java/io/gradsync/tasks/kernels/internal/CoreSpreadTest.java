@@ -37,6 +37,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -416,6 +417,36 @@ class CoreSpreadTest {
             });
         }
         assertTrue(overlapped.get() > 0, "every short launch ran its first task alone on its caller while the helpers spun");
+    }
+
+    /**
+     * Helpers with nothing to do park once they have spun for {@link CoreTeam#AWAKE_NANOS}: a helper
+     * that kept spinning would hold a core from every other thread of the program.
+     */
+    @Test
+    void idleHelpersPark() throws InterruptedException {
+        assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
+        Set<Thread> threads = ConcurrentHashMap.newKeySet();
+        for (int launch = 0; launch < 3; launch++) { // tasks long enough that the helpers join them
+            run(true, 16, t -> {
+                threads.add(Thread.currentThread());
+                long until = System.nanoTime() + 200_000;
+                while (System.nanoTime() < until) {
+                    Thread.onSpinWait();
+                }
+            });
+        }
+        assertTrue(threads.size() > 1, "no helper joined the launches");
+        List<Thread> helpers = List.of();
+        for (int attempt = 0; attempt < 20; attempt++) {
+            Thread.sleep(CoreTeam.AWAKE_NANOS / 1_000_000 + 50);
+            helpers = Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().startsWith("gradsync-core-")).toList();
+            if (!helpers.isEmpty() && helpers.stream().allMatch(t -> t.getState() == Thread.State.WAITING)) {
+                return;
+            }
+        }
+        fail("helpers still not parked a second after the last launch: "
+                + helpers.stream().map(t -> t.getName() + " " + t.getState()).toList());
     }
 
     /** The helpers are daemons (a program's exit does not wait for them), named for what they are. */
