@@ -430,7 +430,7 @@ class CoreSpreadTest {
         for (int launch = 0; launch < 3; launch++) { // tasks long enough that the helpers join them
             run(true, 16, t -> {
                 threads.add(Thread.currentThread());
-                long until = System.nanoTime() + 200_000;
+                long until = System.nanoTime() + 1_000_000;
                 while (System.nanoTime() < until) {
                     Thread.onSpinWait();
                 }
