@@ -227,8 +227,8 @@ final class CompareCommand implements Callable<Integer> {
         int ptxCompared = 0;
         Map<Variant, List<String>> belowGoal = new EnumMap<>(Variant.class);
         Map<String, Double> besideCopy = new java.util.LinkedHashMap<>();
-        // the copy's own speed beside each kernel: where it spreads widely (a copy whose buffers
-        // fit the last-level cache in some stretches and not in others), so do the ratios
+        // the copy's own speed beside each kernel: where it moves (twofold between runs on a
+        // 2-core machine: bench/RESULTS.md, session 43), so do the ratios
         java.util.DoubleSummaryStatistics copyBeside = new java.util.DoubleSummaryStatistics();
         // inputs of every kernel in host memory kept across kernels (see DeviceForms.HostMemory)
         Map<Long, DeviceForms.HostMemory> hostMemory = new java.util.HashMap<>();
