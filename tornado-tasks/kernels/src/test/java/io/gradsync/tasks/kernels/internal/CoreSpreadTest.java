@@ -373,13 +373,7 @@ class CoreSpreadTest {
             run(true, 64, t -> { });
             Thread.sleep(CoreTeam.AWAKE_NANOS / 1_000_000 + 50);
             Set<Thread> threads = ConcurrentHashMap.newKeySet();
-            run(true, 64, t -> {
-                threads.add(Thread.currentThread());
-                long until = System.nanoTime() + 1_000_000;
-                while (System.nanoTime() < until) {
-                    Thread.onSpinWait();
-                }
-            });
+            run(true, 64, notingThreads(threads));
             assertTrue(threads.size() > 1, "the caller ran all 64 tasks after the helpers parked");
         }
     }
@@ -428,13 +422,7 @@ class CoreSpreadTest {
         assumeTrue(Runtime.getRuntime().availableProcessors() > 1, "one core: no helpers");
         Set<Thread> threads = ConcurrentHashMap.newKeySet();
         for (int launch = 0; launch < 3; launch++) { // tasks long enough that the helpers join them
-            run(true, 16, t -> {
-                threads.add(Thread.currentThread());
-                long until = System.nanoTime() + 1_000_000;
-                while (System.nanoTime() < until) {
-                    Thread.onSpinWait();
-                }
-            });
+            run(true, 16, notingThreads(threads));
         }
         assertTrue(threads.size() > 1, "no helper joined the launches");
         List<Thread> helpers = List.of();
@@ -552,6 +540,17 @@ class CoreSpreadTest {
             b.get(30, TimeUnit.SECONDS);
         }
         assertTrue(second.size() > 1, "the second launch's 200 tasks all ran on its caller's thread");
+    }
+
+    /** A task that notes the thread it runs on in {@code threads}, then spins for a millisecond. */
+    private static IntConsumer notingThreads(Set<Thread> threads) {
+        return t -> {
+            threads.add(Thread.currentThread());
+            long until = System.nanoTime() + 1_000_000;
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        };
     }
 
     private static void sleep(long millis) {
