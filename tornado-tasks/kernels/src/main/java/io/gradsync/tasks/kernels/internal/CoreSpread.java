@@ -15,7 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntConsumer;
 
@@ -232,18 +232,18 @@ public final class CoreSpread {
             throw new IllegalStateException(t);
         }
         Shared shared = new Shared(chunk, first, count);
-        CoreTeam.offer(shared, Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first));
+        CoreTeam.Post post = CoreTeam.offer(shared, Math.min(Runtime.getRuntime().availableProcessors() - 1, count - first));
         shared.run();
-        AtomicInteger running = shared.running;
         // the chunks other threads took: not the helpers themselves, which may wake after the
         // work is done (waking one costs more than a short launch) and then find nothing to do
-        for (int spins = 0; running.get() != 0; spins++) {
+        for (int spins = 0; shared.running() != 0; spins++) {
             if (spins < 10_000) {
                 Thread.onSpinWait();
             } else {
                 Thread.yield();
             }
         }
+        CoreTeam.withdraw(post);
         CoreTeam.ended();
         Throwable t = shared.failure.get();
         if (t instanceof RuntimeException r) {
@@ -259,39 +259,52 @@ public final class CoreSpread {
 
     /**
      * A launch's chunks past those its caller ran alone, claimed one at a time by the caller and
-     * the helpers that take it from {@link CoreTeam}'s queue: each {@link #run}s it.
+     * the helpers that join it through {@link CoreTeam}: each {@link #run}s it.
      */
     private static final class Shared implements Runnable {
+        /** Where the claims' counter and the count of threads in the launch sit: a cache line apart. */
+        private static final int NEXT = 0;
+        private static final int RUNNING = 16;
         private final Chunk chunk;
         private final int count;
-        private final AtomicInteger next;
-        // chunks being run: a thread counts itself in before it looks at over and claims a chunk,
-        // so that the caller, which reads it after the last claim or after setting over, misses none
-        final AtomicInteger running = new AtomicInteger();
+        // threads in the launch: a thread counts itself in once, before it first looks at over and
+        // claims a chunk, and out when it finds none left, so that the caller, which reads it after
+        // its own last claim or after setting over, misses no chunk begun (a count per chunk, beside
+        // the claims' counter, made every claim wait for that line twice more: RESULTS, session 43)
+        private final AtomicIntegerArray counters = new AtomicIntegerArray(RUNNING + 1);
         private final AtomicBoolean over = new AtomicBoolean();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         Shared(Chunk chunk, int first, int count) {
             this.chunk = chunk;
             this.count = count;
-            this.next = new AtomicInteger(first);
+            counters.set(NEXT, first);
+        }
+
+        /** Threads still in the launch. */
+        int running() {
+            return counters.get(RUNNING);
         }
 
         @Override
         public void run() {
-            while (runOne()) {
-                // each chunk claimed in runOne
+            counters.incrementAndGet(RUNNING);
+            try {
+                while (runOne()) {
+                    // each chunk claimed in runOne
+                }
+            } finally {
+                counters.decrementAndGet(RUNNING);
             }
         }
 
         /** Claims and runs one chunk; false once none is left or the work ended (a failure is kept for the caller). */
         private boolean runOne() {
-            running.incrementAndGet();
             try {
                 if (over.get()) {
                     return false;
                 }
-                int c = next.getAndIncrement();
+                int c = counters.getAndIncrement(NEXT);
                 if (c >= count || c < 0) {
                     return false;
                 }
@@ -301,8 +314,6 @@ public final class CoreSpread {
             } catch (Throwable t) {
                 failure.compareAndSet(null, t);
                 over.set(true);
-            } finally {
-                running.decrementAndGet();
             }
             return true;
         }

@@ -1,13 +1,20 @@
 package io.gradsync.tasks.kernels.internal;
 
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
  * The threads that share a launch's chunks with its caller ({@link CoreSpread}): one per core but
- * the caller's, daemons, started on the first launch that shares. A launch queues its work once
- * for each helper it wants; a helper takes work from the queue in turn and runs it until no chunk
- * is left (work whose launch has ended returns at once), so that a launch begun while the helpers
+ * the caller's, daemons, started on the first launch that shares. A launch posts its work in one
+ * place that every spinning helper reads, with as many seats as helpers it wants; a helper that
+ * sees a new post takes a seat and runs the work until no chunk is left (work whose launch has
+ * ended returns at once). Posting costs one write, where queueing an entry per helper on one queue
+ * that all of them polled made a launch on 16 cores cost several times a bare team's
+ * (bench/RESULTS.md, session 43). A
+ * launch that finds the post taken by another queues its work once for each helper it wants, as
+ * before; a helper takes work from the queue in turn, so that a launch begun while the helpers
  * were busy gets them as they finish, in the order launches asked. With the queue empty a helper
  * spins for {@link #AWAKE_NANOS} before it parks: the kernels of a step follow one another
  * closely, and waking a parked thread costs more than a launch of a few megabytes on a virtual
@@ -25,6 +32,29 @@ final class CoreTeam {
 
     /** When the last launch that offered work ended ({@link System#nanoTime}), 0 before any. */
     private static volatile long lastEnded;
+
+    /** The posted launch, or null: one at a time. */
+    private static final AtomicReference<Post> POSTED = new AtomicReference<>();
+
+    /**
+     * A launch's work as posted, with its seats left. {@link #withdraw} drops the work, so that a
+     * helper that remembers the last post it saw keeps no launch's arrays alive.
+     */
+    static final class Post {
+        private volatile Runnable work;
+        private final AtomicInteger seats;
+
+        private Post(Runnable work, int seats) {
+            this.work = work;
+            this.seats = new AtomicInteger(seats);
+        }
+
+        /** The work, for a helper that takes a seat; null where none is left or the launch ended. */
+        private Runnable take() {
+            Runnable w = work;
+            return w != null && seats.getAndDecrement() > 0 ? w : null;
+        }
+    }
 
     private CoreTeam() {
     }
@@ -61,16 +91,22 @@ final class CoreTeam {
     }
 
     /**
-     * Queues {@code work} for {@code wanted} helpers (at most one per helper), each of which runs it
-     * once, and wakes as many parked ones. {@code work} must catch its own failures (a helper
-     * ignores what escapes) and return at once where its launch has ended.
+     * Offers {@code work} to {@code wanted} helpers (at most one per helper), each of which runs it
+     * once: posted where no other launch's post is there, else queued; and wakes as many parked
+     * helpers. {@code work} must catch its own failures (a helper ignores what escapes) and return
+     * at once where its launch has ended. Returns the post, which the caller {@link #withdraw}s
+     * once its launch has ended, or null where the work was queued.
      */
-    static void offer(Runnable work, int wanted) {
+    static Post offer(Runnable work, int wanted) {
         int n = Math.min(wanted, Helpers.ALL.length);
-        for (int i = 0; i < n; i++) {
-            Helpers.QUEUE.add(work);
+        Post post = new Post(work, n);
+        if (!POSTED.compareAndSet(null, post)) {
+            post = null;
+            for (int i = 0; i < n; i++) {
+                Helpers.QUEUE.add(work);
+            }
         }
-        // after queueing: a helper that parks rechecks the queue after saying so (see Helper.next)
+        // after posting or queueing: a helper that parks rechecks both after saying so (see Helper.next)
         int woken = 0;
         for (Helper h : Helpers.ALL) {
             if (woken == n) {
@@ -81,6 +117,15 @@ final class CoreTeam {
                 LockSupport.unpark(h.thread);
             }
         }
+        return post;
+    }
+
+    /** Takes a launch's post down (nothing where {@code post} is null): its work is done. */
+    static void withdraw(Post post) {
+        if (post != null) {
+            post.work = null;
+            POSTED.compareAndSet(post, null);
+        }
     }
 
     private static final class Helper implements Runnable {
@@ -88,6 +133,8 @@ final class CoreTeam {
         private volatile boolean parked;
         /** Set while {@link Helpers} is initialized, before any giver can see this helper. */
         private Thread thread;
+        /** The last post this helper looked at: each post is joined once at most. */
+        private Post seen;
 
         @Override
         public void run() {
@@ -104,7 +151,10 @@ final class CoreTeam {
         private Runnable next() {
             long since = System.nanoTime();
             while (true) {
-                Runnable w = Helpers.QUEUE.poll();
+                Runnable w = posted();
+                if (w == null) {
+                    w = Helpers.QUEUE.poll();
+                }
                 if (w != null) {
                     return w;
                 }
@@ -112,12 +162,23 @@ final class CoreTeam {
                     Thread.onSpinWait();
                 } else {
                     parked = true;
-                    if (Helpers.QUEUE.isEmpty()) {
+                    Post p = POSTED.get();
+                    if ((p == null || p == seen) && Helpers.QUEUE.isEmpty()) {
                         LockSupport.park(this);
                     }
                     parked = false;
                 }
             }
+        }
+
+        /** The posted work, where there is a post this helper has not looked at and a seat in it. */
+        private Runnable posted() {
+            Post p = POSTED.get();
+            if (p == null || p == seen) {
+                return null;
+            }
+            seen = p;
+            return p.take();
         }
     }
 }
