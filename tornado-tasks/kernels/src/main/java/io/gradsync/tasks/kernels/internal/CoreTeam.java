@@ -12,15 +12,14 @@ import java.util.concurrent.locks.LockSupport;
  * sees a new post takes a seat and runs the work until no chunk is left (work whose launch has
  * ended returns at once). Posting costs one write, where queueing an entry per helper on one queue
  * that all of them polled made a launch on 16 cores cost several times a bare team's
- * (bench/RESULTS.md, session 43). A
- * launch that finds the post taken by another queues its work once for each helper it wants, as
- * before; a helper takes work from the queue in turn, so that a launch begun while the helpers
- * were busy gets them as they finish, in the order launches asked. With the queue empty a helper
- * spins for {@link #AWAKE_NANOS} before it parks: the kernels of a step follow one another
- * closely, and waking a parked thread costs more than a launch of a few megabytes on a virtual
- * machine's idle cores (bench/RESULTS.md, session 39). The spin is short because other threads'
- * work wants those cores too: a parallel stream started while the helpers yielded in turn for
- * 100 us ran at a third to half its speed.
+ * (bench/RESULTS.md, sessions 43-44). A launch that finds the post taken by another queues its
+ * work once for each helper it wants; a helper takes work from the queue in turn, so that a
+ * launch begun while the helpers were busy gets them as they finish, in the order launches asked.
+ * With neither a new post nor queued work a helper spins for {@link #AWAKE_NANOS} before it
+ * parks: the kernels of a step follow one another closely, and waking a parked thread costs more
+ * than a launch of a few megabytes on a virtual machine's idle cores (bench/RESULTS.md, session
+ * 39). The spin is short because other threads' work wants those cores too: a parallel stream
+ * started while the helpers yielded in turn for 100 us ran at a third to half its speed.
  *
  * <p>{@code -Dgradsync.jvmAwakeMicros} sets how long a helper spins (0: it parks at once).
  *
